@@ -1,0 +1,1 @@
+"""ecs_nav: game-AI navigation as an entity-component-system."""

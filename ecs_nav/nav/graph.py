@@ -1,0 +1,260 @@
+"""NavGraph: the navigation graph every planner searches.
+
+Nodes sit on a regular grid in the ground plane (x, y) with an elevation each; edges are a
+CSR adjacency (``indptr``, ``indices``) with a cost and a kind per edge. The grid index maps a
+point to its cell in O(1), replacing the seed's linear ``GetNodeAtPosition`` scan.
+
+Coordinates: the ground plane is (x, y); elevation is the third axis (the seed's Unity "y").
+Grid cell (col, row) holds the node at ``origin + (col, row) * spacing``; ``row`` grows with
+world y. Cell coordinates *as written in a map file* (``node_at_cell``) count rows from the top
+line, so ASCII art and Moving AI ``.scen`` coordinates read the way they are written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+EDGE_WALK = 0
+"""An ordinary two-way walkable link."""
+EDGE_DROP = 1
+"""A one-way link down a ledge that cannot be climbed back."""
+EDGE_LINK = 2
+"""An off-mesh link (jump, teleporter): one-way, its cost set by whoever adds it."""
+
+EDGE_KIND_NAMES = {EDGE_WALK: "walk", EDGE_DROP: "drop", EDGE_LINK: "link"}
+
+
+@dataclass(frozen=True)
+class GridIndex:
+    """The regular grid the nodes are laid on: node id = ``row * cols + col``."""
+
+    origin: tuple[float, float]
+    spacing: float
+    rows: int
+    cols: int
+
+    def cells_of(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(col, row) integer cells nearest to each point of ``points`` (k, 2); may be outside."""
+        p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        col = np.rint((p[:, 0] - self.origin[0]) / self.spacing).astype(np.int64)
+        row = np.rint((p[:, 1] - self.origin[1]) / self.spacing).astype(np.int64)
+        return col, row
+
+    def cell_centres(self) -> np.ndarray:
+        """(rows * cols, 2) ground-plane position of every node slot, in node-id order."""
+        col, row = np.meshgrid(np.arange(self.cols), np.arange(self.rows))
+        x = self.origin[0] + col.ravel() * self.spacing
+        y = self.origin[1] + row.ravel() * self.spacing
+        return np.stack([x, y], axis=1).astype(np.float64)
+
+
+@dataclass
+class NavGraph:
+    """A directed graph over the node slots of a grid, with CSR adjacency.
+
+    Every grid cell is a node slot (id ``row * cols + col``) whether or not it is walkable, so
+    ids stay stable when a dynamic obstacle changes a region (the seed marks invalid nodes too).
+    A slot that is not walkable has no edges.
+
+    Attributes:
+        positions: (n, 3) float64 node positions: x, y, elevation (elevation is NaN where the
+            slot is not walkable).
+        walkable: (n,) bool.
+        indptr: (n + 1,) int64; the out-edges of node i are ``indptr[i]:indptr[i+1]``.
+        indices: (m,) int32 target node of each edge, ascending within a node.
+        costs: (m,) float64 cost of each edge (> 0).
+        kinds: (m,) uint8 one of EDGE_WALK, EDGE_DROP, EDGE_LINK.
+        grid: the grid the nodes are laid on.
+        max_climb: the largest elevation step an agent may take onto a node.
+        version: bumped by every change, so paths planned on an older graph can tell.
+    """
+
+    positions: np.ndarray
+    walkable: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    costs: np.ndarray
+    kinds: np.ndarray
+    grid: GridIndex
+    max_climb: float = float("inf")
+    version: int = 0
+    _reverse: NavGraph | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_edges(
+        cls,
+        positions: np.ndarray,
+        walkable: np.ndarray,
+        src: np.ndarray,
+        dst: np.ndarray,
+        costs: np.ndarray,
+        grid: GridIndex,
+        kinds: np.ndarray | None = None,
+        max_climb: float = float("inf"),
+        version: int = 0,
+    ) -> NavGraph:
+        """Build the CSR graph from edge lists (any order; sorted by source, then target)."""
+        positions = np.ascontiguousarray(positions, dtype=np.float64).reshape(-1, 3)
+        walkable = np.ascontiguousarray(walkable, dtype=bool).reshape(-1)
+        n = positions.shape[0]
+        if n != grid.rows * grid.cols or walkable.shape[0] != n:
+            raise ValueError(f"expected {grid.rows * grid.cols} node slots, got {n}")
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        costs = np.asarray(costs, dtype=np.float64)
+        kinds = np.zeros(src.shape, np.uint8) if kinds is None else np.asarray(kinds, np.uint8)
+        if not (src.shape == dst.shape == costs.shape == kinds.shape):
+            raise ValueError("src, dst, costs and kinds must have the same length")
+        if src.size and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
+            raise ValueError(f"edge endpoint outside 0..{n - 1}")
+        if src.size and not (walkable[src].all() and walkable[dst].all()):
+            raise ValueError("an edge touches a node that is not walkable")
+        if costs.size and not (np.all(np.isfinite(costs)) and np.all(costs > 0)):
+            raise ValueError("edge costs must be finite and > 0")
+        order = np.lexsort((dst, src))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        return cls(
+            positions=positions,
+            walkable=walkable,
+            indptr=indptr,
+            indices=np.ascontiguousarray(dst[order], dtype=np.int32),
+            costs=np.ascontiguousarray(costs[order]),
+            kinds=np.ascontiguousarray(kinds[order]),
+            grid=grid,
+            max_climb=float(max_climb),
+            version=version,
+        )
+
+    def edge_sources(self) -> np.ndarray:
+        """(m,) source node of each edge (the COO row of the CSR)."""
+        return np.repeat(np.arange(self.node_count, dtype=np.int64), np.diff(self.indptr))
+
+    def reverse(self) -> NavGraph:
+        """The graph with every edge turned round (cached): searches *to* a goal run on it."""
+        if self._reverse is None:
+            self._reverse = NavGraph.from_edges(
+                self.positions, self.walkable, self.indices, self.edge_sources(), self.costs,
+                self.grid, self.kinds, self.max_climb, self.version,
+            )
+        return self._reverse
+
+    # --- the seed's query API -------------------------------------------------------------
+
+    @property
+    def node_count(self) -> int:
+        """Number of node slots (walkable or not), as the seed's GetNodeCount."""
+        return int(self.positions.shape[0])
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.indices.shape[0])
+
+    def _check(self, node: int) -> int:
+        i = int(node)
+        if not 0 <= i < self.node_count:
+            raise IndexError(f"node {node} is not in the graph (valid ids: 0..{self.node_count - 1})")
+        return i
+
+    def node_position(self, node: int) -> np.ndarray:
+        """(3,) position of ``node``: x, y, elevation.
+
+        Raises IndexError for an id outside the graph and ValueError for a slot that is not
+        walkable (the seed's invalid node)."""
+        i = self._check(node)
+        if not self.walkable[i]:
+            col, row = self.cell_of_node(i)
+            raise ValueError(f"node {i} (cell col={col}, row={row}) is not walkable")
+        return self.positions[i].copy()
+
+    def neighbours(self, node: int) -> np.ndarray:
+        """Node ids reachable from ``node`` by one edge."""
+        i = self._check(node)
+        return self.indices[self.indptr[i] : self.indptr[i + 1]].astype(np.int64)
+
+    def distance(self, a: int, b: int) -> float:
+        """Cost of the edge a → b: 0 when a == b, inf when they are not linked."""
+        i, j = self._check(a), self._check(b)
+        if i == j:
+            return 0.0
+        lo, hi = self.indptr[i], self.indptr[i + 1]
+        k = lo + int(np.searchsorted(self.indices[lo:hi], j))
+        return float(self.costs[k]) if k < hi and self.indices[k] == j else float("inf")
+
+    # --- cells --------------------------------------------------------------------------------
+
+    def cell_of_node(self, node: int) -> tuple[int, int]:
+        """(col, row) grid cell of ``node``, rows growing with world y."""
+        row, col = divmod(self._check(node), self.grid.cols)
+        return col, row
+
+    def node_at_cell(self, x: int, y: int) -> int | None:
+        """The node of the cell at column ``x`` and row ``y`` counted from the map's top line
+        (as in Moving AI ``.scen`` files and ASCII grids); None when the cell is blocked or
+        outside the map."""
+        row, col = self.grid.rows - 1 - int(y), int(x)
+        if not (0 <= row < self.grid.rows and 0 <= col < self.grid.cols):
+            return None
+        node = row * self.grid.cols + col
+        return node if self.walkable[node] else None
+
+    # --- point → node ---------------------------------------------------------------------------
+
+    def nearest_nodes(
+        self, points: np.ndarray, elevations: np.ndarray | None = None, search_cells: int = 3
+    ) -> np.ndarray:
+        """Nearest walkable node to each point (k, 2) reachable from its surface, or -1.
+
+        A node qualifies when its elevation is within ``max_climb`` of the point's elevation
+        (when given): a point on a wall top snaps to a wall-top node, not to the floor below.
+        O(1) per point in the common case (the point's own cell); otherwise the
+        ``(2 * search_cells + 1)²`` cells around it are searched.
+        """
+        p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        z = None if elevations is None else np.asarray(elevations, np.float64).reshape(-1)
+        g = self.grid
+        col, row = g.cells_of(p)
+        inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
+        out = np.full(p.shape[0], -1, dtype=np.int64)
+        ids = row[inside] * g.cols + col[inside]
+        ok = self.walkable[ids]
+        if z is not None:
+            ok &= np.abs(self.positions[ids, 2] - z[inside]) <= self.max_climb
+        out[np.flatnonzero(inside)[ok]] = ids[ok]
+        for k in np.flatnonzero(out < 0):
+            out[k] = self._nearest_in_window(p[k], None if z is None else z[k], col[k], row[k], search_cells)
+        return out
+
+    def nearest_node(self, point, elevation: float | None = None, search_cells: int = 3) -> int | None:
+        """The seed's GetNodeAtPosition: nearest node reachable from the point's surface, or None."""
+        p = np.asarray(point, dtype=np.float64).reshape(-1)[:2]
+        z = None if elevation is None else np.array([elevation])
+        node = int(self.nearest_nodes(p[None, :], z, search_cells)[0])
+        return node if node >= 0 else None
+
+    def _nearest_in_window(self, p, z, col, row, radius) -> int:
+        g = self.grid
+        c0, c1 = max(col - radius, 0), min(col + radius + 1, g.cols)
+        r0, r1 = max(row - radius, 0), min(row + radius + 1, g.rows)
+        if c0 >= c1 or r0 >= r1:
+            return -1
+        rr, cc = np.meshgrid(np.arange(r0, r1), np.arange(c0, c1), indexing="ij")
+        ids = (rr * g.cols + cc).ravel()
+        ids = ids[self.walkable[ids]]
+        if z is not None and ids.size:
+            ids = ids[np.abs(self.positions[ids, 2] - z) <= self.max_climb]
+        if ids.size == 0:
+            return -1
+        d2 = np.sum((self.positions[ids, :2] - p) ** 2, axis=1)
+        return int(ids[np.argmin(d2)])  # argmin takes the lowest id on ties: deterministic
+
+    # --- interop ----------------------------------------------------------------------------
+
+    def to_scipy(self):
+        """The graph as a ``scipy.sparse.csr_array`` of edge costs (for reference checks)."""
+        from scipy.sparse import csr_array
+
+        n = self.node_count
+        return csr_array((self.costs, self.indices, self.indptr), shape=(n, n))

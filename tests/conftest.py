@@ -1,0 +1,23 @@
+"""Shared fixtures: where the Moving AI benchmark maps live."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def maps_dir() -> Path | None:
+    """The Moving AI maps folder: $ECS_NAV_MAPS, else ../shared/maps beside the project."""
+    path = Path(os.environ.get("ECS_NAV_MAPS", PROJECT_ROOT.parent / "shared" / "maps"))
+    return path if path.is_dir() else None
+
+
+@pytest.fixture
+def movingai_dir() -> Path:
+    path = maps_dir()
+    if path is None:
+        pytest.skip("Moving AI maps not found: set ECS_NAV_MAPS or put them in ../shared/maps")
+    return path
