@@ -1,0 +1,466 @@
+"""Searches over a NavGraph: A*, Dijkstra and the multi-source reverse search (distance field).
+
+All three run one compiled kernel (numba, ``cache=True``) over the graph's flat CSR arrays:
+an indexed binary heap with decrease-key, on buffers kept per graph and reused between
+queries. A query never clears an O(n) buffer: a node's scratch entries are valid only when its
+stamp equals the query's generation number.
+
+Results are exact: costs equal ``scipy.sparse.csgraph.shortest_path`` on the same graph (the
+A* heuristic is scaled so that it stays consistent, see ``admissibility_factor``).
+
+Failure is a status, not an exception: an unreachable goal, or a search stopped by its budget
+(``max_expanded``, the search budget Detour and Godot give a query), returns a *partial* path to
+the expanded node closest to the goal, or an *unreachable* result with no nodes when partial
+paths are not allowed. Only a bad argument (a start or goal that is not a walkable node)
+raises ValueError: the PathfindSystem snaps points to valid nodes before it asks.
+
+Ties are broken the same way every time: lower f, then lower heuristic (closer to the goal),
+then lower node id.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ecs_nav.nav.graph import NavGraph
+
+STATUS_COMPLETE = "complete"
+"""The path reaches the goal and is optimal."""
+STATUS_PARTIAL = "partial"
+"""The goal was not reached (unreachable, or the budget ran out): the path leads to the expanded
+node closest to the goal, optimally."""
+STATUS_UNREACHABLE = "unreachable"
+"""No path is returned (``nodes`` empty, ``cost`` inf): the goal was not reached and partial paths
+were not allowed."""
+
+HEURISTICS = ("octile", "euclidean", "zero")
+_HEURISTIC_CODE = {"octile": 0, "euclidean": 1, "zero": 2}
+_SQRT2_M1 = math.sqrt(2.0) - 1.0
+
+# kernel result codes
+_FOUND, _EXHAUSTED, _BUDGET = 0, 1, 2
+
+
+@dataclass
+class PathResult:
+    """The answer to one path query.
+
+    Attributes:
+        nodes: (k,) int64 node ids from the start to the end of the path (the goal when
+            complete, the closest node reached when partial); empty when unreachable.
+        cost: sum of the edge costs along ``nodes`` (0 for a one-node path, inf when unreachable).
+        status: STATUS_COMPLETE, STATUS_PARTIAL or STATUS_UNREACHABLE.
+        expanded: how many nodes the search expanded (popped from its open list).
+    """
+
+    nodes: np.ndarray
+    cost: float
+    status: str
+    expanded: int
+
+    @property
+    def complete(self) -> bool:
+        return self.status == STATUS_COMPLETE
+
+
+# --- the kernel ---------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _ground_distance(mode, xs, ys, a, b):
+    """Heuristic distance between nodes a and b in the ground plane (octile / euclidean / 0)."""
+    if mode == 2:
+        return 0.0
+    dx = abs(xs[a] - xs[b])
+    dy = abs(ys[a] - ys[b])
+    if mode == 0:
+        if dx < dy:
+            return dy + _SQRT2_M1 * dx
+        return dx + _SQRT2_M1 * dy
+    return math.sqrt(dx * dx + dy * dy)
+
+
+@numba.njit(cache=True, inline="always")
+def _before(fa, ha, na, fb, hb, nb):
+    """Heap order: lower f, then lower h, then lower node id."""
+    if fa != fb:
+        return fa < fb
+    if ha != hb:
+        return ha < hb
+    return na < nb
+
+
+@numba.njit(cache=True, inline="always")
+def _sift_up(heap_node, heap_f, heap_h, pos, i):
+    node, f, h = heap_node[i], heap_f[i], heap_h[i]
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(f, h, node, heap_f[parent], heap_h[parent], heap_node[parent]):
+            break
+        heap_node[i], heap_f[i], heap_h[i] = heap_node[parent], heap_f[parent], heap_h[parent]
+        pos[heap_node[i]] = i
+        i = parent
+    heap_node[i], heap_f[i], heap_h[i] = node, f, h
+    pos[node] = i
+
+
+@numba.njit(cache=True, inline="always")
+def _sift_down(heap_node, heap_f, heap_h, pos, i, size):
+    node, f, h = heap_node[i], heap_f[i], heap_h[i]
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and _before(
+            heap_f[right], heap_h[right], heap_node[right], heap_f[child], heap_h[child], heap_node[child]
+        ):
+            child = right
+        if not _before(heap_f[child], heap_h[child], heap_node[child], f, h, node):
+            break
+        heap_node[i], heap_f[i], heap_h[i] = heap_node[child], heap_f[child], heap_h[child]
+        pos[heap_node[i]] = i
+        i = child
+    heap_node[i], heap_f[i], heap_h[i] = node, f, h
+    pos[node] = i
+
+
+@numba.njit(cache=True)
+def _search(
+    indptr, indices, costs, xs, ys,
+    sources, goal, mode, h_scale, max_expanded, max_cost,
+    g, parent, stamp, gen, pos, heap_node, heap_f, heap_h,
+):  # fmt: skip
+    """Best-first search from ``sources`` (all at cost 0) until ``goal`` is expanded.
+
+    ``goal`` < 0 searches the whole component (Dijkstra; ``mode`` must be 2). Node v's entries
+    g[v], parent[v], pos[v] are valid only when stamp[v] == gen; pos[v] is its heap slot, or -1
+    once it is closed. Nodes farther than ``max_cost`` are never opened.
+
+    Returns (code, end, expanded): code _FOUND (end = goal), _EXHAUSTED (end = the expanded
+    node closest to the goal) or _BUDGET (likewise, stopped after ``max_expanded`` expansions).
+    """
+    size = 0
+    for s in sources:
+        if stamp[s] == gen:
+            continue
+        stamp[s] = gen
+        g[s] = 0.0
+        parent[s] = -1
+        h = h_scale * _ground_distance(mode, xs, ys, s, goal) if goal >= 0 else 0.0
+        heap_node[size], heap_f[size], heap_h[size] = s, h, h
+        _sift_up(heap_node, heap_f, heap_h, pos, size)
+        size += 1
+    # partial paths end at the expanded node closest to the goal (ground distance; euclidean
+    # when the search has no heuristic), ties to the cheaper node
+    closeness_mode = 1 if mode == 2 else mode
+    best, best_d, best_g = -1, np.inf, np.inf
+    expanded = 0
+    while size > 0:
+        u = heap_node[0]
+        size -= 1
+        pos[u] = -1
+        if size > 0:
+            heap_node[0], heap_f[0], heap_h[0] = heap_node[size], heap_f[size], heap_h[size]
+            _sift_down(heap_node, heap_f, heap_h, pos, 0, size)
+        expanded += 1
+        if u == goal:
+            return _FOUND, u, expanded
+        gu = g[u]
+        if goal >= 0:
+            d = _ground_distance(closeness_mode, xs, ys, u, goal)
+            if d < best_d or (d == best_d and gu < best_g):
+                best, best_d, best_g = u, d, gu
+        if expanded >= max_expanded:
+            return _BUDGET, best, expanded
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            gv = gu + costs[e]
+            if gv > max_cost:
+                continue
+            if stamp[v] != gen:
+                stamp[v] = gen
+                g[v] = gv
+                parent[v] = u
+                h = h_scale * _ground_distance(mode, xs, ys, v, goal) if goal >= 0 else 0.0
+                heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
+                _sift_up(heap_node, heap_f, heap_h, pos, size)
+                size += 1
+            elif gv < g[v] and pos[v] >= 0:
+                g[v] = gv
+                parent[v] = u
+                i = pos[v]
+                heap_f[i] = gv + heap_h[i]
+                _sift_up(heap_node, heap_f, heap_h, pos, i)
+    return _EXHAUSTED, best, expanded
+
+
+@numba.njit(cache=True)
+def _trace(parent, end):
+    """Node ids from the root of ``end``'s search tree to ``end`` (parent = -1 at a root)."""
+    k = 0
+    v = end
+    while v >= 0:
+        k += 1
+        v = parent[v]
+    out = np.empty(k, dtype=np.int64)
+    v = end
+    for i in range(k - 1, -1, -1):
+        out[i] = v
+        v = parent[v]
+    return out
+
+
+@numba.njit(cache=True)
+def _trace_many(next_hop, starts):
+    """Concatenated paths along ``next_hop`` from each start: (offsets (k+1,), nodes)."""
+    k = starts.shape[0]
+    offsets = np.zeros(k + 1, dtype=np.int64)
+    for i in range(k):
+        length = 0
+        v = starts[i]
+        if v >= 0:
+            while v >= 0:
+                length += 1
+                v = next_hop[v]
+        offsets[i + 1] = offsets[i] + length
+    nodes = np.empty(offsets[k], dtype=np.int64)
+    for i in range(k):
+        v = starts[i]
+        for j in range(offsets[i], offsets[i + 1]):
+            nodes[j] = v
+            v = next_hop[v]
+    return offsets, nodes
+
+
+# --- per-graph state ------------------------------------------------------------------------------
+
+
+class _SearchState:
+    """Buffers and derived data of one graph, rebuilt when the graph changes.
+
+    Not shared between threads: the kernels hold the GIL, so one query runs at a time."""
+
+    def __init__(self, graph: NavGraph):
+        n = graph.node_count
+        self.key = _state_key(graph)
+        self.xs = np.ascontiguousarray(graph.positions[:, 0])
+        self.ys = np.ascontiguousarray(graph.positions[:, 1])
+        self.g = np.empty(n, dtype=np.float64)
+        self.parent = np.empty(n, dtype=np.int64)
+        self.stamp = np.zeros(n, dtype=np.int64)
+        self.gen = 0
+        self.pos = np.empty(n, dtype=np.int64)
+        self.heap_node = np.empty(n, dtype=np.int64)
+        self.heap_f = np.empty(n, dtype=np.float64)
+        self.heap_h = np.empty(n, dtype=np.float64)
+        self.factors: dict[int, float] = {}
+
+    def next_gen(self) -> int:
+        self.gen += 1  # int64 stamps: no wrap-around in practice
+        return self.gen
+
+
+def _state_key(graph: NavGraph) -> tuple:
+    return (graph.version, id(graph.indptr), id(graph.indices), id(graph.costs), id(graph.positions))
+
+
+def _state(graph: NavGraph) -> _SearchState:
+    state = graph.__dict__.get("_search_state")
+    if state is None or state.key != _state_key(graph):
+        state = _SearchState(graph)
+        graph.__dict__["_search_state"] = state
+    return state
+
+
+def admissibility_factor(graph: NavGraph, heuristic: str = "octile") -> float:
+    """The largest s ≤ 1 with ``cost(e) ≥ s · h(e)`` for every edge e, h the heuristic distance
+    between its endpoints in the ground plane.
+
+    Both heuristics are metrics, so ``s · h`` is then consistent and A* stays exact even when an
+    off-mesh link is cheaper than the ground it spans. On an octile grid the factor is 1 (to
+    rounding). Cached per graph version."""
+    if heuristic not in _HEURISTIC_CODE:
+        raise ValueError(f"unknown heuristic {heuristic!r}; choose one of {HEURISTICS}")
+    code = _HEURISTIC_CODE[heuristic]
+    if code == 2:
+        return 0.0
+    state = _state(graph)
+    if code not in state.factors:
+        src = graph.edge_sources()
+        dst = graph.indices
+        dx = np.abs(state.xs[src] - state.xs[dst])
+        dy = np.abs(state.ys[src] - state.ys[dst])
+        if code == 0:
+            h = np.maximum(dx, dy) + _SQRT2_M1 * np.minimum(dx, dy)
+        else:
+            h = np.hypot(dx, dy)
+        spans = h > 0
+        ratio = graph.costs[spans] / h[spans]
+        state.factors[code] = float(min(1.0, ratio.min())) if ratio.size else 1.0
+    return state.factors[code]
+
+
+def _check_node(graph: NavGraph, node, what: str) -> int:
+    try:
+        i = int(node)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a node id, got {node!r}") from None
+    if not 0 <= i < graph.node_count:
+        raise ValueError(f"{what} node {i} is not in the graph (valid ids: 0..{graph.node_count - 1})")
+    if not graph.walkable[i]:
+        col, row = graph.cell_of_node(i)
+        raise ValueError(f"{what} node {i} (cell col={col}, row={row}) is not walkable")
+    return i
+
+
+def _budget(max_expanded) -> int:
+    if max_expanded is None:
+        return np.iinfo(np.int64).max
+    if int(max_expanded) < 1:
+        raise ValueError(f"max_expanded must be >= 1, got {max_expanded}")
+    return int(max_expanded)
+
+
+def _point_search(graph, start, goal, code, max_expanded, allow_partial) -> PathResult:
+    start = _check_node(graph, start, "start")
+    goal = _check_node(graph, goal, "goal")
+    budget = _budget(max_expanded)
+    if start == goal:
+        return PathResult(np.array([start], dtype=np.int64), 0.0, STATUS_COMPLETE, 0)
+    h_scale = admissibility_factor(graph, HEURISTICS[code]) if code != 2 else 0.0
+    st = _state(graph)
+    found, end, expanded = _search(
+        graph.indptr, graph.indices, graph.costs, st.xs, st.ys,
+        np.array([start], dtype=np.int64), goal, code, h_scale, budget, np.inf,
+        st.g, st.parent, st.stamp, st.next_gen(), st.pos, st.heap_node, st.heap_f, st.heap_h,
+    )  # fmt: skip
+    if found == _FOUND:
+        return PathResult(_trace(st.parent, end), float(st.g[end]), STATUS_COMPLETE, expanded)
+    if not allow_partial:
+        return PathResult(np.empty(0, dtype=np.int64), math.inf, STATUS_UNREACHABLE, expanded)
+    return PathResult(_trace(st.parent, end), float(st.g[end]), STATUS_PARTIAL, expanded)
+
+
+# --- public searches --------------------------------------------------------------------------
+
+
+def astar(
+    graph: NavGraph,
+    start: int,
+    goal: int,
+    *,
+    heuristic: str = "octile",
+    max_expanded: int | None = None,
+    allow_partial: bool = True,
+) -> PathResult:
+    """A* from ``start`` to ``goal``: the cheapest path, exactly.
+
+    Args:
+        heuristic: "octile" (grids), "euclidean", or "zero" (Dijkstra), computed from the nodes'
+            ground-plane positions and scaled by ``admissibility_factor``.
+        max_expanded: search budget: stop after expanding this many nodes (None: no limit).
+        allow_partial: when the goal is not reached (unreachable, or budget spent), return the
+            path to the expanded node closest to the goal (status "partial"); when False, an
+            empty "unreachable" result.
+
+    A partial path may be just ``[start]`` (cost 0): the start itself is the closest node the
+    search reached, which includes a start boxed in with no way out. ``start == goal`` is a
+    complete one-node path of cost 0.
+
+    Raises:
+        ValueError: ``start`` or ``goal`` is not a walkable node of the graph, an unknown
+            heuristic, or ``max_expanded`` < 1.
+    """
+    if heuristic not in _HEURISTIC_CODE:
+        raise ValueError(f"unknown heuristic {heuristic!r}; choose one of {HEURISTICS}")
+    return _point_search(graph, start, goal, _HEURISTIC_CODE[heuristic], max_expanded, allow_partial)
+
+
+def dijkstra(
+    graph: NavGraph,
+    start: int,
+    goal: int | None = None,
+    *,
+    max_expanded: int | None = None,
+    allow_partial: bool = True,
+    max_cost: float = math.inf,
+):
+    """Dijkstra from ``start``: to one goal, or to every node.
+
+    With a ``goal``: a PathResult exactly as ``astar(..., heuristic="zero")`` (partial paths end
+    at the expanded node nearest the goal in straight-line ground distance). ``max_cost`` is
+    not used then.
+
+    With ``goal=None`` (``max_expanded`` and ``allow_partial`` do not apply):
+    ``(distance, predecessor)``, both of shape (n,): ``distance[v]`` float64
+    is the cost of the cheapest path start → v (inf when v is unreachable or farther than
+    ``max_cost``); ``predecessor[v]`` int64 is the node before v on that path (-1 at the start
+    and at unreachable nodes), as in scipy's ``return_predecessors`` but with -1 for -9999.
+    """
+    if goal is not None:
+        return _point_search(graph, start, goal, 2, max_expanded, allow_partial)
+    start = _check_node(graph, start, "start")
+    return _field(graph, np.array([start], dtype=np.int64), float(max_cost))
+
+
+def _field(graph: NavGraph, sources: np.ndarray, max_cost: float):
+    n = graph.node_count
+    st = _state(graph)
+    # fresh output arrays with stamps all 0 and generation 1: unvisited nodes keep inf / -1
+    distance = np.full(n, np.inf)
+    pred = np.full(n, -1, dtype=np.int64)
+    _search(
+        graph.indptr, graph.indices, graph.costs, st.xs, st.ys,
+        sources, -1, 2, 0.0, np.iinfo(np.int64).max, max_cost,
+        distance, pred, np.zeros(n, dtype=np.int64), 1, st.pos, st.heap_node, st.heap_f, st.heap_h,
+    )  # fmt: skip
+    return distance, pred
+
+
+def distance_field(graph: NavGraph, goals, max_cost: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+    """Distance of every node *to* the nearest goal, and the next node to step to.
+
+    A multi-source Dijkstra over ``graph.reverse()``: one search serves every agent heading to
+    the same goal(s).
+
+    Args:
+        goals: one node id or an array of them (all walkable).
+        max_cost: nodes farther than this from every goal are left unreached.
+
+    Returns:
+        ``(distance, next_hop)``, shape (n,) each: ``distance[v]`` float64 is the cost of the
+        cheapest path v → nearest goal (0 at goals, inf when no goal is reachable within
+        ``max_cost``); ``next_hop[v]`` int64 is the node after v on that path (-1 at goals and
+        where distance is inf). Follow it with ``path_from_field``.
+    """
+    goals = np.unique(np.asarray(goals, dtype=np.int64).reshape(-1))
+    if goals.size == 0:
+        raise ValueError("distance_field needs at least one goal")
+    for end in (goals[0], goals[-1]):  # sorted: the ends tell whether all ids are in range
+        _check_node(graph, end, "goal")
+    not_walkable = goals[~graph.walkable[goals]]
+    if not_walkable.size:
+        _check_node(graph, not_walkable[0], "goal")
+    return _field(graph.reverse(), goals, float(max_cost))
+
+
+def path_from_field(next_hop: np.ndarray, start: int) -> np.ndarray:
+    """Node ids from ``start`` to its goal along a ``distance_field`` next-hop array.
+
+    ``[start]`` alone when start is a goal, or when it cannot reach one (check
+    ``distance[start]`` to tell them apart)."""
+    offsets, nodes = _trace_many(next_hop, np.array([start], dtype=np.int64))
+    return nodes
+
+
+def paths_from_field(next_hop: np.ndarray, starts) -> tuple[np.ndarray, np.ndarray]:
+    """Paths of many agents along one ``distance_field``, in one compiled pass.
+
+    Returns ``(offsets, nodes)``: agent i's path is ``nodes[offsets[i]:offsets[i + 1]]``, as
+    ``path_from_field`` would return it; a start of -1 gives an empty path."""
+    return _trace_many(next_hop, np.ascontiguousarray(starts, dtype=np.int64))
