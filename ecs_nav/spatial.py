@@ -1,0 +1,364 @@
+"""Neighbour queries for agents: a uniform grid over the ground plane, rebuilt every tick.
+
+One mechanism serves three jobs:
+
+* agent neighbours (separation, alignment, cohesion): ``build_grid`` over agent positions, then
+  ``neighbours_within`` for every agent, CSR output;
+* agent-agent non-penetration: ``relax_overlaps``, DetourCrowd's few Jacobi relaxation passes;
+* broadphase over static shapes (circle obstacles, wall segments): ``build_grid`` with a box per
+  item (``lo``/``hi`` corners); an item is listed in every cell its box touches.
+
+The grid is a counting sort of items into square cells: the items of cell ``c`` are
+``cell_items[cell_start[c]:cell_start[c + 1]]``, in ascending item order (the sort is stable),
+so every query result is a function of the positions alone. Building costs O(k + cells); the
+number of cells is capped (``MAX_CELLS_PER_ITEM`` per item) by enlarging the cells, which only
+changes speed, never results: queries visit every cell their box overlaps.
+
+Shapes: points/positions are (k, 2) float64 in the ground plane; radii (k,) or a scalar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+MAX_CELLS_PER_ITEM = 4
+"""The grid never has more than ``max(64, MAX_CELLS_PER_ITEM * items)`` cells."""
+
+COLLISION_RESOLVE_FACTOR = 0.7
+"""DetourCrowd's share of a penetration resolved per relaxation pass (dtCrowd::update)."""
+
+COINCIDENT_DISTANCE = 1e-9
+"""Two agents closer than this are treated as coincident: pushed apart along ±x by id order."""
+
+
+@dataclass(frozen=True)
+class UniformGrid:
+    """Items binned into square cells (CSR).
+
+    Attributes:
+        origin: (2,) float64, the lower-left corner of cell (0, 0).
+        cell_size: side of a cell (> 0).
+        cols, rows: grid size; cell id = ``row * cols + col``. Coordinates outside the grid
+            clamp to its border cells.
+        cell_start: (cols * rows + 1,) int64 offsets into ``cell_items``.
+        cell_items: (total,) int64 item rows, ascending within a cell. For points ``total == k``.
+    """
+
+    origin: np.ndarray
+    cell_size: float
+    cols: int
+    rows: int
+    cell_start: np.ndarray
+    cell_items: np.ndarray
+
+    def kernel_args(self) -> tuple:
+        """The flat arrays and scalars the compiled kernels take, in their order."""
+        return (self.origin[0], self.origin[1], 1.0 / self.cell_size, self.cols, self.rows,
+                self.cell_start, self.cell_items)
+
+
+def as_points(points, name: str = "points") -> np.ndarray:
+    """``points`` as a contiguous (k, 2) float64 array; raises ValueError on NaN or infinity."""
+    p = np.ascontiguousarray(points, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"{name} must have shape (k, 2), got {p.shape}")
+    if not np.all(np.isfinite(p)):
+        raise ValueError(f"{name} holds NaN or infinite values")
+    return p
+
+
+def per_item(value, k: int, name: str) -> np.ndarray:
+    """A scalar or (k,) value as a contiguous (k,) float64 column of finite values >= 0."""
+    v = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=np.float64), (k,)))
+    if not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    return v
+
+
+@nb.njit(cache=True)
+def _cell_range(lo, hi, origin, inv_cell, n):
+    """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis."""
+    c0 = int(np.floor((lo - origin) * inv_cell))
+    c1 = int(np.floor((hi - origin) * inv_cell))
+    c0 = min(max(c0, 0), n - 1)
+    c1 = min(max(c1, 0), n - 1)
+    return c0, c1
+
+
+@nb.njit(cache=True)
+def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
+    """Counting sort of boxes into every cell they touch: (cell_start, cell_items)."""
+    k = lo.shape[0]
+    counts = np.zeros(cols * rows + 1, np.int64)
+    for i in range(k):
+        cx0, cx1 = _cell_range(lo[i, 0], hi[i, 0], ox, inv_cell, cols)
+        cy0, cy1 = _cell_range(lo[i, 1], hi[i, 1], oy, inv_cell, rows)
+        for cy in range(cy0, cy1 + 1):
+            for cx in range(cx0, cx1 + 1):
+                counts[cy * cols + cx + 1] += 1
+    cell_start = np.cumsum(counts)
+    fill = cell_start[:-1].copy()
+    cell_items = np.empty(cell_start[-1], np.int64)
+    for i in range(k):
+        cx0, cx1 = _cell_range(lo[i, 0], hi[i, 0], ox, inv_cell, cols)
+        cy0, cy1 = _cell_range(lo[i, 1], hi[i, 1], oy, inv_cell, rows)
+        for cy in range(cy0, cy1 + 1):
+            for cx in range(cx0, cx1 + 1):
+                c = cy * cols + cx
+                cell_items[fill[c]] = i
+                fill[c] += 1
+    return cell_start, cell_items
+
+
+@nb.njit(cache=True)
+def _bounds(lo, hi):
+    """(min corner of lo, max corner of hi); zeros for no items (numpy's axis=0 min is slow)."""
+    low = np.zeros(2)
+    high = np.zeros(2)
+    if lo.shape[0] > 0:
+        low[:] = lo[0]
+        high[:] = hi[0]
+    for i in range(lo.shape[0]):
+        for a in range(2):
+            low[a] = min(low[a], lo[i, a])
+            high[a] = max(high[a], hi[i, a])
+    return low, high
+
+
+def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
+    """Bin items into a uniform grid in O(items + cells).
+
+    Args:
+        lo: (k, 2) points, or the lower corners of item boxes.
+        cell_size: wanted side of a cell (> 0); enlarged when the cell cap would be exceeded.
+        hi: (k, 2) upper corners of item boxes; None for points.
+    """
+    lo = as_points(lo, "lo")
+    hi = lo if hi is None else as_points(hi, "hi")
+    if hi.shape != lo.shape or np.any(hi < lo):
+        raise ValueError("hi must have the shape of lo and hi >= lo")
+    cell_size = float(cell_size)
+    if not (np.isfinite(cell_size) and cell_size > 0):
+        raise ValueError(f"cell_size must be finite and > 0, got {cell_size}")
+    k = lo.shape[0]
+    origin, top = _bounds(lo, hi)
+    extent = top - origin
+    cap = max(64, MAX_CELLS_PER_ITEM * k)
+    while True:
+        cols, rows = (int(e // cell_size) + 1 for e in extent)
+        if cols * rows <= cap:
+            break
+        cell_size *= 2.0
+    cell_start, cell_items = _bin_boxes(lo, hi, origin[0], origin[1], 1.0 / cell_size, cols, rows)
+    return UniformGrid(origin, cell_size, cols, rows, cell_start, cell_items)
+
+
+@nb.njit(cache=True)
+def _gather(qx, qy, r, pos, exclude, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
+            out_rows, out_d2):
+    """Rows (not ``exclude``) strictly within r of (qx, qy), written to out_* unless out_rows is
+    empty; returns how many."""
+    r2 = r * r
+    cx0, cx1 = _cell_range(qx - r, qx + r, ox, inv_cell, cols)
+    cy0, cy1 = _cell_range(qy - r, qy + r, oy, inv_cell, rows)
+    write = out_rows.shape[0] > 0
+    n = 0
+    for cy in range(cy0, cy1 + 1):
+        for cx in range(cx0, cx1 + 1):
+            c = cy * cols + cx
+            for s in range(cell_start[c], cell_start[c + 1]):
+                j = cell_items[s]
+                if j == exclude:
+                    continue
+                dx = pos[j, 0] - qx
+                dy = pos[j, 1] - qy
+                d2 = dx * dx + dy * dy
+                if d2 < r2:
+                    if write:
+                        out_rows[n] = j
+                        out_d2[n] = d2
+                    n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def _sort_by_distance(rows, d2, n):
+    """Sort the first n entries by (d2, row): insertion sort, neighbour lists are short."""
+    for a in range(1, n):
+        r = rows[a]
+        d = d2[a]
+        b = a - 1
+        while b >= 0 and (d2[b] > d or (d2[b] == d and rows[b] > r)):
+            rows[b + 1] = rows[b]
+            d2[b + 1] = d2[b]
+            b -= 1
+        rows[b + 1] = r
+        d2[b + 1] = d
+
+
+@nb.njit(cache=True)
+def _neighbours(query, radius, exclude_self, max_neighbours, pos, ox, oy, inv_cell, cols, rows,
+                cell_start, cell_items):
+    k = query.shape[0]
+    found = np.empty(k, np.int64)
+    no_rows = np.empty(0, np.int64)
+    no_d2 = np.empty(0, np.float64)
+    for i in range(k):
+        ex = i if exclude_self else -1
+        found[i] = _gather(query[i, 0], query[i, 1], radius[i], pos, ex, ox, oy, inv_cell,
+                           cols, rows, cell_start, cell_items, no_rows, no_d2)
+    kept = np.minimum(found, max_neighbours) if max_neighbours >= 0 else found
+    offsets = np.zeros(k + 1, np.int64)
+    offsets[1:] = np.cumsum(kept)
+    out = np.empty(offsets[-1], np.int64)
+    longest = found.max() if k > 0 else 0
+    cand = np.empty(longest, np.int64)
+    d2 = np.empty(longest, np.float64)
+    for i in range(k):
+        if kept[i] == 0:
+            continue
+        ex = i if exclude_self else -1
+        n = _gather(query[i, 0], query[i, 1], radius[i], pos, ex, ox, oy, inv_cell, cols, rows,
+                    cell_start, cell_items, cand, d2)
+        if n <= 64:
+            _sort_by_distance(cand, d2, n)
+            for m in range(kept[i]):
+                out[offsets[i] + m] = cand[m]
+        else:  # a dense crowd: stable sorts by row, then by distance
+            by_row = np.argsort(cand[:n], kind="mergesort")
+            rows_sorted = cand[:n][by_row]
+            by_d2 = np.argsort(d2[:n][by_row], kind="mergesort")
+            out[offsets[i]:offsets[i] + kept[i]] = rows_sorted[by_d2[:kept[i]]]
+    return offsets, out
+
+
+def neighbours_within(pos, radius, max_neighbours: int | None = None,
+                      grid: UniformGrid | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every agent's neighbours closer than ``radius`` (strictly), excluding itself.
+
+    Args:
+        pos: (k, 2) agent positions.
+        radius: query radius, scalar or (k,) per agent.
+        max_neighbours: keep at most this many per agent (the closest); None keeps all.
+        grid: a grid already built over ``pos`` this tick (``build_grid(pos, ...)``); built
+            with cells of the largest radius when None.
+
+    Returns:
+        (offsets (k + 1,) int64, neighbour_rows (total,) int64): the neighbours of agent i are
+        ``neighbour_rows[offsets[i]:offsets[i + 1]]``, closest first, ties by ascending row.
+    """
+    pos = as_points(pos, "pos")
+    k = pos.shape[0]
+    radius = per_item(radius, k, "radius")
+    if grid is None:
+        grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
+    limit = -1 if max_neighbours is None else int(max_neighbours)
+    if max_neighbours is not None and limit < 0:
+        raise ValueError("max_neighbours must be >= 0")
+    return _neighbours(pos, radius, True, limit, pos, *grid.kernel_args())
+
+
+def brute_force_neighbours(pos, radius, max_neighbours: int | None = None):
+    """O(k^2) reference for ``neighbours_within`` (tests and tiny inputs); same output."""
+    pos = as_points(pos, "pos")
+    k = pos.shape[0]
+    radius = per_item(radius, k, "radius")
+    offsets, rows = [0], []
+    for i in range(k):
+        d = pos - pos[i]
+        d2 = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]
+        inside = np.flatnonzero((d2 < radius[i] * radius[i]) & (np.arange(k) != i))
+        inside = inside[np.argsort(d2[inside], kind="stable")]
+        if max_neighbours is not None:
+            inside = inside[:max_neighbours]
+        rows.extend(inside.tolist())
+        offsets.append(len(rows))
+    return np.asarray(offsets, np.int64), np.asarray(rows, np.int64)
+
+
+@nb.njit(cache=True)
+def _relax_pass(pos, radius, max_radius, movable, ids, resolve_factor, ox, oy, inv_cell, cols,
+                rows, cell_start, cell_items):
+    """One Jacobi pass: every agent's displacement from the same positions, then all applied."""
+    k = pos.shape[0]
+    disp = np.zeros((k, 2))
+    for i in range(k):
+        if not movable[i]:
+            continue
+        reach = radius[i] + max_radius
+        cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
+        cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
+        sx = 0.0
+        sy = 0.0
+        contacts = 0
+        for cy in range(cy0, cy1 + 1):
+            for cx in range(cx0, cx1 + 1):
+                c = cy * cols + cx
+                for s in range(cell_start[c], cell_start[c + 1]):
+                    j = cell_items[s]
+                    if j == i:
+                        continue
+                    contact = radius[i] + radius[j]
+                    dx = pos[i, 0] - pos[j, 0]
+                    dy = pos[i, 1] - pos[j, 1]
+                    d2 = dx * dx + dy * dy
+                    if d2 >= contact * contact:
+                        continue
+                    # both movable: each takes half the penetration; against a fixed one, all
+                    share = 0.5 if movable[j] else 1.0
+                    d = np.sqrt(d2)
+                    if d < COINCIDENT_DISTANCE:
+                        first = ids[i] < ids[j] or (ids[i] == ids[j] and i < j)
+                        sx += (-1.0 if first else 1.0) * contact * share * resolve_factor
+                    else:
+                        scale = (contact - d) / d * share * resolve_factor
+                        sx += dx * scale
+                        sy += dy * scale
+                    contacts += 1
+        if contacts > 0:
+            disp[i, 0] = sx / contacts
+            disp[i, 1] = sy / contacts
+    return pos + disp
+
+
+def relax_overlaps(pos, radius, iterations: int = 4, movable=None, *, entity_ids=None,
+                   resolve_factor: float = COLLISION_RESOLVE_FACTOR) -> np.ndarray:
+    """Push overlapping agents (circles) apart, as DetourCrowd's collision passes do.
+
+    Each pass finds, for every movable agent, the agents it overlaps (grid rebuilt from the
+    current positions), sums a push along the centre line of each overlap -- its share of the
+    penetration (half, or all of it against an agent that is not movable) times
+    ``resolve_factor`` -- averages over its contacts, then moves all agents at once (Jacobi),
+    so the result does not depend on row order. Coincident agents are pushed apart along x,
+    the one with the lower entity id toward -x.
+
+    Args:
+        pos: (k, 2) positions. radius: (k,) or scalar agent radii.
+        iterations: number of passes (DetourCrowd: 4).
+        movable: (k,) bool, None = all; agents that are not movable never move but still push.
+        entity_ids: (k,) int ids breaking ties between coincident agents; None = rows.
+
+    Returns:
+        (k, 2) new positions (``pos`` is not modified).
+    """
+    pos = as_points(pos, "pos").copy()
+    k = pos.shape[0]
+    radius = per_item(radius, k, "radius")
+    movable = np.ones(k, bool) if movable is None else np.ascontiguousarray(
+        np.broadcast_to(np.asarray(movable, dtype=bool), (k,)))
+    ids = np.arange(k, dtype=np.int64) if entity_ids is None else np.ascontiguousarray(
+        entity_ids, dtype=np.int64)
+    if ids.shape != (k,):
+        raise ValueError(f"entity_ids must have shape ({k},)")
+    max_radius = float(radius.max(initial=0.0))
+    if k < 2 or max_radius == 0.0:
+        return pos
+    for _ in range(int(iterations)):
+        grid = build_grid(pos, 2.0 * max_radius)
+        pos = _relax_pass(pos, radius, max_radius, movable, ids, float(resolve_factor),
+                          *grid.kernel_args())
+    return pos
+
