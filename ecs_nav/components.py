@@ -1,0 +1,444 @@
+"""Components: what an entity carries.
+
+``Position``, ``Velocity``, ``Agent``, ``Collider`` (its radius) and ``SteeringWeights`` are
+*views*: once ``World.spawn`` binds them to a row of the AgentTable, reading or writing a field
+(``pos.x = 3``) touches the table column that the systems read. Unbound (before spawning, or
+after despawning) they hold their own values. The sparse components (``PathRequest``,
+``Path``, ``NavMap``, tags) are plain objects that live in esper only.
+
+Constructors validate: a negative radius, a NaN coordinate or an unknown behaviour name raises
+``ValueError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ecs_nav.steering import BEHAVIOURS
+
+COMBINERS = ("weighted_sum", "prioritized", "dithered")
+"""Force combiners (Buckland ch. 3), in the order of the table's ``combiner`` codes."""
+
+DECELERATIONS = {"slow": 3.0, "normal": 2.0, "fast": 1.0}
+"""Arrive's deceleration names and their seed values."""
+
+
+def _finite(owner: str, name: str, value: Any) -> float:
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{owner}.{name}: must be a finite number, got {value!r}")
+    return v
+
+
+def _positive(owner: str, name: str, value: Any, allow_zero: bool = False) -> float:
+    v = float(value)
+    ok = v >= 0 if allow_zero else v > 0
+    if math.isnan(v) or not ok:
+        raise ValueError(f"{owner}.{name}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return v
+
+
+class Column:
+    """A view field: reads the table when bound, the component's own storage when not."""
+
+    def __init__(self, column: str, index: int | None = None, check=None):
+        self.column, self.index, self.check = column, index, check
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        table = obj._table
+        if table is None:
+            return obj._local[self.name]
+        arr = table._columns[self.column]
+        value = arr[obj._row] if self.index is None else arr[obj._row, self.index]
+        return value.item() if isinstance(value, np.generic) else value
+
+    def __set__(self, obj, value):
+        if self.check is not None:
+            value = self.check(type(obj).__name__, self.name, value)
+        table = obj._table
+        if table is None:
+            obj._local[self.name] = value
+            return
+        arr = table._columns[self.column]
+        if self.index is None:
+            arr[obj._row] = value
+        else:
+            arr[obj._row, self.index] = value
+
+
+class TableView:
+    """Base of the view components: binding, unbinding and a readable repr."""
+
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, **values):
+        object.__setattr__(self, "_table", None)
+        object.__setattr__(self, "_row", -1)
+        object.__setattr__(self, "_local", {})
+        for name in self._fields:
+            setattr(self, name, values[name])
+
+    @property
+    def bound(self) -> bool:
+        return self._table is not None
+
+    def _bind(self, table, row: int) -> None:
+        """Write the held values into ``row`` and read through the table from now on."""
+        values = {name: getattr(self, name) for name in self._fields}
+        self._table, self._row = table, row
+        for name, value in values.items():
+            setattr(self, name, value)
+        table.bind(row, self)
+
+    def _unbind(self) -> None:
+        """Copy the row's values back into own storage (called when the row goes away)."""
+        values = {name: getattr(self, name) for name in self._fields}
+        self._table, self._row = None, -1
+        self._local.update(values)
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({body})"
+
+
+class Position(TableView):
+    """Ground-plane position (x, y). Elevation is derived from the map by the PhysicsSystem."""
+
+    _fields = ("x", "y")
+    x = Column("pos", 0, _finite)
+    y = Column("pos", 1, _finite)
+
+    def __init__(self, x: float = 0.0, y: float = 0.0):
+        super().__init__(x=x, y=y)
+
+    @property
+    def elevation(self) -> float:
+        """Height of the surface the entity stands on (0 until spawned on a map)."""
+        return float(self._table.elevation[self._row]) if self.bound else 0.0
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.x, self.y])
+
+
+class Velocity(TableView):
+    """Ground-plane velocity (vx, vy), in units per second."""
+
+    _fields = ("vx", "vy")
+    vx = Column("vel", 0, _finite)
+    vy = Column("vel", 1, _finite)
+
+    def __init__(self, vx: float = 0.0, vy: float = 0.0):
+        super().__init__(vx=vx, vy=vy)
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.vx, self.vy])
+
+
+class Agent(TableView):
+    """A moving character's limits (seed 000 and 001 defaults)."""
+
+    _fields = ("max_speed", "max_force", "mass", "turn_speed", "stopping_distance", "max_climb")
+    max_speed = Column("max_speed", check=_positive)
+    max_force = Column("max_force", check=_positive)
+    mass = Column("mass", check=_positive)
+    turn_speed = Column("turn_speed", check=_positive)
+    stopping_distance = Column("stopping_distance", check=lambda o, n, v: _positive(o, n, v, True))
+    max_climb = Column("max_climb", check=lambda o, n, v: _positive(o, n, v, True))
+
+    def __init__(
+        self,
+        max_speed: float = 5.0,
+        max_force: float = 10.0,
+        mass: float = 1.0,
+        turn_speed: float = 10.0,
+        stopping_distance: float = 1.5,
+        max_climb: float = 0.5,
+    ):
+        super().__init__(
+            max_speed=max_speed, max_force=max_force, mass=mass, turn_speed=turn_speed,
+            stopping_distance=stopping_distance, max_climb=max_climb,
+        )
+
+
+COLLIDER_SHAPES = ("circle", "box")
+
+
+class Collider(TableView):
+    """A solid shape. Agents are circles of ``radius``; a ``box`` (size, height) entity is a
+    dynamic obstacle that the GraphBuildSystem cuts out of the nav graph where it stands."""
+
+    _fields = ("radius",)
+    radius = Column("radius", check=_positive)
+
+    def __init__(
+        self,
+        radius: float = 0.5,
+        shape: str = "circle",
+        size: tuple[float, float] = (1.0, 1.0),
+        height: float = 2.0,
+        layer: int = 0,
+    ):
+        if shape not in COLLIDER_SHAPES:
+            raise ValueError(f"Collider.shape: must be one of {', '.join(COLLIDER_SHAPES)}, got {shape!r}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "size", (_positive("Collider", "size", size[0]), _positive("Collider", "size", size[1])))
+        object.__setattr__(self, "height", _positive("Collider", "height", height))
+        object.__setattr__(self, "layer", int(layer))
+        super().__init__(radius=radius)
+
+    def __repr__(self):
+        return (f"Collider(radius={self.radius!r}, shape={self.shape!r}, size={self.size!r}, "
+                f"height={self.height!r}, layer={self.layer!r})")
+
+
+STEERING_PARAMS = (
+    "deceleration", "panic_distance", "threat_range", "wander_radius", "wander_distance",
+    "wander_jitter", "detection_box_length", "feeler_length", "neighbour_radius",
+)
+
+
+def _weight_check(behaviour: str):
+    return lambda owner, name, v: _positive(owner, f"weights.{behaviour}", v, allow_zero=True)
+
+
+class SteeringWeights(TableView):
+    """Which steering behaviours an agent uses, how strongly, and how forces combine.
+
+    ``weights`` maps behaviour names (``ecs_nav.steering.BEHAVIOURS``) to weights; unnamed
+    behaviours are off (weight 0). ``combiner`` is one of ``COMBINERS``. The remaining fields
+    are the behaviours' parameters (seed 001 names and defaults); ``target`` is the point that
+    seek/flee/arrive aim at when no path drives the agent, ``target_entity`` the one that
+    pursuit/evade watch.
+    """
+
+    _fields = ("combiner_code", *STEERING_PARAMS)
+    combiner_code = Column("combiner")
+    deceleration = Column("deceleration", check=_positive)
+    panic_distance = Column("panic_distance", check=_positive)
+    threat_range = Column("threat_range", check=_positive)
+    wander_radius = Column("wander_radius", check=_positive)
+    wander_distance = Column("wander_distance", check=lambda o, n, v: _positive(o, n, v, True))
+    wander_jitter = Column("wander_jitter", check=lambda o, n, v: _positive(o, n, v, True))
+    detection_box_length = Column("detection_box_length", check=_positive)
+    feeler_length = Column("feeler_length", check=_positive)
+    neighbour_radius = Column("neighbour_radius", check=_positive)
+
+    def __init__(
+        self,
+        weights: dict[str, float] | None = None,
+        combiner: str = "weighted_sum",
+        deceleration: str | float = "normal",
+        panic_distance: float = math.inf,
+        threat_range: float = 100.0,
+        wander_radius: float = 1.2,
+        wander_distance: float = 2.0,
+        wander_jitter: float = 80.0,
+        detection_box_length: float = 4.0,
+        feeler_length: float = 3.0,
+        neighbour_radius: float = 3.0,
+        target: tuple[float, float] | None = None,
+        target_entity: int | None = None,
+    ):
+        weights = dict(weights or {})
+        unknown = sorted(set(weights) - set(BEHAVIOURS))
+        if unknown:
+            raise ValueError(
+                f"SteeringWeights.weights: unknown behaviour {unknown[0]!r}"
+                f" (known: {', '.join(BEHAVIOURS)})"
+            )
+        if combiner not in COMBINERS:
+            raise ValueError(f"SteeringWeights.combiner: must be one of {', '.join(COMBINERS)}, got {combiner!r}")
+        if isinstance(deceleration, str):
+            if deceleration not in DECELERATIONS:
+                raise ValueError(
+                    f"SteeringWeights.deceleration: must be one of {', '.join(DECELERATIONS)} or a number,"
+                    f" got {deceleration!r}"
+                )
+            deceleration = DECELERATIONS[deceleration]
+        for behaviour, weight in weights.items():
+            _weight_check(behaviour)("SteeringWeights", "weights", weight)
+        if target is not None:
+            target = (_finite("SteeringWeights", "target", target[0]), _finite("SteeringWeights", "target", target[1]))
+        object.__setattr__(self, "_weights_local", np.array([float(weights.get(b, 0.0)) for b in BEHAVIOURS]))
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "target_entity", None if target_entity is None else int(target_entity))
+        super().__init__(
+            combiner_code=COMBINERS.index(combiner), deceleration=deceleration,
+            panic_distance=panic_distance, threat_range=threat_range, wander_radius=wander_radius,
+            wander_distance=wander_distance, wander_jitter=wander_jitter,
+            detection_box_length=detection_box_length, feeler_length=feeler_length,
+            neighbour_radius=neighbour_radius,
+        )
+
+    @property
+    def combiner(self) -> str:
+        return COMBINERS[int(self.combiner_code)]
+
+    @combiner.setter
+    def combiner(self, name: str) -> None:
+        if name not in COMBINERS:
+            raise ValueError(f"SteeringWeights.combiner: must be one of {', '.join(COMBINERS)}, got {name!r}")
+        self.combiner_code = COMBINERS.index(name)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """Non-zero weights by behaviour name (a copy; use :meth:`set_weight` to change one)."""
+        row = self._table.weights[self._row] if self.bound else self._weights_local
+        return {b: float(w) for b, w in zip(BEHAVIOURS, row) if w != 0.0}
+
+    def set_weight(self, behaviour: str, weight: float) -> None:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"SteeringWeights.weights: unknown behaviour {behaviour!r} (known: {', '.join(BEHAVIOURS)})")
+        w = _weight_check(behaviour)("SteeringWeights", "weights", weight)
+        row = self._table.weights[self._row] if self.bound else self._weights_local
+        row[BEHAVIOURS.index(behaviour)] = w
+
+    def _bind(self, table, row: int) -> None:
+        local = self._weights_local.copy()
+        super()._bind(table, row)
+        table.weights[row] = local
+        table.has_steering[row] = True
+        if self.target is not None:
+            table.steer_target[row] = self.target
+            table.has_steer_target[row] = True
+        table.target_entity[row] = -1 if self.target_entity is None else self.target_entity
+
+    def _unbind(self) -> None:
+        object.__setattr__(self, "_weights_local", self._table.weights[self._row].copy())
+        super()._unbind()
+
+    def __eq__(self, other):
+        if not isinstance(other, SteeringWeights):
+            return NotImplemented
+        return (super().__eq__(other) and self.weights == other.weights
+                and self.target == other.target and self.target_entity == other.target_entity)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return (f"SteeringWeights(weights={self.weights!r}, combiner={self.combiner!r}, "
+                + ", ".join(f"{p}={getattr(self, p)!r}" for p in STEERING_PARAMS)
+                + f", target={self.target!r}, target_entity={self.target_entity!r})")
+
+
+# --- sparse components (esper only) ---------------------------------------------------------
+
+PATH_STATUSES = ("none", "complete", "partial", "unreachable", "stale")
+PATH_MODES = ("once", "patrol", "loop")
+
+
+@dataclass
+class PathRequest:
+    """Ask the PathfindSystem for a path to ``goal`` (a point) or to ``target`` (an entity,
+    followed as it moves). ``replan_period`` ticks between refreshes (seed 000: 30);
+    ``algorithm`` "astar" or "dijkstra"; ``smooth`` string-pulls the result;
+    ``allow_partial`` returns a path to the closest reachable node when the goal is cut off;
+    ``max_expanded`` is the search budget (None: unlimited)."""
+
+    goal: tuple[float, float] | None = None
+    target: int | None = None
+    replan_period: int = 30
+    algorithm: str = "astar"
+    smooth: bool = False
+    allow_partial: bool = True
+    max_expanded: int | None = None
+
+    def __post_init__(self):
+        if (self.goal is None) == (self.target is None):
+            raise ValueError("PathRequest: give exactly one of goal (a point) or target (an entity)")
+        if self.goal is not None:
+            self.goal = (_finite("PathRequest", "goal", self.goal[0]), _finite("PathRequest", "goal", self.goal[1]))
+        if int(self.replan_period) < 1:
+            raise ValueError(f"PathRequest.replan_period: must be >= 1, got {self.replan_period!r}")
+        self.replan_period = int(self.replan_period)
+        if self.algorithm not in ("astar", "dijkstra"):
+            raise ValueError(f"PathRequest.algorithm: must be astar or dijkstra, got {self.algorithm!r}")
+        if self.max_expanded is not None and int(self.max_expanded) < 1:
+            raise ValueError(f"PathRequest.max_expanded: must be >= 1, got {self.max_expanded!r}")
+
+
+@dataclass(eq=False)
+class Path:
+    """A planned route: graph node ids, waypoint positions (k, 3: x, y, elevation), the index
+    of the waypoint being walked to, and the plan's status. ``radius`` is seed 004's path
+    radius (a waypoint counts as reached within it); ``mode`` once / patrol (ping-pong) / loop."""
+
+    nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    index: int = 0
+    status: str = "none"
+    radius: float = 1.0
+    mode: str = "once"
+    direction: int = 1
+    graph_version: int = -1
+
+    def __post_init__(self):
+        self.nodes = np.asarray(self.nodes, dtype=np.int64).reshape(-1)
+        wp = np.asarray(self.waypoints, dtype=np.float64)
+        if wp.ndim == 2 and wp.shape[1] == 2:
+            wp = np.hstack([wp, np.zeros((wp.shape[0], 1))])
+        self.waypoints = wp.reshape(-1, 3)
+        if not np.all(np.isfinite(self.waypoints)):
+            raise ValueError("Path.waypoints: must be finite numbers")
+        if self.status not in PATH_STATUSES:
+            raise ValueError(f"Path.status: must be one of {', '.join(PATH_STATUSES)}, got {self.status!r}")
+        if self.mode not in PATH_MODES:
+            raise ValueError(f"Path.mode: must be one of {', '.join(PATH_MODES)}, got {self.mode!r}")
+        self.radius = _positive("Path", "radius", self.radius)
+
+    def __eq__(self, other):
+        if not isinstance(other, Path):
+            return NotImplemented
+        return (np.array_equal(self.nodes, other.nodes) and np.array_equal(self.waypoints, other.waypoints)
+                and (self.index, self.status, self.radius, self.mode, self.direction)
+                == (other.index, other.status, other.radius, other.mode, other.direction))
+
+
+@dataclass
+class NavMap:
+    """Scan parameters of a map (seed 000's AIGraph): half extents and ray height of the scan,
+    node spacing, the largest climbable step, and the clearance kept from box edges."""
+
+    scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
+    spacing: float = 2.0
+    max_climb: float = 0.5
+    clearance: float = 1.25
+
+    def __post_init__(self):
+        if len(self.scan_range) != 3:
+            raise ValueError(f"NavMap.scan_range: must be three numbers, got {self.scan_range!r}")
+        self.scan_range = tuple(_positive("NavMap", "scan_range", v) for v in self.scan_range)
+        self.spacing = _positive("NavMap", "spacing", self.spacing)
+        self.max_climb = _positive("NavMap", "max_climb", self.max_climb, allow_zero=True)
+        self.clearance = _positive("NavMap", "clearance", self.clearance, allow_zero=True)
+
+
+@dataclass
+class Player:
+    """Tag: the entity a human drives (WASD in the viewer) and NPCs chase."""
+
+
+@dataclass
+class Name:
+    """A human-readable name (scene files' ``name``), for messages and lookups."""
+
+    value: str
+
+
+VIEW_COMPONENTS = (Position, Velocity, Agent, Collider, SteeringWeights)

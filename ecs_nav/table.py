@@ -1,0 +1,167 @@
+"""AgentTable: dense struct-of-arrays holding the hot per-agent data.
+
+Live rows are always ``[0:n)``. Each column is a numpy array with a leading row axis; systems
+work on whole-column slices (``table.pos[:table.n]``) instead of looping over entities.
+Growth is amortised (capacity doubles). Removing a row swaps the last row into the hole and
+re-points the moved entity's bound component views, so removal is O(1) and rows stay dense.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column: per-row shape, dtype and the value a fresh row starts with."""
+
+    shape: tuple[int, ...]
+    dtype: type
+    default: float | int | bool = 0
+
+
+def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
+    """The columns every World's table has. ``behaviour_count`` sizes the weight matrix."""
+    f8, i8, b1 = np.float64, np.int64, np.bool_
+    return {
+        "entity": ColumnSpec((), i8, -1),
+        # kinematics (Position, Velocity; PhysicsSystem owns pos/elevation)
+        "pos": ColumnSpec((2,), f8),
+        "vel": ColumnSpec((2,), f8),
+        "heading": ColumnSpec((2,), f8),  # unit vector; initialised to +x by the World
+        "elevation": ColumnSpec((), f8),
+        # Collider (agents are circles)
+        "radius": ColumnSpec((), f8),
+        # Agent
+        "max_speed": ColumnSpec((), f8, 5.0),
+        "max_force": ColumnSpec((), f8, 10.0),
+        "mass": ColumnSpec((), f8, 1.0),
+        "turn_speed": ColumnSpec((), f8, 10.0),
+        "stopping_distance": ColumnSpec((), f8, 1.5),
+        "max_climb": ColumnSpec((), f8, 0.5),
+        # steering inputs and outputs (SteeringWeights, PathFollowSystem)
+        "force": ColumnSpec((2,), f8),
+        "weights": ColumnSpec((behaviour_count,), f8),
+        "combiner": ColumnSpec((), np.int8),
+        "deceleration": ColumnSpec((), f8, 2.0),
+        "panic_distance": ColumnSpec((), f8, np.inf),
+        "threat_range": ColumnSpec((), f8, 100.0),
+        "wander_radius": ColumnSpec((), f8, 1.2),
+        "wander_distance": ColumnSpec((), f8, 2.0),
+        "wander_jitter": ColumnSpec((), f8, 80.0),
+        "wander_target": ColumnSpec((2,), f8),
+        "detection_box_length": ColumnSpec((), f8, 4.0),
+        "feeler_length": ColumnSpec((), f8, 3.0),
+        "neighbour_radius": ColumnSpec((), f8, 3.0),
+        "steer_target": ColumnSpec((2,), f8),  # point to seek/arrive at (a waypoint or a goal)
+        "target_entity": ColumnSpec((), i8, -1),  # entity to pursue/evade/flee (-1: none)
+        # membership masks for optional components
+        "has_velocity": ColumnSpec((), b1, False),
+        "has_collider": ColumnSpec((), b1, False),
+        "is_agent": ColumnSpec((), b1, False),
+        "has_steering": ColumnSpec((), b1, False),
+        "has_steer_target": ColumnSpec((), b1, False),
+    }
+
+
+class AgentTable:
+    """Struct-of-arrays storage; see the module docstring.
+
+    Columns are attributes (``table.pos``) holding the full-capacity arrays; only rows
+    ``[0:n)`` are live. Use :meth:`live` for a view of the live rows of one column.
+    """
+
+    def __init__(self, columns: Mapping[str, ColumnSpec], capacity: int = 64):
+        self._specs = dict(columns)
+        self._capacity = max(int(capacity), 1)
+        self.n = 0
+        self._columns: dict[str, np.ndarray] = {}
+        for name, spec in self._specs.items():
+            arr = np.empty((self._capacity, *spec.shape), dtype=spec.dtype)
+            self._columns[name] = arr
+            setattr(self, name, arr)
+        self._row_of: dict[int, int] = {}
+        self._views: list[list] = [[] for _ in range(self._capacity)]
+
+    # --- introspection --------------------------------------------------------------------
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    def column_names(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def live(self, name: str) -> np.ndarray:
+        """The live rows ``[0:n)`` of column ``name`` (a view: writes go to the table)."""
+        return self._columns[name][: self.n]
+
+    def row_of(self, entity: int) -> int:
+        """Row of ``entity``; KeyError when it has none."""
+        return self._row_of[entity]
+
+    def has(self, entity: int) -> bool:
+        return entity in self._row_of
+
+    def rows_of(self, entities: np.ndarray) -> np.ndarray:
+        """Rows of many entities at once; -1 for an entity without a row."""
+        get = self._row_of.get
+        return np.fromiter((get(int(e), -1) for e in entities), dtype=np.int64, count=len(entities))
+
+    def __len__(self) -> int:
+        return self.n
+
+    # --- rows -------------------------------------------------------------------------------
+
+    def add_row(self, entity: int) -> int:
+        """Append a row for ``entity`` filled with the column defaults; returns the row."""
+        if entity in self._row_of:
+            raise ValueError(f"entity {entity} already has row {self._row_of[entity]}")
+        if self.n == self._capacity:
+            self._grow(self._capacity * 2)
+        row = self.n
+        for name, spec in self._specs.items():
+            self._columns[name][row] = spec.default
+        self._columns["entity"][row] = entity
+        self._row_of[entity] = row
+        self._views[row] = []
+        self.n += 1
+        return row
+
+    def bind(self, row: int, view) -> None:
+        """Remember that ``view`` reads row ``row``, so a move can re-point it."""
+        self._views[row].append(view)
+
+    def remove_row(self, entity: int) -> None:
+        """Remove ``entity``'s row: the last row moves into the hole (O(1))."""
+        row = self._row_of.pop(entity)
+        for view in self._views[row]:
+            view._unbind()
+        last = self.n - 1
+        if row != last:
+            for arr in self._columns.values():
+                arr[row] = arr[last]
+            moved = int(self._columns["entity"][row])
+            self._row_of[moved] = row
+            self._views[row] = self._views[last]
+            for view in self._views[row]:
+                view._row = row
+        self._views[last] = []
+        self.n = last
+
+    def _grow(self, capacity: int) -> None:
+        for name, arr in self._columns.items():
+            bigger = np.empty((capacity, *arr.shape[1:]), dtype=arr.dtype)
+            bigger[: self.n] = arr[: self.n]
+            self._columns[name] = bigger
+            setattr(self, name, bigger)
+        self._views.extend([] for _ in range(capacity - self._capacity))
+        self._capacity = capacity
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Copies of the live rows of every column, ordered by entity id (for digests/tests)."""
+        order = np.argsort(self._columns["entity"][: self.n], kind="stable")
+        return {name: arr[: self.n][order].copy() for name, arr in self._columns.items()}

@@ -1,0 +1,306 @@
+"""World: one esper world context + the agent table + resources + fixed-step clock + RNG + events.
+
+esper 3 keeps its state in module globals and switches between named contexts; every public
+method here switches to this World's own context first, so several Worlds (tests, parameter
+sweeps) coexist in one process without seeing each other's entities.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import esper
+import numpy as np
+
+from ecs_nav.components import Agent, Collider, Path, Position, TableView, Velocity
+from ecs_nav.steering import BEHAVIOURS
+from ecs_nav.table import AgentTable, default_columns
+
+C = TypeVar("C")
+
+SYSTEM_ORDER = ("GraphBuildSystem", "PathfindSystem", "PathFollowSystem", "SteeringSystem",
+                "PhysicsSystem", "RenderSystem")
+"""The fixed order of the tick (ARCHITECTURE.md). esper runs higher priority first."""
+
+_world_ids = itertools.count(1)
+
+
+def system_priority(name: str) -> int:
+    """esper priority of the system named ``name`` (first in SYSTEM_ORDER = highest)."""
+    return (len(SYSTEM_ORDER) - SYSTEM_ORDER.index(name)) * 10
+
+
+class System(esper.Processor):
+    """Base of the ECS systems: a thin esper Processor that times its ``update(world)``.
+
+    Subclasses set ``name`` to one of SYSTEM_ORDER; the World registers them with the matching
+    priority. ``reads_only`` marks systems (the renderer) that never change simulation state.
+    """
+
+    name: str = ""
+    reads_only: bool = False
+
+    def process(self, world: World) -> None:
+        start = time.perf_counter()
+        self.update(world)
+        world.timings_ms[self.name] += (time.perf_counter() - start) * 1000.0
+
+    def update(self, world: World) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def state(self) -> bytes:
+        """Bytes of any simulation state the system keeps itself (for ``state_digest``)."""
+        return b""
+
+
+class World:
+    """A simulation: entities, their components, the systems and the fixed-step clock.
+
+    Args:
+        seed: seeds the World's ``numpy.random.Generator`` (``world.rng``) and the per-entity
+            noise of wander; the same scene and seed give the same trajectory.
+        dt: the fixed tick length in seconds (default 1/60).
+    """
+
+    def __init__(self, seed: int = 0, dt: float = 1.0 / 60.0):
+        if not (dt > 0 and np.isfinite(dt)):
+            raise ValueError(f"World.dt: must be a positive number of seconds, got {dt!r}")
+        self.seed = int(seed)
+        self.dt = float(dt)
+        self.rng = np.random.default_rng(self.seed)
+        self.tick = 0
+        self.table = AgentTable(default_columns(len(BEHAVIOURS)))
+        self.events: list[Any] = []
+        self.timings_ms: dict[str, float] = defaultdict(float)
+        self.event_counts: dict[str, int] = defaultdict(int)
+        # resources
+        self.map = None  # ecs_nav.geometry.MapGeometry
+        self.navmap = None  # ecs_nav.components.NavMap (scan parameters)
+        self.nav_graph = None  # ecs_nav.nav.NavGraph
+        self.resources: dict[str, Any] = {}
+        self._name = f"ecs_nav-{next(_world_ids)}"
+        self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
+        self._pending_despawn: dict[int, None] = {}
+        self._stepping = False
+        self._closed = False
+        self._systems: list[System] = []
+        self._enter()
+
+    # --- context ------------------------------------------------------------------------------
+
+    def _enter(self) -> None:
+        if self._closed:
+            raise RuntimeError("this World is closed")
+        if esper.current_world != self._name:
+            esper.switch_world(self._name)
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds: ticks × dt."""
+        return self.tick * self.dt
+
+    # --- entities -----------------------------------------------------------------------------
+
+    def spawn(self, *components: Any) -> int:
+        """Create an entity with ``components``; returns its id.
+
+        An entity with a ``Position`` gets a row in the agent table and its view components
+        (Position, Velocity, Agent, Collider, SteeringWeights) are bound to that row."""
+        self._enter()
+        types = [type(c) for c in components]
+        if len(set(types)) != len(types):
+            dup = next(t for t in types if types.count(t) > 1)
+            raise ValueError(f"spawn: two {dup.__name__} components given for one entity")
+        views = [c for c in components if isinstance(c, TableView)]
+        for view in views:
+            if view.bound:
+                raise ValueError(f"spawn: this {type(view).__name__} already belongs to an entity")
+        if views and Position not in types:
+            raise ValueError(
+                f"spawn: {type(views[0]).__name__} needs a Position (view components live in the agent table)"
+            )
+        entity = esper.create_entity(*components)
+        if views:
+            table = self.table
+            row = table.add_row(entity)
+            table.heading[row] = (1.0, 0.0)
+            for view in views:
+                view._bind(table, row)
+            present = set(types)
+            table.has_velocity[row] = Velocity in present
+            table.has_collider[row] = Collider in present
+            table.is_agent[row] = Agent in present
+            if self.map is not None:
+                table.elevation[row] = self._surface_at(table.pos[row])
+        return entity
+
+    def _surface_at(self, point: np.ndarray) -> float:
+        height = self.map.surface_height(np.asarray(point, np.float64).reshape(1, 2))[0]
+        return float(height) if np.isfinite(height) else 0.0
+
+    def despawn(self, entity: int) -> None:
+        """Remove ``entity`` at the end of the current tick (at once between ticks).
+        Despawning an entity that is already gone, or already queued, does nothing."""
+        self._enter()
+        if not esper.entity_exists(entity) or entity in self._pending_despawn:
+            return
+        self._pending_despawn[entity] = None
+        if not self._stepping:
+            self._apply_despawns()
+
+    def _apply_despawns(self) -> None:
+        for entity in self._pending_despawn:
+            if self.table.has(entity):
+                self.table.remove_row(entity)
+            esper.delete_entity(entity, immediate=True)
+        self._pending_despawn.clear()
+
+    def exists(self, entity: int) -> bool:
+        self._enter()
+        return esper.entity_exists(entity) and entity not in self._pending_despawn
+
+    def get(self, entity: int, component_type: type[C]) -> C:
+        """The ``component_type`` component of ``entity``; KeyError naming both when absent."""
+        self._enter()
+        component = esper.try_component(entity, component_type) if esper.entity_exists(entity) else None
+        if component is None:
+            raise KeyError(f"entity {entity} has no {component_type.__name__}")
+        return component
+
+    def try_get(self, entity: int, component_type: type[C]) -> C | None:
+        self._enter()
+        return esper.try_component(entity, component_type) if esper.entity_exists(entity) else None
+
+    def add_component(self, entity: int, component: Any) -> None:
+        """Attach a sparse component (PathRequest, Path, tags) to an existing entity."""
+        self._enter()
+        if isinstance(component, TableView):
+            raise ValueError(f"add_component: give {type(component).__name__} to spawn(), not afterwards")
+        esper.add_component(entity, component)
+
+    def remove_component(self, entity: int, component_type: type) -> Any:
+        self._enter()
+        return esper.try_remove_component(entity, component_type)
+
+    def query(self, *component_types: type) -> list[tuple[int, tuple]]:
+        """esper's ``get_components`` in this World: for sparse components, not per-agent loops."""
+        self._enter()
+        return esper.get_components(*component_types)
+
+    def entities(self) -> list[int]:
+        self._enter()
+        return sorted(esper.get_entities())
+
+    def find(self, component_type: type) -> list[int]:
+        """Entities carrying ``component_type``, in id order."""
+        self._enter()
+        return sorted(e for e, _ in esper.get_component(component_type))
+
+    # --- systems and the tick -----------------------------------------------------------------
+
+    def add_systems(self, *systems: System) -> None:
+        """Register systems; they run in the fixed order of SYSTEM_ORDER whatever the call order."""
+        self._enter()
+        for system in systems:
+            if system.name not in SYSTEM_ORDER:
+                raise ValueError(f"add_systems: {type(system).__name__}.name must be one of {SYSTEM_ORDER}")
+            if any(s.name == system.name for s in self._systems):
+                raise ValueError(f"add_systems: a {system.name} is already registered")
+            esper.add_processor(system, priority=system_priority(system.name))
+            self._systems.append(system)
+            self.timings_ms.setdefault(system.name, 0.0)
+        self._systems.sort(key=lambda s: SYSTEM_ORDER.index(s.name))
+
+    @property
+    def systems(self) -> tuple[System, ...]:
+        return tuple(self._systems)
+
+    def system(self, name: str) -> System | None:
+        return next((s for s in self._systems if s.name == name), None)
+
+    def step(self) -> None:
+        """Advance one fixed tick: every system in order, then despawns, then event delivery."""
+        self._enter()
+        self.events = []
+        self._stepping = True
+        try:
+            esper.process(self)
+        finally:
+            self._stepping = False
+        self._apply_despawns()
+        events, self.tick = self.events, self.tick + 1
+        for event in events:
+            for fn in self._subscribers.get(type(event), ()):
+                fn(event)
+
+    def run(self, ticks: int) -> None:
+        for _ in range(int(ticks)):
+            self.step()
+
+    def close(self) -> None:
+        """Drop this World's esper context. The World cannot be used afterwards."""
+        if self._closed:
+            return
+        if esper.current_world == self._name:
+            esper.switch_world("default")
+        esper.delete_world(self._name)
+        self._closed = True
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- events -------------------------------------------------------------------------------
+
+    def emit(self, event: Any) -> None:
+        """Queue ``event`` for this tick (systems call this)."""
+        self.events.append(event)
+        self.event_counts[type(event).__name__] += 1
+
+    def on(self, event_type: type, fn: Callable[[Any], None]) -> None:
+        """Call ``fn(event)`` for each ``event_type`` event, at the end of the tick that emits it.
+        Subscribers are held strongly (a lambda stays subscribed)."""
+        self._subscribers[event_type].append(fn)
+
+    def off(self, event_type: type, fn: Callable[[Any], None]) -> None:
+        self._subscribers[event_type].remove(fn)
+
+    # --- determinism --------------------------------------------------------------------------
+
+    def state_digest(self) -> str:
+        """A hash of all simulation state: tick, every table column (rows in entity order), the
+        sparse path state, the RNG, the nav graph version and the systems' own state."""
+        self._enter()
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.int64(self.tick).tobytes())
+        for name, column in self.table.snapshot().items():
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(column).tobytes())
+        for entity, path in sorted(esper.get_component(Path), key=lambda item: item[0]):
+            h.update(np.int64(entity).tobytes())
+            h.update(path.nodes.tobytes())
+            h.update(path.waypoints.tobytes())
+            h.update(f"{path.index}|{path.status}|{path.direction}|{path.mode}".encode())
+        h.update(repr(self.rng.bit_generator.state).encode())
+        h.update(str(getattr(self.nav_graph, "version", -1)).encode())
+        for system in self._systems:
+            if not system.reads_only:
+                h.update(system.state())
+        return h.hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and timings for reports: ticks, agents, events by type, ms per system."""
+        return {
+            "ticks": self.tick,
+            "agents": int(np.count_nonzero(self.table.live("is_agent"))),
+            "entities": len(self.entities()),
+            "events": dict(sorted(self.event_counts.items())),
+            "timings_ms": {s.name: round(self.timings_ms[s.name], 3) for s in self._systems},
+        }

@@ -1,0 +1,77 @@
+"""AgentTable: dense rows, O(1) swap-remove, views that follow their entity."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
+from ecs_nav.table import AgentTable, ColumnSpec
+
+
+def test_growth_keeps_rows_and_defaults():
+    table = AgentTable({"entity": ColumnSpec((), np.int64, -1), "pos": ColumnSpec((2,), np.float64, 7.0)},
+                       capacity=2)
+    for e in range(1, 6):
+        row = table.add_row(e)
+        table.pos[row] = (e, -e)
+    assert table.capacity >= 5 and table.n == 5
+    assert table.live("pos").tolist() == [[e, -e] for e in range(1, 6)]
+    table.add_row(99)
+    assert table.pos[5].tolist() == [7.0, 7.0]
+
+
+def test_remove_swaps_last_row_into_hole():
+    table = AgentTable({"entity": ColumnSpec((), np.int64, -1), "pos": ColumnSpec((2,), np.float64)})
+    for e in (10, 20, 30):
+        table.pos[table.add_row(e)] = (e, 0)
+    table.remove_row(10)
+    assert table.n == 2
+    assert table.row_of(30) == 0 and table.pos[0, 0] == 30
+    assert table.row_of(20) == 1
+    with pytest.raises(KeyError):
+        table.row_of(10)
+
+
+def test_view_unbound_then_bound_then_released():
+    with World() as world:
+        pos = Position(1.0, 2.0)
+        assert not pos.bound and pos.x == 1.0
+        e = world.spawn(pos, Velocity(3.0, 4.0))
+        assert pos.bound
+        world.table.pos[world.table.row_of(e)] = (5.0, 6.0)
+        assert (pos.x, pos.y) == (5.0, 6.0)
+        pos.x = 9.0
+        assert world.table.pos[world.table.row_of(e), 0] == 9.0
+        world.despawn(e)
+        assert not pos.bound and (pos.x, pos.y) == (9.0, 6.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 1000)), min_size=1, max_size=80))
+def test_views_read_their_own_entity_after_random_spawn_despawn(ops):
+    """Every live entity's views read the values written for that entity, whatever the order
+    of spawns and despawns (rows move on every despawn)."""
+    with World() as world:
+        live: dict[int, tuple] = {}
+        for spawn, k in ops:
+            if spawn or not live:
+                comps = (Position(k, -k), Velocity(k * 2.0, 1.0), Agent(max_speed=1.0 + k),
+                         Collider(radius=0.1 + k / 1000), SteeringWeights({"seek": k / 10}))
+                live[world.spawn(*comps)] = comps
+            else:
+                victim = sorted(live)[k % len(live)]
+                world.despawn(victim)
+                world.despawn(victim)  # twice is harmless
+                del live[victim]
+        table = world.table
+        assert table.n == len(live)
+        assert sorted(table.live("entity").tolist()) == sorted(live)
+        for entity, (pos, vel, agent, collider, weights) in live.items():
+            row = table.row_of(entity)
+            assert pos._row == row == vel._row == agent._row == collider._row == weights._row
+            k = pos.x
+            assert (pos.y, vel.vx, agent.max_speed) == (-k, 2.0 * k, 1.0 + k)
+            assert collider.radius == pytest.approx(0.1 + k / 1000)
+            assert weights.weights.get("seek", 0.0) == pytest.approx(k / 10)
+            assert world.get(entity, Position) is pos
