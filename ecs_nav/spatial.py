@@ -157,26 +157,24 @@ def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
 
 
 @nb.njit(cache=True)
-def _gather(qx, qy, r, pos, exclude, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
+def _gather(qx, qy, r, sorted_pos, exclude, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
             out_rows, out_d2):
     """Rows (not ``exclude``) strictly within r of (qx, qy), written to out_* unless out_rows is
-    empty; returns how many."""
+    empty; returns how many. ``sorted_pos`` is ``pos[cell_items]``: the cells of one grid row
+    are one contiguous span of it, read in order."""
     r2 = r * r
     cx0, cx1 = _cell_range(qx - r, qx + r, ox, inv_cell, cols)
     cy0, cy1 = _cell_range(qy - r, qy + r, oy, inv_cell, rows)
     write = out_rows.shape[0] > 0
     n = 0
     for cy in range(cy0, cy1 + 1):
-        for cx in range(cx0, cx1 + 1):
-            c = cy * cols + cx
-            for s in range(cell_start[c], cell_start[c + 1]):
+        for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
+            dx = sorted_pos[s, 0] - qx
+            dy = sorted_pos[s, 1] - qy
+            d2 = dx * dx + dy * dy
+            if d2 < r2:
                 j = cell_items[s]
-                if j == exclude:
-                    continue
-                dx = pos[j, 0] - qx
-                dy = pos[j, 1] - qy
-                d2 = dx * dx + dy * dy
-                if d2 < r2:
+                if j != exclude:
                     if write:
                         out_rows[n] = j
                         out_d2[n] = d2
@@ -186,7 +184,15 @@ def _gather(qx, qy, r, pos, exclude, ox, oy, inv_cell, cols, rows, cell_start, c
 
 @nb.njit(cache=True)
 def _sort_by_distance(rows, d2, n):
-    """Sort the first n entries by (d2, row): insertion sort, neighbour lists are short."""
+    """Sort the first n entries in place by (d2, row): insertion sort for short lists (the usual
+    case), else two stable sorts."""
+    if n > 64:
+        by_row = np.argsort(rows[:n], kind="mergesort")
+        rows[:n] = rows[:n][by_row]
+        d2[:n] = d2[:n][by_row]
+        by_d2 = np.argsort(d2[:n], kind="mergesort")
+        rows[:n] = rows[:n][by_d2]
+        return
     for a in range(1, n):
         r = rows[a]
         d = d2[a]
@@ -203,12 +209,16 @@ def _sort_by_distance(rows, d2, n):
 def _neighbours(query, radius, exclude_self, max_neighbours, pos, ox, oy, inv_cell, cols, rows,
                 cell_start, cell_items):
     k = query.shape[0]
+    sorted_pos = np.empty((cell_items.shape[0], 2))
+    for s in range(cell_items.shape[0]):
+        sorted_pos[s, 0] = pos[cell_items[s], 0]
+        sorted_pos[s, 1] = pos[cell_items[s], 1]
     found = np.empty(k, np.int64)
     no_rows = np.empty(0, np.int64)
     no_d2 = np.empty(0, np.float64)
     for i in range(k):
         ex = i if exclude_self else -1
-        found[i] = _gather(query[i, 0], query[i, 1], radius[i], pos, ex, ox, oy, inv_cell,
+        found[i] = _gather(query[i, 0], query[i, 1], radius[i], sorted_pos, ex, ox, oy, inv_cell,
                            cols, rows, cell_start, cell_items, no_rows, no_d2)
     kept = np.minimum(found, max_neighbours) if max_neighbours >= 0 else found
     offsets = np.zeros(k + 1, np.int64)
@@ -221,17 +231,11 @@ def _neighbours(query, radius, exclude_self, max_neighbours, pos, ox, oy, inv_ce
         if kept[i] == 0:
             continue
         ex = i if exclude_self else -1
-        n = _gather(query[i, 0], query[i, 1], radius[i], pos, ex, ox, oy, inv_cell, cols, rows,
-                    cell_start, cell_items, cand, d2)
-        if n <= 64:
-            _sort_by_distance(cand, d2, n)
-            for m in range(kept[i]):
-                out[offsets[i] + m] = cand[m]
-        else:  # a dense crowd: stable sorts by row, then by distance
-            by_row = np.argsort(cand[:n], kind="mergesort")
-            rows_sorted = cand[:n][by_row]
-            by_d2 = np.argsort(d2[:n][by_row], kind="mergesort")
-            out[offsets[i]:offsets[i] + kept[i]] = rows_sorted[by_d2[:kept[i]]]
+        n = _gather(query[i, 0], query[i, 1], radius[i], sorted_pos, ex, ox, oy, inv_cell, cols,
+                    rows, cell_start, cell_items, cand, d2)
+        _sort_by_distance(cand, d2, n)
+        for m in range(kept[i]):
+            out[offsets[i] + m] = cand[m]
     return offsets, out
 
 

@@ -540,7 +540,8 @@ def combine_prioritized(forces, weights, max_force) -> np.ndarray:
     """Weighted truncated running sum with prioritisation (Buckland's CalculatePrioritized with
     AccumulateForce): in priority order, each weighted force is added while magnitude is left
     (``max_force - |running total|`` > 0); one longer than what is left is cut to the remaining
-    magnitude. Once the total reaches max_force nothing more is added. forces (k, B, 2) in BEHAVIOURS order, weights (k, B) -> (k, 2)."""
+    magnitude. Once the total reaches max_force nothing more is added.
+    forces (k, B, 2) in BEHAVIOURS order, weights (k, B) -> (k, 2)."""
     forces = np.asarray(forces, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
     k = forces.shape[0]
