@@ -1,0 +1,395 @@
+"""The seed's AIGraph: a heightfield scan of the map geometry into a NavGraph, vectorised.
+
+Axes. Our ground plane is (x, y) and elevation is the third axis; the seed's Unity scene has
+the ground plane (x, z) and height y. :class:`ScanParams` keeps the seed's tuple order for
+``scan_range`` so a scene can copy the seed's ``(40, 10, 40)`` literally:
+
+    scan_range = (half extent in x, ray start height, half extent in y)
+                 (seed: scan.x,     scan.y,           scan.z)
+
+Nodes. Grid points start at ``center - (half_x, half_y)`` and step by ``spacing``:
+``cols = 2 * half_x / spacing`` by ``rows = 2 * half_y / spacing`` (the seed's node count; the
+far edge itself gets no column, as in the seed). Node id = ``row * cols + col`` (NavGraph's
+row-major order; the seed's ``i * nodesPerCol + j`` is the same grid column-major). At each
+point a ray is cast down from the ray start height; a hit is a candidate node at the walkable
+top (box top, ramp surface, circle top, floor), a miss (off the map) is an invalid node.
+
+Clearance: how we read the seed's 1.25 rule. Read literally ("the distance to the nearest
+x-edge AND to the nearest z-edge of some box both below 1.25") the rule rejects only the
+2.5 x 2.5 squares centred on box corners, and lets a node stand 0.1 from the middle of a wall.
+Its stated purpose is to keep nodes off walls, corners and ledges, so we read it as a distance:
+with ``r = max(clearance, agent_radius)`` a candidate at elevation h is rejected when
+
+- *wall*: some solid that is a wall to an agent standing at h (it occupies the body band
+  ``(h + max_climb, h + agent_height)``; see ``ecs_nav.geometry``) lies closer than ``r`` in the
+  ground plane (exact distance to the wall part of the shape: for a ramp only the part whose
+  surface is out of reach counts, so a ramp is not a wall to the nodes at its foot or on it);
+- *ledge*: within ``r`` the ground drops by more than ``max_climb`` below h, or ends (the map's
+  bounds). Tested on 16 rays at radial steps of at most 0.25: a trench narrower than that
+  step between samples may go unseen.
+
+Shapes that adjoin at the same height (a ramp's top edge against the wall it leans on, merged
+tile boxes) make no edge, so nodes on ramps and wall tops survive. Gentle slopes pass: within
+``r`` a slope rises at most ``slope * r``, fine while ``slope < max_climb / r`` (0.4 by default).
+
+Links (the seed's ConnectNodes): each valid node to its 8 neighbours when both are valid,
+``|dh| <= max_climb`` (+1e-9 for rounding), and the segment between them, both ends lifted by
+``link_lift`` (seed: 0.2), passes through no solid (no cutting a box corner or a stair edge).
+Straight links cost ``spacing``, diagonal links ``sqrt(2) * spacing``; links are two-way.
+Note the seed's 0.2 lift also refuses a climbable step (0.2 < step <= max_climb) whose edge lies
+near the lower node; raise ``link_lift`` to ``max_climb`` to link such steps wherever they are.
+
+Dynamic obstacles: :func:`rebuild_region` re-scans the node slots near a changed AABB and
+re-links only the links touching them; everything else is kept, node ids do not change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from ecs_nav.geometry import (
+    AABB,
+    MapGeometry,
+    _bucket_range,
+    _segment_blocked,
+    _shape_top_at,
+    _top_at,
+    _wall_distance,
+)
+from ecs_nav.nav.graph import EDGE_WALK, GridIndex, NavGraph
+
+LEDGE_RAYS = 16
+"""Directions sampled by the ledge test."""
+LEDGE_STEP = 0.25
+"""Largest radial step between ledge samples."""
+_CLIMB_TOL = 1e-9
+
+
+def _finite(name: str, value, positive: bool = False, nonneg: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if positive and v <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    if nonneg and v < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class ScanParams:
+    """Parameters of the heightfield scan (the seed's AIGraph fields and the NavMap component).
+
+    Attributes:
+        scan_range: ``(half_x, ray_height, half_y)``, the seed's ``(scan.x, scan.y, scan.z)``
+            order: half extents of the scanned area around ``center`` in x and y, and the
+            elevation the rays start from (above the highest point of the map).
+        spacing: grid spacing of candidate nodes (seed ``minimumNodeDistance``).
+        max_climb: largest height step between linked nodes (seed ``maxVerticalDistance``).
+        clearance: distance nodes keep from walls and ledges (seed: 1.25).
+        agent_radius: the clearance actually used is ``max(clearance, agent_radius)``.
+        agent_height: body height: a solid whose base is above ``h + agent_height`` is walked
+            under, not into.
+        link_lift: links are tested lifted this much above the nodes (seed: 0.2).
+        center: centre (x, y) of the scanned area (seed: the origin).
+    """
+
+    scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
+    spacing: float = 2.0
+    max_climb: float = 0.5
+    clearance: float = 1.25
+    agent_radius: float = 0.0
+    agent_height: float = 2.0
+    link_lift: float = 0.2
+    center: tuple[float, float] = (0.0, 0.0)
+
+    def __post_init__(self):
+        try:
+            hx, ray, hy = self.scan_range
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"scan_range must be (half_x, ray_height, half_y), got {self.scan_range!r}"
+            ) from None
+        scan = (_finite("scan_range[0]", hx, positive=True), _finite("scan_range[1]", ray),
+                _finite("scan_range[2]", hy, positive=True))
+        object.__setattr__(self, "scan_range", scan)
+        object.__setattr__(self, "spacing", _finite("spacing", self.spacing, positive=True))
+        object.__setattr__(self, "max_climb", _finite("max_climb", self.max_climb, nonneg=True))
+        object.__setattr__(self, "clearance", _finite("clearance", self.clearance, nonneg=True))
+        object.__setattr__(self, "agent_radius", _finite("agent_radius", self.agent_radius, nonneg=True))
+        object.__setattr__(self, "agent_height", _finite("agent_height", self.agent_height, positive=True))
+        object.__setattr__(self, "link_lift", _finite("link_lift", self.link_lift, nonneg=True))
+        try:
+            cx, cy = self.center
+        except (TypeError, ValueError):
+            raise ValueError(f"center must be (x, y), got {self.center!r}") from None
+        object.__setattr__(self, "center", (_finite("center[0]", cx), _finite("center[1]", cy)))
+        if self.cols < 1 or self.rows < 1:
+            raise ValueError(f"spacing {self.spacing} is larger than the scan range {self.scan_range}")
+
+    @property
+    def half_x(self) -> float:
+        return self.scan_range[0]
+
+    @property
+    def ray_height(self) -> float:
+        return self.scan_range[1]
+
+    @property
+    def half_y(self) -> float:
+        return self.scan_range[2]
+
+    @property
+    def radius(self) -> float:
+        """The clearance applied: ``max(clearance, agent_radius)``."""
+        return max(self.clearance, self.agent_radius)
+
+    @property
+    def cols(self) -> int:
+        return int(math.floor(2 * self.half_x / self.spacing + 1e-9))
+
+    @property
+    def rows(self) -> int:
+        return int(math.floor(2 * self.half_y / self.spacing + 1e-9))
+
+    def grid(self) -> GridIndex:
+        origin = (self.center[0] - self.half_x, self.center[1] - self.half_y)
+        return GridIndex(origin=origin, spacing=self.spacing, rows=self.rows, cols=self.cols)
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+@nb.njit(cache=True)
+def _shape_aabb_hits(G, item, x0, y0, x1, y1):
+    """Does shape ``item``'s ground-plane AABB meet the box [x0, x1] x [y0, y1]?"""
+    rects, circs = G[0], G[1]
+    n_rect = rects.shape[0]
+    if item < n_rect:
+        r = rects[item]
+        ex = abs(r[2]) * r[4] + abs(r[3]) * r[5]
+        ey = abs(r[3]) * r[4] + abs(r[2]) * r[5]
+        return r[0] + ex >= x0 and r[0] - ex <= x1 and r[1] + ey >= y0 and r[1] - ey <= y1
+    c = circs[item - n_rect]
+    return c[0] + c[2] >= x0 and c[0] - c[2] <= x1 and c[1] + c[2] >= y0 and c[1] - c[2] <= y1
+
+
+@nb.njit(cache=True)
+def _local_top(G, cand, n_cand, x, y, zmax):
+    """``_top_at`` over the shapes ``cand[:n_cand]`` only (the caller's neighbourhood)."""
+    meta = G[2]
+    if not (meta[0] <= x <= meta[2] and meta[1] <= y <= meta[3]):
+        return np.nan
+    zlim = zmax + 1e-9
+    best = meta[4] if meta[4] <= zlim else -np.inf
+    for q in range(n_cand):
+        h = _shape_top_at(G, cand[q], x, y)
+        if h == h and h <= zlim and h > best:
+            best = h
+    if best == -np.inf:
+        return np.nan
+    return best
+
+
+@nb.njit(cache=True)
+def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, out_h):
+    """Elevation of each node slot in ``todo`` (NaN: invalid) into ``out_h``."""
+    meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
+    n_rays = LEDGE_RAYS
+    n_rings = max(2, int(math.ceil(radius / LEDGE_STEP))) if radius > 0.0 else 0
+    cos_t = np.empty(n_rays)
+    sin_t = np.empty(n_rays)
+    for d in range(n_rays):
+        cos_t[d] = math.cos(2.0 * math.pi * d / n_rays)
+        sin_t[d] = math.sin(2.0 * math.pi * d / n_rays)
+    cand = np.empty(64, dtype=np.int64)
+    for k in range(todo.shape[0]):
+        node = todo[k]
+        x, y = xs[node], ys[node]
+        h = _top_at(G, x, y, ray_height)
+        if h != h or radius <= 0.0:
+            out_h[node] = h
+            continue
+        zlo, zhi = h + max_climb, h + agent_height
+        # the map's edge is a ledge
+        ok = meta[0] <= x - radius and x + radius <= meta[2] and meta[1] <= y - radius and y + radius <= meta[3]
+        # the shapes near the node (duplicates from several buckets are harmless)
+        x0, y0, x1, y1 = x - radius, y - radius, x + radius, y + radius
+        n_cand = 0
+        i0, i1, j0, j1 = _bucket_range(meta, dims, x0, y0, x1, y1)
+        for j in range(j0, j1 + 1):
+            for i in range(i0, i1 + 1):
+                b = j * dims[0] + i
+                for q in range(bptr[b], bptr[b + 1]):
+                    it = bitems[q]
+                    if _shape_aabb_hits(G, it, x0, y0, x1, y1):
+                        if n_cand == cand.shape[0]:
+                            grown = np.empty(2 * n_cand, dtype=np.int64)
+                            grown[:n_cand] = cand
+                            cand = grown
+                        cand[n_cand] = it
+                        n_cand += 1
+        # wall: exact distance to the wall part of every nearby shape
+        for q in range(n_cand):
+            if not ok:
+                break
+            if _wall_distance(G, cand[q], x, y, zlo, zhi) < radius:
+                ok = False
+        # ledge: the ground within radius may not drop by more than max_climb. The floor lies
+        # under every point of the map, so a node within max_climb of it has no ledge.
+        floor_min = h - max_climb - 1e-9
+        if ok and n_cand > 0 and meta[4] < floor_min:
+            for ring in range(1, n_rings + 1):
+                if not ok:
+                    break
+                rho = radius * ring / n_rings
+                for d in range(n_rays):
+                    g = _local_top(G, cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
+                    if not (g >= floor_min):
+                        ok = False
+                        break
+        out_h[node] = h if ok else np.nan
+
+
+# (d_col, d_row) of the 8 neighbours
+_NEIGHBOURS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)], dtype=np.int64)
+
+
+@nb.njit(cache=True)
+def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spacing, nbrs):
+    """Links touching the node slots in ``todo`` (both directions; each pair tested once)."""
+    cap = todo.shape[0] * 16
+    src = np.empty(cap, dtype=np.int64)
+    dst = np.empty(cap, dtype=np.int64)
+    cost = np.empty(cap, dtype=np.float64)
+    diag = math.sqrt(2.0) * spacing
+    m = 0
+    for k in range(todo.shape[0]):
+        a = todo[k]
+        ha = hs[a]
+        if ha != ha:
+            continue
+        row, col = a // cols, a % cols
+        for d in range(8):
+            c2, r2 = col + nbrs[d, 0], row + nbrs[d, 1]
+            if c2 < 0 or c2 >= cols or r2 < 0 or r2 >= rows:
+                continue
+            b = r2 * cols + c2
+            if in_region[b] and b < a:
+                continue  # the pair is tested from b
+            hb = hs[b]
+            if hb != hb or abs(ha - hb) > max_climb + _CLIMB_TOL:
+                continue
+            # test each pair in one orientation (low id → high id) so links stay symmetric
+            lo, hi = (a, b) if a < b else (b, a)
+            if _segment_blocked(G, xs[lo], ys[lo], hs[lo] + lift, xs[hi], ys[hi], hs[hi] + lift):
+                continue
+            w = diag if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
+            src[m], dst[m], cost[m] = a, b, w
+            src[m + 1], dst[m + 1], cost[m + 1] = b, a, w
+            m += 2
+    return src[:m], dst[:m], cost[:m]
+
+
+# --- API ---------------------------------------------------------------------------------------
+
+
+def _slots(grid: GridIndex) -> tuple[np.ndarray, np.ndarray]:
+    centres = grid.cell_centres()
+    return np.ascontiguousarray(centres[:, 0]), np.ascontiguousarray(centres[:, 1])
+
+
+def _scan(geometry: MapGeometry, params: ScanParams, grid: GridIndex, hs: np.ndarray,
+          todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Re-scan the slots ``todo`` into ``hs`` (in place); returns the links touching them."""
+    G = geometry.kernel_data()
+    xs, ys = _slots(grid)
+    _scan_nodes(G, xs, ys, todo, params.ray_height, params.max_climb, params.radius,
+                params.agent_height, hs)
+    in_region = np.zeros(hs.shape[0], dtype=np.bool_)
+    in_region[todo] = True
+    return _link_nodes(G, xs, ys, hs, todo, in_region, grid.cols, grid.rows, params.max_climb,
+                       params.link_lift, params.spacing, _NEIGHBOURS)
+
+
+def scan_heightfield(geometry: MapGeometry, params: ScanParams | None = None) -> NavGraph:
+    """Scan ``geometry`` into a NavGraph (the seed's AIGraph.Awake).
+
+    Returns a NavGraph with ``params.rows * params.cols`` node slots; invalid slots have
+    elevation NaN and no edges; ``max_climb`` = ``params.max_climb``; all edges EDGE_WALK."""
+    params = ScanParams() if params is None else params
+    grid = params.grid()
+    n = grid.rows * grid.cols
+    hs = np.full(n, np.nan)
+    src, dst, cost = _scan(geometry, params, grid, hs, np.arange(n, dtype=np.int64))
+    return _graph(grid, hs, src, dst, cost, params, version=0)
+
+
+def _graph(grid, hs, src, dst, cost, params, version, kinds=None) -> NavGraph:
+    xs, ys = _slots(grid)
+    positions = np.stack([xs, ys, hs], axis=1)
+    return NavGraph.from_edges(positions, ~np.isnan(hs), src, dst, cost, grid, kinds=kinds,
+                               max_climb=params.max_climb, version=version)
+
+
+def region_nodes(graph: NavGraph, params: ScanParams, aabb: AABB) -> np.ndarray:
+    """Node slots whose node or links may change when the shapes inside ``aabb`` change.
+
+    A node's validity depends on the shapes within the clearance radius; a link's on the
+    shapes its segment crosses (at most ``sqrt(2) * spacing`` from either end). So: the slots
+    within ``max(radius, sqrt(2) * spacing)`` of ``aabb``."""
+    xmin, ymin, xmax, ymax = (float(v) for v in aabb)
+    margin = max(params.radius, math.sqrt(2.0) * params.spacing) + 1e-6
+    g = graph.grid
+    c0 = max(int(math.ceil((xmin - margin - g.origin[0]) / g.spacing)), 0)
+    c1 = min(int(math.floor((xmax + margin - g.origin[0]) / g.spacing)), g.cols - 1)
+    r0 = max(int(math.ceil((ymin - margin - g.origin[1]) / g.spacing)), 0)
+    r1 = min(int(math.floor((ymax + margin - g.origin[1]) / g.spacing)), g.rows - 1)
+    if c0 > c1 or r0 > r1:
+        return np.zeros(0, dtype=np.int64)
+    rr, cc = np.meshgrid(np.arange(r0, r1 + 1), np.arange(c0, c1 + 1), indexing="ij")
+    return (rr * g.cols + cc).ravel().astype(np.int64)
+
+
+def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, aabb: AABB) -> NavGraph:
+    """Rebuild only the part of ``graph`` that a change of the shapes inside ``aabb`` touches.
+
+    Re-scans the slots of :func:`region_nodes`, re-links the links touching them and keeps
+    every other link as it was (kinds included). Node ids are unchanged; the result's
+    ``version`` is ``graph.version + 1``. Equal to a full :func:`scan_heightfield` of the
+    changed geometry when ``aabb`` covers the change (``MapGeometry.move``/``remove`` return it)."""
+    grid = params.grid()
+    if grid != graph.grid:
+        raise ValueError(f"params describe grid {grid}, the graph was built on {graph.grid}")
+    todo = region_nodes(graph, params, aabb)
+    hs = graph.positions[:, 2].copy()
+    if todo.size == 0:
+        return _graph(grid, hs, graph.edge_sources(), graph.indices, graph.costs, params,
+                      graph.version + 1, graph.kinds)
+    src_new, dst_new, cost_new = _scan(geometry, params, grid, hs, todo)
+    in_region = np.zeros(graph.node_count, dtype=bool)
+    in_region[todo] = True
+    src_old = graph.edge_sources()
+    keep = ~(in_region[src_old] | in_region[graph.indices])
+    src = np.concatenate([src_old[keep], src_new])
+    dst = np.concatenate([graph.indices[keep].astype(np.int64), dst_new])
+    cost = np.concatenate([graph.costs[keep], cost_new])
+    kinds = np.concatenate([graph.kinds[keep], np.full(src_new.shape, EDGE_WALK, np.uint8)])
+    return _graph(grid, hs, src, dst, cost, params, graph.version + 1, kinds)
+
+
+def path_crosses_region(graph: NavGraph, params: ScanParams, path_nodes, aabb: AABB) -> bool:
+    """Does a path (node ids) use a node or link that :func:`rebuild_region` may change for
+    ``aabb``? A path for which this is False is still valid on the rebuilt graph (though a
+    removed obstacle may have opened a shorter one)."""
+    nodes = np.asarray(path_nodes, dtype=np.int64).reshape(-1)
+    if nodes.size == 0:
+        return False
+    return bool(np.isin(nodes, region_nodes(graph, params, aabb)).any())
