@@ -1,0 +1,495 @@
+"""RenderSystem: draws the world top-down with OpenGL (pyglet); never changes simulation state.
+
+pyglet is imported lazily, on the first :func:`load_pyglet` call (constructing a RenderSystem
+or drawing), never by importing this module: a headless simulation that does not ask for
+pictures never loads pyglet. Without a display, pyglet runs in its headless EGL mode; its
+``headless`` option must be set before ``pyglet.window`` / ``pyglet.gl`` are first imported, so
+every pyglet import in the project goes through :func:`load_pyglet`.
+
+What gets drawn comes from :mod:`ecs_nav.draw` as numpy arrays; this module only uploads them:
+one vertex buffer and one draw call per layer, and every agent body in a single instanced draw
+call (a quad per table row, the disc, rim, heading tick and selection ring shaded in the
+fragment shader).
+
+Captures render into a framebuffer object of the requested size on the process's one hidden
+offscreen window (:func:`offscreen_window`), so any number of screenshots and recordings of any
+size share one GL context.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ecs_nav import draw
+from ecs_nav.components import Path, Player
+from ecs_nav.world import System, World
+
+pyglet: Any = None  # the pyglet module, once load_pyglet() has run
+gl: Any = None  # pyglet.gl
+_offscreen: Any = None  # the process's one hidden window (a GL context for captures)
+
+
+class RenderUnavailable(RuntimeError):
+    """No OpenGL context can be made here (no display, and pyglet's headless EGL mode failed)."""
+
+
+def display_available() -> bool:
+    """Whether a windowing system is reachable (always true off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def load_pyglet(headless: bool | None = None) -> Any:
+    """Import pyglet (once per process) and return it.
+
+    ``headless`` None picks headless EGL mode when there is no display. The choice is made by
+    the first call: pyglet reads the option when its window module is imported, so a later call
+    asking for the other mode gets the mode already in force."""
+    global pyglet, gl
+    if pyglet is not None:
+        return pyglet
+    import importlib
+
+    module = importlib.import_module("pyglet")
+    if "pyglet.window" not in sys.modules:
+        module.options["headless"] = (not display_available()) if headless is None else bool(headless)
+    try:
+        importlib.import_module("pyglet.window")
+        gl_module = importlib.import_module("pyglet.gl")
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        raise RenderUnavailable(_no_context_message(module, exc)) from exc
+    pyglet, gl = module, gl_module
+    return pyglet
+
+
+def _no_context_message(module: Any, exc: BaseException) -> str:
+    mode = "headless EGL" if module.options["headless"] else "a window on $DISPLAY"
+    return (f"cannot create an OpenGL context ({mode}): {type(exc).__name__}: {exc}. "
+            "Without a display, rendering needs EGL (Mesa's libEGL, e.g. apt install libegl1 libgl1-mesa-dri).")
+
+
+def offscreen_window() -> Any:
+    """The process's one hidden window: the GL context that captures render in (made once)."""
+    global _offscreen
+    if _offscreen is None or getattr(_offscreen, "context", None) is None:
+        p = load_pyglet()
+        try:
+            _offscreen = p.window.Window(16, 16, visible=False, caption="ecs_nav offscreen")
+        except Exception as exc:
+            raise RenderUnavailable(_no_context_message(p, exc)) from exc
+    _offscreen.switch_to()
+    return _offscreen
+
+
+# --- GL helpers ---------------------------------------------------------------------------------
+
+_COLOURED_VS = """#version 330 core
+layout(location = 0) in vec2 position;
+layout(location = 1) in vec4 colour;
+uniform mat4 u_matrix;
+out vec4 v_colour;
+void main() {
+    v_colour = colour;
+    gl_Position = u_matrix * vec4(position, 0.0, 1.0);
+}
+"""
+
+_COLOURED_FS = """#version 330 core
+in vec4 v_colour;
+out vec4 frag;
+void main() { frag = v_colour; }
+"""
+
+# One instanced quad per agent. The quad reaches a few pixels past the radius so the
+# antialiased edge and the selection ring fit; everything is measured in radii (v_local).
+_AGENT_VS = """#version 330 core
+layout(location = 0) in vec2 corner;
+layout(location = 1) in vec3 center_radius;
+layout(location = 2) in vec2 heading;
+layout(location = 3) in vec4 colour_selected;
+uniform mat4 u_matrix;
+uniform float u_pixel;  // world units per pixel
+out vec2 v_local;
+out vec2 v_heading;
+out vec4 v_colour_selected;
+out float v_pixel;
+void main() {
+    float radius = max(center_radius.z, 1.5 * u_pixel);
+    float pad = radius + 4.0 * u_pixel;
+    v_local = corner * pad / radius;
+    v_heading = heading;
+    v_colour_selected = colour_selected;
+    v_pixel = u_pixel / radius;
+    gl_Position = u_matrix * vec4(center_radius.xy + corner * pad, 0.0, 1.0);
+}
+"""
+
+_AGENT_FS = """#version 330 core
+in vec2 v_local;
+in vec2 v_heading;
+in vec4 v_colour_selected;
+in float v_pixel;
+uniform vec3 u_selection;
+out vec4 frag;
+void main() {
+    float d = length(v_local);
+    float aa = v_pixel;
+    float body = 1.0 - smoothstep(1.0 - aa, 1.0 + aa, d);
+    vec3 colour = v_colour_selected.rgb;
+    colour = mix(colour, colour * 0.4, smoothstep(0.80 - aa, 0.80 + aa, d));  // rim
+    float h_len = length(v_heading);
+    if (h_len > 1e-6) {
+        vec2 h = v_heading / h_len;
+        float along = dot(v_local, h);
+        float across = abs(v_local.x * h.y - v_local.y * h.x);
+        float tick = step(0.35, along) * (1.0 - smoothstep(0.14 - aa, 0.14 + aa, across));
+        colour = mix(colour, vec3(1.0), 0.9 * tick * step(along, 1.0));
+    }
+    float ring = 0.0;
+    if (v_colour_selected.a > 0.5) {
+        ring = smoothstep(1.0 + aa, 1.0 + 1.5 * aa, d) * (1.0 - smoothstep(1.0 + 3.0 * aa, 1.0 + 3.5 * aa, d));
+    }
+    float alpha = max(body, ring);
+    if (alpha <= 0.0) discard;
+    frag = vec4(mix(colour, u_selection, ring * (1.0 - body)), alpha);
+}
+"""
+
+
+def _program(vertex: str, fragment: str) -> Any:
+    from pyglet.graphics.shader import Shader, ShaderProgram
+
+    return ShaderProgram(Shader(vertex, "vertex"), Shader(fragment, "fragment"))
+
+
+class _Buffer:
+    """A growable GL array buffer filled from numpy arrays."""
+
+    def __init__(self) -> None:
+        self.id = gl.GLuint()
+        gl.glGenBuffers(1, ctypes.byref(self.id))
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.id)  # a vertex array's attribute pointers read this binding
+        self.capacity = 0
+
+    def upload(self, array: np.ndarray) -> None:
+        data = np.ascontiguousarray(array, dtype=np.float32)
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.id)
+        pointer = data.ctypes.data_as(ctypes.POINTER(gl.GLvoid))
+        if data.nbytes > self.capacity:
+            self.capacity = max(data.nbytes, self.capacity * 2)
+            gl.glBufferData(gl.GL_ARRAY_BUFFER, self.capacity, None, gl.GL_DYNAMIC_DRAW)
+        if data.nbytes:
+            gl.glBufferSubData(gl.GL_ARRAY_BUFFER, 0, data.nbytes, pointer)
+
+    def delete(self) -> None:
+        gl.glDeleteBuffers(1, ctypes.byref(self.id))
+
+
+class _Mesh:
+    """A vertex array of (k, 6) ``x, y, r, g, b, a`` rows drawn as lines or triangles."""
+
+    def __init__(self, mode: int) -> None:
+        self.mode = mode
+        self.count = 0
+        self.key: Any = None  # what the data was built from (for static layers)
+        self.vao = gl.GLuint()
+        gl.glGenVertexArrays(1, ctypes.byref(self.vao))
+        gl.glBindVertexArray(self.vao)
+        self.buffer = _Buffer()
+        stride = 6 * 4
+        gl.glEnableVertexAttribArray(0)
+        gl.glVertexAttribPointer(0, 2, gl.GL_FLOAT, gl.GL_FALSE, stride, None)
+        gl.glEnableVertexAttribArray(1)
+        gl.glVertexAttribPointer(1, 4, gl.GL_FLOAT, gl.GL_FALSE, stride, ctypes.c_void_p(8))
+        gl.glBindVertexArray(0)
+
+    def upload(self, rows: np.ndarray) -> None:
+        self.buffer.upload(rows)
+        self.count = int(rows.shape[0])
+
+    def draw(self) -> None:
+        if self.count:
+            gl.glBindVertexArray(self.vao)
+            gl.glDrawArrays(self.mode, 0, self.count)
+
+
+class _AgentMesh:
+    """Every agent body in one instanced draw call from (n, 9) instance rows."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.vao = gl.GLuint()
+        gl.glGenVertexArrays(1, ctypes.byref(self.vao))
+        gl.glBindVertexArray(self.vao)
+        self.quad = _Buffer()
+        self.quad.upload(np.array([[-1, -1], [1, -1], [-1, 1], [1, 1]], dtype=np.float32))
+        gl.glEnableVertexAttribArray(0)
+        gl.glVertexAttribPointer(0, 2, gl.GL_FLOAT, gl.GL_FALSE, 8, None)
+        self.instances = _Buffer()
+        self.instances.upload(np.zeros((1, 9), np.float32))
+        stride = 9 * 4
+        for location, size, offset in ((1, 3, 0), (2, 2, 12), (3, 4, 20)):
+            gl.glEnableVertexAttribArray(location)
+            gl.glVertexAttribPointer(location, size, gl.GL_FLOAT, gl.GL_FALSE, stride, ctypes.c_void_p(offset))
+            gl.glVertexAttribDivisor(location, 1)
+        gl.glBindVertexArray(0)
+
+    def upload(self, rows: np.ndarray) -> None:
+        self.instances.upload(rows)
+        self.count = int(rows.shape[0])
+
+    def draw(self) -> None:
+        if self.count:
+            gl.glBindVertexArray(self.vao)
+            gl.glDrawArraysInstanced(gl.GL_TRIANGLE_STRIP, 0, 4, self.count)
+
+
+class _Target:
+    """A framebuffer object of one size, read back as an RGB numpy image."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.fbo, self.colour = gl.GLuint(), gl.GLuint()
+        gl.glGenFramebuffers(1, ctypes.byref(self.fbo))
+        gl.glGenRenderbuffers(1, ctypes.byref(self.colour))
+        gl.glBindRenderbuffer(gl.GL_RENDERBUFFER, self.colour)
+        gl.glRenderbufferStorage(gl.GL_RENDERBUFFER, gl.GL_RGBA8, width, height)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self.fbo)
+        gl.glFramebufferRenderbuffer(gl.GL_FRAMEBUFFER, gl.GL_COLOR_ATTACHMENT0, gl.GL_RENDERBUFFER, self.colour)
+        status = gl.glCheckFramebufferStatus(gl.GL_FRAMEBUFFER)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+        if status != gl.GL_FRAMEBUFFER_COMPLETE:
+            raise RenderUnavailable(f"offscreen framebuffer {width}x{height} is incomplete (status 0x{status:x})")
+
+    def bind(self) -> None:
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self.fbo)
+        gl.glViewport(0, 0, self.width, self.height)
+
+    def read(self) -> np.ndarray:
+        """(height, width, 3) uint8, row 0 at the top."""
+        image = np.empty((self.height, self.width, 4), dtype=np.uint8)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self.fbo)
+        gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 1)
+        gl.glReadPixels(0, 0, self.width, self.height, gl.GL_RGBA, gl.GL_UNSIGNED_BYTE,
+                        image.ctypes.data_as(ctypes.POINTER(gl.GLvoid)))
+        return np.ascontiguousarray(image[::-1, :, :3])
+
+
+# --- the renderer ---------------------------------------------------------------------------------
+
+
+class Renderer:
+    """Draws a World into the framebuffer bound in the current GL context.
+
+    Static layers (the map, the nav graph) are rebuilt only when the map object or the graph's
+    version changes; the flow field when its arrays change; agents, paths, velocities and
+    steering targets every frame. GL objects belong to the context current at construction.
+    """
+
+    def __init__(self) -> None:
+        load_pyglet()
+        self.context = gl.current_context
+        self.coloured = _program(_COLOURED_VS, _COLOURED_FS)
+        self.agent_program = _program(_AGENT_VS, _AGENT_FS)
+        self.meshes = {
+            "map": _Mesh(gl.GL_TRIANGLES),
+            "heat_map": _Mesh(gl.GL_TRIANGLES),
+            "graph_edges": _Mesh(gl.GL_LINES),
+            "graph_nodes": _Mesh(gl.GL_LINES),
+            "flow_field": _Mesh(gl.GL_LINES),
+            "paths": _Mesh(gl.GL_LINES),
+            "steer_targets": _Mesh(gl.GL_LINES),
+            "velocity": _Mesh(gl.GL_LINES),
+        }
+        self.overlay = _Mesh(gl.GL_TRIANGLES)
+        self.agents = _AgentMesh()
+        self._labels: dict[str, Any] = {}
+
+    # --- building the layers -----------------------------------------------------------------
+
+    def _static(self, name: str, key: tuple, build: Callable[[], np.ndarray]) -> None:
+        mesh = self.meshes[name]
+        if mesh.key is None or len(mesh.key) != len(key) or any(a is not b and a != b for a, b in zip(mesh.key, key)):
+            mesh.upload(build())
+            mesh.key = key
+
+    def prepare(self, world: World, layers: Iterable[str], selected_rows: Any = ()) -> None:
+        """Upload what the visible ``layers`` need from ``world`` (CPU side of a frame)."""
+        layers = set(layers)
+        graph, flow = world.nav_graph, world.resources.get("flow_field")
+        table = world.table
+        if "map" in layers:
+            self._static("map", (world.map, getattr(world.map, "version", 0)),
+                         lambda: draw.map_triangles(world.map))
+        graph_key = (graph, getattr(graph, "version", 0))
+        if "graph_edges" in layers:
+            self._static("graph_edges", graph_key, lambda: draw.graph_edge_lines(graph))
+        if "graph_nodes" in layers:
+            self._static("graph_nodes", graph_key, lambda: draw.graph_node_ticks(graph))
+        flow_key = graph_key + ((flow.get("distance"), flow.get("direction"), flow.get("version"))
+                                if isinstance(flow, dict) else (None, None, None))
+        if "heat_map" in layers:
+            self._static("heat_map", flow_key, lambda: draw.heat_map_triangles(graph, flow))
+        if "flow_field" in layers:
+            self._static("flow_field", flow_key, lambda: draw.flow_field_arrows(graph, flow))
+        if "paths" in layers:
+            self.meshes["paths"].upload(draw.path_lines([(e, c[0]) for e, c in world.query(Path)], table))
+        if "steer_targets" in layers:
+            self.meshes["steer_targets"].upload(draw.steer_target_lines(table))
+        if "velocity" in layers:
+            self.meshes["velocity"].upload(draw.velocity_lines(table))
+        if "agents" in layers:
+            players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))
+            self.agents.upload(draw.agent_instances(table, players, selected_rows))
+
+    # --- drawing -------------------------------------------------------------------------------
+
+    def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] = draw.LAYERS,
+             selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
+        """Clear the bound framebuffer and draw ``layers`` of ``world`` through ``camera``;
+        ``overlay`` lines go in a panel at the top left, ``help_text`` in one at the centre."""
+        layers = set(layers)
+        self.prepare(world, layers, selected_rows)
+        gl.glClearColor(*draw.PALETTE["background"])
+        gl.glClear(gl.GL_COLOR_BUFFER_BIT)
+        gl.glEnable(gl.GL_BLEND)
+        gl.glBlendFunc(gl.GL_SRC_ALPHA, gl.GL_ONE_MINUS_SRC_ALPHA)
+        matrix = tuple(float(v) for v in camera.matrix())
+        program = self.coloured
+        program.use()
+        program["u_matrix"] = matrix
+        for name in draw.LAYERS:
+            if name == "agents" and name in layers:
+                program.stop()
+                agent_program = self.agent_program
+                agent_program.use()
+                agent_program["u_matrix"] = matrix
+                agent_program["u_pixel"] = 1.0 / camera.scale
+                agent_program["u_selection"] = tuple(draw.PALETTE["selection"][:3])
+                self.agents.draw()
+                agent_program.stop()
+                program.use()
+            elif name in layers and name in self.meshes:
+                self.meshes[name].draw()
+        gl.glBindVertexArray(0)
+        program.stop()
+        if "hud" in layers and overlay:
+            self._text_panel("hud", "\n".join(overlay), camera, anchor="top_left")
+        if help_text:
+            self._text_panel("help", help_text, camera, anchor="center")
+
+    def _text_panel(self, key: str, text: str, camera: draw.Camera, anchor: str) -> None:
+        """A block of monospaced text on a translucent panel, in window pixels."""
+        label = self._labels.get(key)
+        if label is None:
+            label = pyglet.text.Label("", font_name=["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"],
+                                      font_size=11, multiline=True, width=2000, color=(235, 235, 235, 255))
+            self._labels[key] = label
+        if label.text != text:
+            label.text = text
+        w, h = label.content_width, label.content_height
+        pad = 8
+        if anchor == "top_left":
+            x, y = 10, camera.height - 10 - h
+        else:
+            x, y = (camera.width - w) // 2, (camera.height - h) // 2
+        label.x, label.y, label.anchor_y = x, y + h, "top"
+        panel = draw.rectangles([x - pad, y - pad], [x + w + pad, y + h + pad], draw.PALETTE["hud_panel"])
+        self.overlay.upload(panel)
+        self.coloured.use()
+        self.coloured["u_matrix"] = tuple(float(v) for v in draw.Camera.pixels(camera.width, camera.height).matrix())
+        self.overlay.draw()
+        gl.glBindVertexArray(0)
+        self.coloured.stop()
+        label.draw()
+
+
+class RenderSystem(System):
+    """Draws the world from the table; reads only (never part of ``state_digest``).
+
+    In the tick it does nothing unless given ``on_frame``: then every ``every`` ticks it renders
+    a ``size`` frame offscreen and passes the (h, w, 3) uint8 image to ``on_frame`` (recording
+    while a scene runs). The viewer calls :meth:`draw` once per window frame instead.
+
+    Args:
+        size: (width, height) of captured frames in pixels.
+        layers: the layers to draw (default: all of ``ecs_nav.draw.LAYERS``).
+        every: capture every this many ticks (0: never, from the tick).
+        on_frame: receives each captured frame.
+        camera: a fixed camera for captures; None fits the map each frame.
+    """
+
+    name = "RenderSystem"
+    reads_only = True
+
+    def __init__(self, size: tuple[int, int] = (1280, 720), layers: Iterable[str] | None = None,
+                 every: int = 0, on_frame: Callable[[np.ndarray], None] | None = None,
+                 camera: draw.Camera | None = None) -> None:
+        super().__init__()
+        width, height = (int(v) for v in size)
+        if width < 1 or height < 1:
+            raise ValueError(f"RenderSystem.size: must be positive pixels, got {size!r}")
+        unknown = sorted(set(layers or ()) - set(draw.LAYERS))
+        if unknown:
+            raise ValueError(f"RenderSystem.layers: unknown layer {unknown[0]!r} (known: {', '.join(draw.LAYERS)})")
+        self.size = (width, height)
+        self.layers = set(draw.LAYERS if layers is None else layers)
+        self.every = int(every)
+        self.on_frame = on_frame
+        self.camera = camera
+        self._renderers: dict[Any, Renderer] = {}
+        self._targets: dict[tuple[int, int], _Target] = {}
+        load_pyglet()
+
+    def update(self, world: World) -> None:
+        if self.on_frame is not None and self.every > 0 and world.tick % self.every == 0:
+            self.on_frame(self.capture(world))
+
+    def renderer(self) -> Renderer:
+        """The Renderer of the current GL context (made on first use in each context)."""
+        context = gl.current_context
+        renderer = self._renderers.get(context)
+        if renderer is None:
+            renderer = self._renderers[context] = Renderer()
+        return renderer
+
+    def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] | None = None,
+             selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
+        """Draw into whatever framebuffer is bound now (the viewer's window)."""
+        self.renderer().draw(world, camera, self.layers if layers is None else layers,
+                             selected_rows, overlay, help_text)
+
+    def capture(self, world: World, size: tuple[int, int] | None = None, camera: draw.Camera | None = None,
+                layers: Iterable[str] | None = None, overlay: list[str] | None = None) -> np.ndarray:
+        """Render ``world`` offscreen and return the (height, width, 3) uint8 RGB image.
+        ``overlay`` None draws the capture HUD (tick, time, agents) when the "hud" layer is on."""
+        width, height = size or self.size
+        window = offscreen_window()
+        target = self._targets.get((width, height))
+        if target is None:
+            target = self._targets[(width, height)] = _Target(width, height)
+        if camera is None:
+            camera = self.camera
+        if camera is None or (camera.width, camera.height) != (width, height):
+            fitted = draw.Camera(width=width, height=height)
+            fitted.fit(draw.map_bounds(world))
+            camera = fitted if camera is None else draw.Camera(camera.center, camera.scale, width, height)
+        if overlay is None:
+            overlay = draw.hud_lines(world)
+        saved_projection = window.projection
+        window.projection = pyglet.math.Mat4.orthogonal_projection(0, width, 0, height, -255, 255)
+        target.bind()
+        try:
+            self.draw(world, camera, layers, overlay=overlay)
+            image = target.read()
+        finally:
+            gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
+            window.projection = saved_projection
+        return image
