@@ -1,0 +1,135 @@
+"""Uniform grid neighbour queries and overlap relaxation against O(n^2) references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from ecs_nav.spatial import (
+    brute_force_neighbours,
+    build_grid,
+    neighbours_within,
+    relax_overlaps,
+)
+
+coords = st.floats(-50, 50, allow_nan=False, width=64)
+point_sets = st.integers(0, 60).flatmap(lambda k: arrays(np.float64, (k, 2), elements=coords))
+
+
+@settings(max_examples=150, deadline=None)
+@given(point_sets, st.floats(0.0, 30.0), st.one_of(st.none(), st.integers(0, 5)),
+       st.floats(0.1, 20.0))
+def test_neighbours_match_brute_force(points, radius, max_neighbours, cell_size):
+    expected = brute_force_neighbours(points, radius, max_neighbours)
+    grid = build_grid(points, cell_size)
+    got = neighbours_within(points, radius, max_neighbours, grid=grid)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda k: st.tuples(
+    arrays(np.float64, (k, 2), elements=st.integers(-5, 5).map(float)),
+    arrays(np.float64, (k,), elements=st.floats(0.0, 4.0)))))
+def test_per_agent_radius_and_coincident_points(case):
+    points, radius = case  # integer lattice: many coincident points and exact distance ties
+    expected = brute_force_neighbours(points, radius)
+    got = neighbours_within(points, radius)
+    np.testing.assert_array_equal(got[1], expected[1])
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
+def test_neighbour_list_is_closest_first_and_excludes_self():
+    points = np.array([[0.0, 0.0], [3.0, 0.0], [1.0, 0.0], [0.0, 2.0], [10.0, 0.0]])
+    offsets, rows = neighbours_within(points, 3.5)
+    assert rows[offsets[0]:offsets[1]].tolist() == [2, 3, 1]  # 3.0 < 3.5; 10 is out; not 0
+    offsets, rows = neighbours_within(points, 3.5, max_neighbours=2)
+    assert rows[offsets[0]:offsets[1]].tolist() == [2, 3]
+    offsets, rows = neighbours_within(points, 3.0)  # strictly within
+    assert 1 not in rows[offsets[0]:offsets[1]].tolist()
+
+
+def test_grid_is_csr_over_cells_and_caps_its_size():
+    rng = np.random.default_rng(1)
+    points = rng.uniform(-100, 100, (500, 2))
+    grid = build_grid(points, 0.01)  # far too fine: the cell count is capped
+    assert grid.cols * grid.rows <= 4 * 500
+    assert grid.cell_start[0] == 0 and grid.cell_start[-1] == 500
+    assert sorted(grid.cell_items.tolist()) == list(range(500))
+    for c in range(grid.cols * grid.rows):  # ascending rows within a cell
+        items = grid.cell_items[grid.cell_start[c]:grid.cell_start[c + 1]]
+        assert np.all(np.diff(items) > 0)
+
+
+def test_empty_and_invalid_inputs():
+    offsets, rows = neighbours_within(np.zeros((0, 2)), 1.0)
+    assert offsets.tolist() == [0] and rows.size == 0
+    with pytest.raises(ValueError):
+        neighbours_within(np.array([[0.0, np.nan]]), 1.0)
+    with pytest.raises(ValueError):
+        neighbours_within(np.zeros((2, 2)), -1.0)
+    assert relax_overlaps(np.zeros((0, 2)), 1.0).shape == (0, 2)
+
+
+def _max_overlap(pos, radius):
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=2)
+    overlap = radius[:, None] + radius[None] - d
+    np.fill_diagonal(overlap, -np.inf)
+    return overlap.max(initial=-np.inf)
+
+
+def test_relax_two_agents_moves_each_half_of_the_factor():
+    pos = np.array([[0.0, 0.0], [1.0, 0.0]])
+    out = relax_overlaps(pos, 1.0, iterations=1)
+    # penetration 1, each takes half, DetourCrowd's factor 0.7
+    np.testing.assert_allclose(out, [[-0.35, 0.0], [1.35, 0.0]])
+    out = relax_overlaps(pos, 1.0, iterations=1, movable=[False, True])
+    np.testing.assert_allclose(out, [[0.0, 0.0], [1.7, 0.0]])
+    out = relax_overlaps(pos, 1.0, iterations=1, resolve_factor=1.0)
+    np.testing.assert_allclose(out, [[-0.5, 0.0], [1.5, 0.0]])
+    np.testing.assert_array_equal(pos, [[0.0, 0.0], [1.0, 0.0]])  # input untouched
+
+
+def test_relax_coincident_agents_separate_by_id():
+    pos = np.zeros((2, 2))
+    out = relax_overlaps(pos, 0.5, iterations=1, entity_ids=[7, 3], resolve_factor=1.0)
+    np.testing.assert_allclose(out, [[0.5, 0.0], [-0.5, 0.0]])  # id 3 goes to -x
+    assert np.all(np.isfinite(out))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40).flatmap(lambda k: st.tuples(
+    arrays(np.float64, (k, 2), elements=st.floats(-4, 4)),
+    arrays(np.float64, (k,), elements=st.floats(0.1, 1.0)))), st.randoms(use_true_random=False))
+def test_relax_is_order_independent_and_reduces_overlap(case, rnd):
+    pos, radius = case
+    ids = np.arange(len(pos)) * 3 + 11
+    out = relax_overlaps(pos, radius, iterations=4, entity_ids=ids)
+    assert np.all(np.isfinite(out))
+    perm = np.array(rnd.sample(range(len(pos)), len(pos)))
+    out_perm = relax_overlaps(pos[perm], radius[perm], iterations=4, entity_ids=ids[perm])
+    np.testing.assert_allclose(out_perm, out[perm], rtol=0, atol=1e-9)
+    before, after = _max_overlap(pos, radius), _max_overlap(out, radius)
+    if before > 1e-9:
+        assert after < before + 1e-9
+
+
+def test_relax_resolves_a_sparse_crowd():
+    rng = np.random.default_rng(3)
+    pos = rng.uniform(0, 100, (2000, 2))
+    radius = np.full(2000, 0.5)
+    before = _max_overlap(pos, radius)
+    after_4 = _max_overlap(relax_overlaps(pos, radius), radius)
+    after_32 = _max_overlap(relax_overlaps(pos, radius, iterations=32), radius)
+    assert after_32 < 0.05 * before and after_32 < after_4 < before
+
+
+def test_relax_pair_converges_geometrically():
+    pos = np.array([[0.0, 0.0], [0.4, 0.3]])  # distance 0.5, contact 2.0: penetration 1.5
+    out = relax_overlaps(pos, 1.0, iterations=4)
+    residual = 2.0 - np.linalg.norm(out[1] - out[0])
+    assert residual == pytest.approx(1.5 * 0.3**4)
+    assert np.allclose(out.mean(axis=0), pos.mean(axis=0))  # symmetric pushes
