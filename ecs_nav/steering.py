@@ -50,6 +50,9 @@ BRAKING_WEIGHT = 0.2
 WALL_FEELER_ANGLE = math.pi / 4
 """Wall avoidance: the side feelers point this far either side of the heading, at half length."""
 
+MIN_WALL_LENGTH = 1e-9
+"""Wall avoidance ignores segments shorter than this."""
+
 BEHAVIOURS = (
     "wall_avoidance",
     "obstacle_avoidance",
@@ -450,8 +453,9 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
     Two choices where Buckland's code is one-sided or order-dependent: a wall's normal is
     turned to face the agent (walls are two-sided: box edges and map edges alike, whatever
     their winding), and where several feelers hit, the deepest overshoot gives the force
-    (Buckland's loop lets the last feeler overwrite the others). Segments of zero length and
-    walls parallel to a feeler are ignored.
+    (Buckland's loop lets the last feeler overwrite the others). Walls
+    walls parallel to a feeler are ignored, and so are segments shorter than MIN_WALL_LENGTH
+    (they have no usable normal).
 
     Args:
         pos, heading: (k, 2). walls_a, walls_b: (w, 2) segment end points.
@@ -461,7 +465,7 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
     k = pos.shape[0]
     a = np.ascontiguousarray(walls_a, dtype=np.float64).reshape(-1, 2)
     b = np.ascontiguousarray(walls_b, dtype=np.float64).reshape(-1, 2)
-    keep = np.any(a != b, axis=1)
+    keep = length(b - a) > MIN_WALL_LENGTH
     if not keep.all():
         a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
         grid = None
@@ -481,8 +485,9 @@ def _owners(offsets: np.ndarray) -> np.ndarray:
 
 
 def _sum_per_agent(values: np.ndarray, owners: np.ndarray, k: int) -> np.ndarray:
+    """(k, 2) float64 sums of ``values`` rows by owner (bincount of nothing is int: cast)."""
     return np.stack([np.bincount(owners, values[:, 0], minlength=k),
-                     np.bincount(owners, values[:, 1], minlength=k)], axis=1)
+                     np.bincount(owners, values[:, 1], minlength=k)], axis=1).astype(np.float64)
 
 
 def separation(pos, offsets, neighbour_rows) -> np.ndarray:
