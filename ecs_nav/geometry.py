@@ -35,8 +35,10 @@ AABB = tuple[float, float, float, float]
 
 _EPS = 1e-9
 """Penetration below this is touching, not crossing (length units)."""
-MIN_SUBSTEP = 0.05
-"""Longest sub-step of a point agent (radius 0) in :meth:`MapGeometry.resolve_circles`."""
+MIN_COLLISION_RADIUS = 0.05
+"""Agents collide as discs of at least this radius (a point agent keeps 5 cm off walls), so the
+sub-steps of :meth:`MapGeometry.resolve_circles` (half the radius) stay finite and no wall,
+however thin, can be stepped over."""
 
 
 # --- shapes ------------------------------------------------------------------------------------
@@ -512,36 +514,52 @@ def _settle(G, x, y, radius, zlo, zhi):
 
 
 @nb.njit(cache=True)
+def _try_move(G, x, y, r, e, mc, bh):
+    """Settle the disc at (x, y) against the walls of elevation ``e``, then step onto the surface
+    there; if that changes the elevation, the walls change too: settle again against them.
+    Returns (x, y, elevation, remaining overlap)."""
+    cx, cy, pen = _settle(G, x, y, r, e + mc, e + bh)
+    if pen > 1e-6:
+        return cx, cy, e, pen
+    h = _top_at(G, cx, cy, e + mc)
+    if h != h:
+        h = e
+    if h != e:
+        pen = _penetration(G, cx, cy, r, h + mc, h + bh)
+        if pen > 1e-6:
+            # e.g. stepped off a ramp's side: the ramp beside is now a wall the body overlaps
+            cx, cy, pen = _settle(G, cx, cy, r, h + mc, h + bh)
+            h2 = _top_at(G, cx, cy, e + mc)
+            if h2 == h2:
+                h = h2
+            pen = _penetration(G, cx, cy, r, h + mc, h + bh)
+    return cx, cy, h, pen
+
+
+@nb.njit(cache=True)
 def _resolve_circles(G, px, py, nx, ny, radius, elev, max_climb, body_height, out_x, out_y, out_e):
     meta = G[2]
     for a in range(px.shape[0]):
         x, y, e = px[a], py[a], elev[a]
-        r, mc = radius[a], max_climb[a]
+        r, mc = max(radius[a], MIN_COLLISION_RADIUS), max_climb[a]
         mx, my = nx[a] - x, ny[a] - y
         dist = math.hypot(mx, my)
-        step = max(0.5 * r, MIN_SUBSTEP)
+        step = 0.5 * r
         n_sub = max(1, int(math.ceil(dist / step)))
         sx, sy = mx / n_sub, my / n_sub
         for _ in range(n_sub):
-            zlo, zhi = e + mc, e + body_height
             # slide: the full step pushed out of walls; else each axis alone; else stay
-            cx, cy, pen = _settle(G, x + sx, y + sy, r, zlo, zhi)
-            if pen > 1e-6:
-                bx, by, bpen = cx, cy, pen
-                cx, cy, pen = _settle(G, x + sx, y, r, zlo, zhi)
+            bx, by, be, bpen = _try_move(G, x + sx, y + sy, r, e, mc, body_height)
+            if bpen > 1e-6:
+                cx, cy, ce, pen = _try_move(G, x + sx, y, r, e, mc, body_height)
                 if pen < bpen:
-                    bx, by, bpen = cx, cy, pen
-                cx, cy, pen = _settle(G, x, y + sy, r, zlo, zhi)
+                    bx, by, be, bpen = cx, cy, ce, pen
+                cx, cy, ce, pen = _try_move(G, x, y + sy, r, e, mc, body_height)
                 if pen < bpen:
-                    bx, by, bpen = cx, cy, pen
-                stay = _penetration(G, x, y, r, zlo, zhi)
-                if stay <= bpen:
-                    bx, by = x, y
-                cx, cy = bx, by
-            x, y = cx, cy
-            h = _top_at(G, x, y, e + mc)
-            if h == h:
-                e = h
+                    bx, by, be, bpen = cx, cy, ce, pen
+                if bpen > 1e-6 and _penetration(G, x, y, r, e + mc, e + body_height) <= bpen:
+                    bx, by, be = x, y, e
+            x, y, e = bx, by, be
         out_x[a], out_y[a], out_e[a] = x, y, e
     # the map's edge: never outside the bounds even if radius exceeds half the map
     for a in range(px.shape[0]):
@@ -843,7 +861,8 @@ class MapGeometry:
         A disc cannot enter a wall (a solid rising more than ``max_climb`` above its current
         surface and starting below ``elevation + body_height``); it slides along it (the push
         out removes only the normal component of the motion). Motion is sub-stepped in steps
-        of at most ``max(radius / 2, MIN_SUBSTEP)``, so no speed tunnels through a thin wall.
+        of at most half the collision radius (``max(radius, MIN_COLLISION_RADIUS)``): a disc
+        never moves far enough in one sub-step to pass a wall, so no speed tunnels through one.
         Discs stay inside the bounds; elevation follows box tops and ramp surfaces (walking
         up a ramp ends on top of the wall it leans on) and drops where a ledge ends.
 

@@ -1,0 +1,175 @@
+"""Path smoothing by string pulling: line-of-sight shortcuts over the map geometry.
+
+A graph path zig-zags along the grid (octile moves). :func:`smooth_path` keeps the first
+waypoint and greedily jumps to the farthest later waypoint that can be walked to in a straight
+line, repeatedly, keeping the last. "Walked in a straight line" is the same rule the physics
+applies (``ecs_nav.geometry``): walking the line in steps of at most ``step``, tracking the
+elevation an agent would have (the highest surface within ``max_climb`` above it),
+
+- the disc of ``radius`` swept along each step touches no wall (exact segment-to-shape distance
+  in the ground plane, walls taken relative to the tracked elevation), so the smoothed path
+  never crosses a collider even for a wide agent;
+- the ground never drops by more than ``max_climb`` between samples (no shortcut off a ledge),
+  never ends (no shortcut across the map's edge), and the walk arrives within ``max_climb`` of
+  the target waypoint's elevation (no shortcut along the floor under a wall-top waypoint).
+
+The original graph links are always kept as a fallback, so smoothing never loses a path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ecs_nav.geometry import MapGeometry, _bucket_range, _local, _rect_wall_span, _top_at
+
+
+@nb.njit(cache=True)
+def _clip0(f0, f1, t0, t1):
+    """Clip [t0, t1] to where f0 + t (f1 - f0) <= 0."""
+    df = f1 - f0
+    if abs(df) < 1e-15:
+        if f0 > 0.0:
+            return 1.0, 0.0
+        return t0, t1
+    tc = -f0 / df
+    if df > 0.0:
+        t1 = min(t1, tc)
+    else:
+        t0 = max(t0, tc)
+    return t0, t1
+
+
+@nb.njit(cache=True)
+def _point_seg_dist(px, py, ax, ay, bx, by):
+    dx, dy = bx - ax, by - ay
+    ll = dx * dx + dy * dy
+    t = 0.0 if ll == 0.0 else min(max(((px - ax) * dx + (py - ay) * dy) / ll, 0.0), 1.0)
+    return math.hypot(px - ax - t * dx, py - ay - t * dy)
+
+
+@nb.njit(cache=True)
+def _point_rect_dist(s, t, lo, hi, hw):
+    ds = max(lo - s, 0.0, s - hi)
+    dt = max(-hw - t, 0.0, t - hw)
+    return math.hypot(ds, dt)
+
+
+@nb.njit(cache=True)
+def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi):
+    """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi)."""
+    rects, circs, meta, dims, bptr, bitems = G
+    n_rect = rects.shape[0]
+    best = np.inf
+    i0, i1, j0, j1 = _bucket_range(meta, dims, min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
+    for j in range(j0, j1 + 1):
+        for i in range(i0, i1 + 1):
+            b = j * dims[0] + i
+            for k in range(bptr[b], bptr[b + 1]):
+                it = bitems[k]
+                if it < n_rect:
+                    r = rects[it]
+                    lo, hi = _rect_wall_span(r, zlo, zhi)
+                    if not lo < hi:
+                        continue
+                    hw = r[5]
+                    sa, ta = _local(r, ax, ay)
+                    sb, tb = _local(r, bx, by)
+                    t0, t1 = 0.0, 1.0
+                    t0, t1 = _clip0(sa - hi, sb - hi, t0, t1)
+                    t0, t1 = _clip0(lo - sa, lo - sb, t0, t1)
+                    t0, t1 = _clip0(ta - hw, tb - hw, t0, t1)
+                    t0, t1 = _clip0(-hw - ta, -hw - tb, t0, t1)
+                    if t0 <= t1:
+                        return 0.0
+                    d = min(_point_rect_dist(sa, ta, lo, hi, hw), _point_rect_dist(sb, tb, lo, hi, hw))
+                    for cs in (lo, hi):
+                        for ct in (-hw, hw):
+                            d = min(d, _point_seg_dist(cs, ct, sa, ta, sb, tb))
+                    best = min(best, d)
+                else:
+                    c = circs[it - n_rect]
+                    if not (c[3] < zhi and c[4] > zlo):
+                        continue
+                    best = min(best, max(_point_seg_dist(c[0], c[1], ax, ay, bx, by) - c[2], 0.0))
+    return best
+
+
+@nb.njit(cache=True)
+def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, step):
+    length = math.hypot(bx - ax, by - ay)
+    n = max(1, int(math.ceil(length / step)))
+    clear = max(radius, 1e-9)
+    e = ae
+    px, py = ax, ay
+    for k in range(1, n + 1):
+        qx, qy = ax + (bx - ax) * k / n, ay + (by - ay) * k / n
+        if _segment_wall_distance(G, px, py, qx, qy, e + max_climb, e + body_height) < clear:
+            return False
+        h = _top_at(G, qx, qy, e + max_climb)
+        if not (h >= e - max_climb - 1e-9):  # a ledge, or off the map (NaN)
+            return False
+        e = h
+        px, py = qx, qy
+    return not (be == be) or abs(e - be) <= max_climb + 1e-9
+
+
+@nb.njit(cache=True)
+def _smooth(G, w, radius, max_climb, body_height, step):
+    k = w.shape[0]
+    keep = np.empty(k, dtype=np.int64)
+    keep[0] = 0
+    m = 1
+    i = 0
+    while i < k - 1:
+        j = k - 1
+        while j > i + 1:
+            if _line_walkable(G, w[i, 0], w[i, 1], w[i, 2], w[j, 0], w[j, 1], w[j, 2], radius, max_climb,
+                              body_height, step):
+                break
+            j -= 1
+        keep[m] = j
+        m += 1
+        i = j
+    return keep[:m]
+
+
+def line_walkable(geometry: MapGeometry, a, b, radius: float = 0.0, max_climb: float = 0.5,
+                  body_height: float = 2.0, step: float = 0.25) -> bool:
+    """Can a disc of ``radius`` walk straight from ``a`` to ``b`` ((3,) x, y, elevation)?"""
+    a = np.asarray(a, dtype=np.float64).reshape(3)
+    b = np.asarray(b, dtype=np.float64).reshape(3)
+    return bool(_line_walkable(geometry.kernel_data(), a[0], a[1], a[2], b[0], b[1], b[2], float(radius),
+                               float(max_climb), float(body_height), float(step)))
+
+
+def smooth_path(
+    waypoints,
+    geometry: MapGeometry,
+    radius: float = 0.0,
+    max_climb: float = 0.5,
+    body_height: float = 2.0,
+    step: float = 0.25,
+) -> np.ndarray:
+    """String-pull a path: (k, 3) waypoints (x, y, elevation) → (j, 3), a subsequence, j <= k.
+
+    Keeps the first and last waypoints; from each kept waypoint jumps to the farthest later one
+    reachable in a straight line (see the module docstring), falling back to the next waypoint.
+    ``step`` is the sampling step of the ground along a shortcut (walls are tested exactly)."""
+    w = np.asarray(waypoints, dtype=np.float64)
+    if w.ndim != 2 or w.shape[1] != 3:
+        raise ValueError(f"waypoints must have shape (k, 3), got {w.shape}")
+    if not np.all(np.isfinite(w[:, :2])):
+        raise ValueError("waypoint x and y must be finite")
+    for name, v in (("radius", radius), ("max_climb", max_climb), ("body_height", body_height)):
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name} must be finite and >= 0, got {v}")
+    if not (math.isfinite(step) and step > 0):
+        raise ValueError(f"step must be finite and > 0, got {step}")
+    if w.shape[0] <= 2:
+        return w.copy()
+    keep = _smooth(geometry.kernel_data(), np.ascontiguousarray(w), float(radius), float(max_climb),
+                   float(body_height), float(step))
+    return w[keep].copy()
