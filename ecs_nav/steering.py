@@ -480,48 +480,65 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
 
 # --- group behaviours over the neighbour CSR (ecs_nav.spatial.neighbours_within) -------------
 
-def _owners(offsets: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+@nb.njit(cache=True)
+def _separation(pos, offsets, rows):
+    k = pos.shape[0]
+    out = np.zeros((k, 2))
+    for i in range(k):
+        for s in range(offsets[i], offsets[i + 1]):
+            dx = pos[i, 0] - pos[rows[s], 0]
+            dy = pos[i, 1] - pos[rows[s], 1]
+            d2 = dx * dx + dy * dy
+            if d2 > 0.0:
+                out[i, 0] += dx / d2
+                out[i, 1] += dy / d2
+    return out
 
 
-def _sum_per_agent(values: np.ndarray, owners: np.ndarray, k: int) -> np.ndarray:
-    """(k, 2) float64 sums of ``values`` rows by owner (bincount of nothing is int: cast)."""
-    return np.stack([np.bincount(owners, values[:, 0], minlength=k),
-                     np.bincount(owners, values[:, 1], minlength=k)], axis=1).astype(np.float64)
+@nb.njit(cache=True)
+def _neighbour_mean(values, offsets, rows):
+    """(k, 2) mean of ``values`` over each agent's neighbours; (k,) neighbour counts."""
+    k = offsets.shape[0] - 1
+    out = np.zeros((k, 2))
+    count = np.diff(offsets)
+    for i in range(k):
+        if count[i] == 0:
+            continue
+        for s in range(offsets[i], offsets[i + 1]):
+            out[i, 0] += values[rows[s], 0]
+            out[i, 1] += values[rows[s], 1]
+        out[i, 0] /= count[i]
+        out[i, 1] /= count[i]
+    return out, count
+
+
+def _csr(offsets, neighbour_rows):
+    return (np.ascontiguousarray(offsets, dtype=np.int64),
+            np.ascontiguousarray(neighbour_rows, dtype=np.int64))
 
 
 def separation(pos, offsets, neighbour_rows) -> np.ndarray:
     """Separation (Buckland): sum over neighbours of ``normalize(to_agent) / |to_agent|``
     (to_agent = pos - neighbour pos), i.e. to_agent / |to_agent|². A coincident neighbour has no
-    direction and adds nothing."""
-    pos = np.asarray(pos, dtype=np.float64)
-    owners = _owners(offsets)
-    to_agent = pos[owners] - pos[neighbour_rows]
-    d2 = (to_agent ** 2).sum(axis=1)
-    push = np.divide(to_agent, d2[:, None], out=np.zeros_like(to_agent), where=d2[:, None] > 0)
-    return _sum_per_agent(push, owners, len(pos))
+    direction and adds nothing. ``offsets``/``neighbour_rows``: the CSR of
+    ``ecs_nav.spatial.neighbours_within``."""
+    return _separation(np.ascontiguousarray(pos, dtype=np.float64), *_csr(offsets, neighbour_rows))
 
 
 def alignment(heading, offsets, neighbour_rows) -> np.ndarray:
     """Alignment (Buckland): average neighbour heading - own heading; zero with no neighbours."""
-    heading = np.asarray(heading, dtype=np.float64)
-    owners = _owners(offsets)
-    count = np.diff(offsets).astype(np.float64)[:, None]
-    total = _sum_per_agent(heading[neighbour_rows], owners, len(heading))
-    average = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
-    return np.where(count > 0, average - heading, 0.0)
+    heading = np.ascontiguousarray(heading, dtype=np.float64)
+    average, count = _neighbour_mean(heading, *_csr(offsets, neighbour_rows))
+    return np.where((count > 0)[:, None], average - heading, 0.0)
 
 
 def cohesion(pos, vel, max_speed, offsets, neighbour_rows) -> np.ndarray:
     """Cohesion (Buckland): seek the neighbours' centre of mass, normalised to unit length (as
     Buckland's code does: cohesion is otherwise much stronger than separation and alignment).
     Zero with no neighbours."""
-    pos = np.asarray(pos, dtype=np.float64)
-    owners = _owners(offsets)
-    count = np.diff(offsets).astype(np.float64)[:, None]
-    total = _sum_per_agent(pos[neighbour_rows], owners, len(pos))
-    centre = np.divide(total, count, out=pos.copy(), where=count > 0)
-    return np.where(count > 0, normalize(seek(pos, vel, centre, max_speed)), 0.0)
+    pos = np.ascontiguousarray(pos, dtype=np.float64)
+    centre, count = _neighbour_mean(pos, *_csr(offsets, neighbour_rows))
+    return np.where((count > 0)[:, None], normalize(seek(pos, vel, centre, max_speed)), 0.0)
 
 
 def follow_flow(vel, field_direction, max_speed) -> np.ndarray:
@@ -541,22 +558,64 @@ def combine_weighted_sum(forces, weights, max_force) -> np.ndarray:
     return truncate(total, _col(max_force, forces.shape[0]))
 
 
+@nb.njit(cache=True)
+def _prioritized(forces, weights, max_force):
+    k, n = weights.shape
+    out = np.zeros((k, 2))
+    for i in range(k):
+        tx = 0.0
+        ty = 0.0
+        for b in range(n):
+            # Buckland's AccumulateForce
+            remaining = max_force[i] - np.sqrt(tx * tx + ty * ty)
+            if remaining <= 0.0:
+                break
+            fx = forces[i, b, 0] * weights[i, b]
+            fy = forces[i, b, 1] * weights[i, b]
+            magnitude = np.sqrt(fx * fx + fy * fy)
+            if magnitude > remaining:
+                fx *= remaining / magnitude
+                fy *= remaining / magnitude
+            tx += fx
+            ty += fy
+        out[i, 0] = tx
+        out[i, 1] = ty
+    return out
+
+
 def combine_prioritized(forces, weights, max_force) -> np.ndarray:
     """Weighted truncated running sum with prioritisation (Buckland's CalculatePrioritized with
     AccumulateForce): in priority order, each weighted force is added while magnitude is left
     (``max_force - |running total|`` > 0); one longer than what is left is cut to the remaining
     magnitude. Once the total reaches max_force nothing more is added.
     forces (k, B, 2) in BEHAVIOURS order, weights (k, B) -> (k, 2)."""
-    forces = np.asarray(forces, dtype=np.float64)
-    weights = np.asarray(weights, dtype=np.float64)
-    k = forces.shape[0]
-    max_force = _col(max_force, k)
-    total = np.zeros((k, 2))
-    for b in range(forces.shape[1]):
-        remaining = max_force - length(total)
-        add = forces[:, b] * weights[:, b, None]
-        total += truncate(add, np.maximum(remaining, 0.0))
-    return total
+    forces = np.ascontiguousarray(forces, dtype=np.float64)
+    k, n = forces.shape[:2]
+    weights = np.ascontiguousarray(np.broadcast_to(np.asarray(weights, dtype=np.float64), (k, n)))
+    return _prioritized(forces, weights, np.ascontiguousarray(_col(max_force, k)))
+
+
+@nb.njit(cache=True)
+def _dithered(forces, weights, probabilities, max_force, uniforms):
+    k, n = weights.shape
+    out = np.zeros((k, 2))
+    for i in range(k):
+        for b in range(n):
+            p = probabilities[i, b]
+            if not (uniforms[i, b] < p):
+                continue
+            fx = forces[i, b, 0] * weights[i, b] / p
+            fy = forces[i, b, 1] * weights[i, b] / p
+            if fx == 0.0 and fy == 0.0:
+                continue
+            magnitude = np.sqrt(fx * fx + fy * fy)
+            if magnitude > max_force[i]:
+                fx *= max_force[i] / magnitude
+                fy *= max_force[i] / magnitude
+            out[i, 0] = fx
+            out[i, 1] = fy
+            break
+    return out
 
 
 def combine_dithered(forces, weights, probabilities, max_force, uniforms) -> np.ndarray:
@@ -567,16 +626,14 @@ def combine_dithered(forces, weights, probabilities, max_force, uniforms) -> np.
 
     forces (k, B, 2); weights (k, B); probabilities (B,) or (k, B) in [0, 1];
     uniforms (k, B) in [0, 1) (e.g. ``(entity_uniforms(...) + 1) / 2``)."""
-    forces = np.asarray(forces, dtype=np.float64)
+    forces = np.ascontiguousarray(forces, dtype=np.float64)
     k, n = forces.shape[:2]
-    weights = np.asarray(weights, dtype=np.float64)
-    probabilities = np.broadcast_to(np.asarray(probabilities, dtype=np.float64), (k, n))
-    scaled = forces * np.divide(weights, probabilities, out=np.zeros((k, n)),
-                                where=probabilities > 0)[:, :, None]
-    chosen = (np.asarray(uniforms) < probabilities) & np.any(scaled != 0.0, axis=2)
-    first = np.argmax(chosen, axis=1)
-    picked = scaled[np.arange(k), first] * chosen.any(axis=1)[:, None]
-    return truncate(picked, _col(max_force, k))
+
+    def table(values):
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(values, dtype=np.float64), (k, n)))
+
+    return _dithered(forces, table(weights), table(probabilities),
+                     np.ascontiguousarray(_col(max_force, k)), table(uniforms))
 
 
 def apply_steering(vel, force, mass, max_speed, max_force, dt) -> np.ndarray:
