@@ -58,6 +58,12 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
         "neighbour_radius": ColumnSpec((), f8, 3.0),
         "steer_target": ColumnSpec((2,), f8),  # point to seek/arrive at (a waypoint or a goal)
         "target_entity": ColumnSpec((), i8, -1),  # entity to pursue/evade/flee (-1: none)
+        # path following (PathFollowSystem writes, SteeringSystem reads)
+        "follow_state": ColumnSpec((), np.int8, 0),  # FOLLOW_NONE / _SEEK / _ARRIVE / _STOPPED
+        "path_radius": ColumnSpec((), f8, 1.0),  # seed 004's path radius of the current path
+        "stuck_ticks": ColumnSpec((), np.int32, 0),  # ticks without progress (stuck detection)
+        "best_distance": ColumnSpec((), f8, np.inf),  # closest approach to the current waypoint
+        "prev_pos": ColumnSpec((2,), f8),  # position at the start of the last physics step
         # membership masks for optional components
         "has_velocity": ColumnSpec((), b1, False),
         "has_collider": ColumnSpec((), b1, False),
@@ -65,6 +71,11 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
         "has_steering": ColumnSpec((), b1, False),
         "has_steer_target": ColumnSpec((), b1, False),
     }
+
+
+FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED = 0, 1, 2, 3
+"""``follow_state`` codes: no path; seek the current waypoint; arrive at the last one; arrived
+and stopped (brake, face the target)."""
 
 
 class AgentTable:
