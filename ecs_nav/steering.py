@@ -114,13 +114,6 @@ def perp(heading: np.ndarray) -> np.ndarray:
     return np.stack([-heading[:, 1], heading[:, 0]], axis=1)
 
 
-def to_local(points: np.ndarray, pos: np.ndarray, heading: np.ndarray) -> np.ndarray:
-    """(k, 2) points in each agent's local frame (x ahead, y to the side)."""
-    d = points - pos
-    return np.stack([d[:, 0] * heading[:, 0] + d[:, 1] * heading[:, 1],
-                     -d[:, 0] * heading[:, 1] + d[:, 1] * heading[:, 0]], axis=1)
-
-
 def to_world_vector(local: np.ndarray, heading: np.ndarray) -> np.ndarray:
     """(k, 2) local vectors (x ahead, y side) turned into world vectors."""
     return np.stack([local[:, 0] * heading[:, 0] - local[:, 1] * heading[:, 1],
