@@ -23,6 +23,9 @@ LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "paths"
           "velocity", "agents", "hud")
 """Every drawable layer, in drawing order (later layers are drawn on top)."""
 
+DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map"}
+"""Layers drawn unless asked otherwise (the heat map hides the graph, so it starts off)."""
+
 PALETTE: dict[str, tuple[float, float, float, float]] = {
     "background": (0.07, 0.08, 0.10, 1.0),
     "floor": (0.20, 0.22, 0.25, 1.0),
@@ -376,9 +379,14 @@ def steer_target_lines(table: Any) -> np.ndarray:
                            crosses(target, 0.3, PALETTE["steer_target"])])
 
 
+VELOCITY_ARROW_HEADS = 2000
+"""Above this many moving rows velocities are plain segments: a software rasteriser pays per
+line, and barbs triple the count."""
+
+
 def velocity_lines(table: Any, seconds: float = VELOCITY_SECONDS) -> np.ndarray:
-    """For each moving row, an arrow from its rim along its velocity: as long as the distance
-    the velocity covers in ``seconds``."""
+    """For each moving row, an arrow from its rim along its velocity, as long as the distance
+    the velocity covers in ``seconds`` (no arrow heads above VELOCITY_ARROW_HEADS rows)."""
     pos, vel = table.live("pos"), table.live("vel")
     speed = np.hypot(vel[:, 0], vel[:, 1])
     moving = speed > 0.0
@@ -387,6 +395,8 @@ def velocity_lines(table: Any, seconds: float = VELOCITY_SECONDS) -> np.ndarray:
     radius = table.live("radius")[moving]
     v = vel[moving]
     rim = pos[moving] + v * (radius / speed[moving])[:, None]
+    if len(v) > VELOCITY_ARROW_HEADS:
+        return segments(rim, rim + v * seconds, PALETTE["velocity"])
     return arrows(rim, rim + v * seconds, PALETTE["velocity"], head=0.25)
 
 

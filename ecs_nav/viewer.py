@@ -52,9 +52,6 @@ LAYER_KEYS = ("map", "graph_edges", "graph_nodes", "paths", "agents", "velocity"
               "flow_field", "heat_map", "hud")
 """The layer each number key toggles: 1, 2, ... 9, then 0."""
 
-DEFAULT_LAYERS = frozenset(draw.LAYERS) - {"heat_map"}
-"""Layers shown when a viewer opens (the heat map hides the graph, so it starts off)."""
-
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
 HELP = """\
@@ -94,7 +91,7 @@ class Viewer:
         window: a pyglet window; the viewer pushes its handlers onto it.
         scene: the scene file or name that ``R`` reloads (None: reload is off).
         seed: the seed to reload the scene with.
-        layers: the layers shown at first (default :data:`DEFAULT_LAYERS`).
+        layers: the layers shown at first (default :data:`draw.DEFAULT_LAYERS`).
         max_frame_dt: real seconds one frame may account for at most (a stall does not turn
             into a burst of ticks).
     """
@@ -108,7 +105,7 @@ class Viewer:
         self.world = world
         self.window = window
         self.scene, self.seed = scene, seed
-        self.layers = set(DEFAULT_LAYERS if layers is None else layers)
+        self.layers = set(draw.DEFAULT_LAYERS if layers is None else layers)
         self.max_frame_dt = float(max_frame_dt)
         existing = world.system("RenderSystem")
         self.render = existing if existing is not None else render.RenderSystem()
@@ -388,8 +385,9 @@ def _capture_system():
 def render_frame(world: World, size: tuple[int, int] = (1280, 720), layers: Iterable[str] | None = None,
                  hud: bool = True, camera: draw.Camera | None = None) -> np.ndarray:
     """Render ``world`` offscreen: a (height, width, 3) uint8 RGB image, row 0 at the top.
-    The camera defaults to fitting the map; ``hud`` adds the tick/time/agents panel."""
-    layers = set(draw.LAYERS if layers is None else layers)
+    ``layers`` default to ``ecs_nav.draw.DEFAULT_LAYERS``; the camera defaults to fitting the
+    map; ``hud`` adds the tick/time/agents panel."""
+    layers = set(draw.DEFAULT_LAYERS if layers is None else layers)
     if not hud:
         layers.discard("hud")
     return _capture_system().capture(world, size=(int(size[0]), int(size[1])), camera=camera, layers=layers)

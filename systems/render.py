@@ -107,8 +107,11 @@ out vec4 frag;
 void main() { frag = v_colour; }
 """
 
-# One instanced quad per agent. The quad reaches a few pixels past the radius so the
-# antialiased edge and the selection ring fit; everything is measured in radii (v_local).
+# Agent bodies. Normally one point sprite per agent (GL_POINTS: one vertex each, the cheapest
+# primitive for a software rasteriser); when an agent would be wider on screen than the largest
+# point size, one instanced quad per agent instead. Either way one draw call. The sprite reaches
+# a pixel past the radius for the antialiased edge (four when selected, for the ring); the
+# fragment shader measures everything in radii (``local``).
 _AGENT_VS = """#version 330 core
 layout(location = 0) in vec2 corner;
 layout(location = 1) in vec3 center_radius;
@@ -116,44 +119,55 @@ layout(location = 2) in vec2 heading;
 layout(location = 3) in vec4 colour_selected;
 uniform mat4 u_matrix;
 uniform float u_pixel;  // world units per pixel
+uniform bool u_points;
 out vec2 v_local;
-out vec2 v_heading;
-out vec4 v_colour_selected;
-out float v_pixel;
+flat out float v_extent;
+flat out vec2 v_heading;
+flat out vec4 v_colour_selected;
+flat out float v_pixel;
 void main() {
     float radius = max(center_radius.z, 1.5 * u_pixel);
-    float pad = radius + 4.0 * u_pixel;
-    v_local = corner * pad / radius;
-    v_heading = heading;
+    float pad = radius + (colour_selected.a > 0.5 ? 4.0 : 1.0) * u_pixel;
+    v_extent = pad / radius;
+    float h_len = length(heading);
+    v_heading = h_len > 1e-6 ? heading / h_len : vec2(0.0);
     v_colour_selected = colour_selected;
     v_pixel = u_pixel / radius;
-    gl_Position = u_matrix * vec4(center_radius.xy + corner * pad, 0.0, 1.0);
+    if (u_points) {
+        v_local = vec2(0.0);
+        gl_PointSize = 2.0 * pad / u_pixel;
+        gl_Position = u_matrix * vec4(center_radius.xy, 0.0, 1.0);
+    } else {
+        v_local = corner * v_extent;
+        gl_Position = u_matrix * vec4(center_radius.xy + corner * pad, 0.0, 1.0);
+    }
 }
 """
 
 _AGENT_FS = """#version 330 core
 in vec2 v_local;
-in vec2 v_heading;
-in vec4 v_colour_selected;
-in float v_pixel;
+flat in float v_extent;
+flat in vec2 v_heading;
+flat in vec4 v_colour_selected;
+flat in float v_pixel;
 uniform vec3 u_selection;
+uniform bool u_points;
 out vec4 frag;
 void main() {
-    float d = length(v_local);
+    vec2 local = u_points ? (gl_PointCoord * 2.0 - 1.0) * vec2(1.0, -1.0) * v_extent : v_local;
+    float d = length(local);
     float aa = v_pixel;
+    bool selected = v_colour_selected.a > 0.5;
+    if (d > 1.0 + aa && !selected) discard;
     float body = 1.0 - smoothstep(1.0 - aa, 1.0 + aa, d);
     vec3 colour = v_colour_selected.rgb;
     colour = mix(colour, colour * 0.4, smoothstep(0.80 - aa, 0.80 + aa, d));  // rim
-    float h_len = length(v_heading);
-    if (h_len > 1e-6) {
-        vec2 h = v_heading / h_len;
-        float along = dot(v_local, h);
-        float across = abs(v_local.x * h.y - v_local.y * h.x);
-        float tick = step(0.35, along) * (1.0 - smoothstep(0.14 - aa, 0.14 + aa, across));
-        colour = mix(colour, vec3(1.0), 0.9 * tick * step(along, 1.0));
-    }
+    float along = dot(local, v_heading);
+    float across = abs(local.x * v_heading.y - local.y * v_heading.x);
+    float tick = step(0.35, along) * step(along, 1.0) * (1.0 - smoothstep(0.14 - aa, 0.14 + aa, across));
+    colour = mix(colour, vec3(1.0), 0.9 * tick);
     float ring = 0.0;
-    if (v_colour_selected.a > 0.5) {
+    if (selected) {
         ring = smoothstep(1.0 + aa, 1.0 + 1.5 * aa, d) * (1.0 - smoothstep(1.0 + 3.0 * aa, 1.0 + 3.5 * aa, d));
     }
     float alpha = max(body, ring);
@@ -221,37 +235,60 @@ class _Mesh:
 
 
 class _AgentMesh:
-    """Every agent body in one instanced draw call from (n, 9) instance rows."""
+    """Every agent body in one draw call from (n, 9) rows (see the agent shaders)."""
 
     def __init__(self) -> None:
         self.count = 0
-        self.vao = gl.GLuint()
-        gl.glGenVertexArrays(1, ctypes.byref(self.vao))
-        gl.glBindVertexArray(self.vao)
+        self.max_radius = 0.0
+        self.instances = _Buffer()
+        self.instances.upload(np.zeros((1, 9), np.float32))
+        self.point_vao, self.quad_vao = gl.GLuint(), gl.GLuint()
+        gl.glGenVertexArrays(1, ctypes.byref(self.point_vao))
+        gl.glBindVertexArray(self.point_vao)
+        self._row_attributes(divisor=0)
+        gl.glGenVertexArrays(1, ctypes.byref(self.quad_vao))
+        gl.glBindVertexArray(self.quad_vao)
         self.quad = _Buffer()
         self.quad.upload(np.array([[-1, -1], [1, -1], [-1, 1], [1, 1]], dtype=np.float32))
         gl.glEnableVertexAttribArray(0)
         gl.glVertexAttribPointer(0, 2, gl.GL_FLOAT, gl.GL_FALSE, 8, None)
-        self.instances = _Buffer()
-        self.instances.upload(np.zeros((1, 9), np.float32))
+        self._row_attributes(divisor=1)
+        gl.glBindVertexArray(0)
+        size_range = (gl.GLfloat * 2)()
+        gl.glGetFloatv(gl.GL_POINT_SIZE_RANGE, size_range)
+        self.max_point_size = float(size_range[1])
+
+    def _row_attributes(self, divisor: int) -> None:
+        gl.glBindBuffer(gl.GL_ARRAY_BUFFER, self.instances.id)
         stride = 9 * 4
         for location, size, offset in ((1, 3, 0), (2, 2, 12), (3, 4, 20)):
             gl.glEnableVertexAttribArray(location)
             gl.glVertexAttribPointer(location, size, gl.GL_FLOAT, gl.GL_FALSE, stride, ctypes.c_void_p(offset))
-            gl.glVertexAttribDivisor(location, 1)
-        gl.glBindVertexArray(0)
+            gl.glVertexAttribDivisor(location, divisor)
 
     def upload(self, rows: np.ndarray) -> None:
         self.instances.upload(rows)
         self.count = int(rows.shape[0])
+        self.max_radius = float(rows[:, 2].max()) if self.count else 0.0
 
-    def draw(self) -> None:
-        if self.count:
-            gl.glBindVertexArray(self.vao)
+    def use_points(self, pixels_per_unit: float) -> bool:
+        """Whether the widest agent fits in a point sprite at this zoom."""
+        return 2.0 * (self.max_radius * pixels_per_unit + 4.0) <= self.max_point_size
+
+    def draw(self, points: bool) -> None:
+        if not self.count:
+            return
+        if points:
+            gl.glEnable(gl.GL_PROGRAM_POINT_SIZE)
+            gl.glBindVertexArray(self.point_vao)
+            gl.glDrawArrays(gl.GL_POINTS, 0, self.count)
+            gl.glDisable(gl.GL_PROGRAM_POINT_SIZE)
+        else:
+            gl.glBindVertexArray(self.quad_vao)
             gl.glDrawArraysInstanced(gl.GL_TRIANGLE_STRIP, 0, 4, self.count)
 
 
-class _Target:
+class Target:
     """A framebuffer object of one size, read back as an RGB numpy image."""
 
     def __init__(self, width: int, height: int) -> None:
@@ -268,6 +305,10 @@ class _Target:
         if status != gl.GL_FRAMEBUFFER_COMPLETE:
             raise RenderUnavailable(f"offscreen framebuffer {width}x{height} is incomplete (status 0x{status:x})")
 
+    def delete(self) -> None:
+        gl.glDeleteFramebuffers(1, ctypes.byref(self.fbo))
+        gl.glDeleteRenderbuffers(1, ctypes.byref(self.colour))
+
     def bind(self) -> None:
         gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, self.fbo)
         gl.glViewport(0, 0, self.width, self.height)
@@ -283,6 +324,15 @@ class _Target:
 
 
 # --- the renderer ---------------------------------------------------------------------------------
+
+
+STATIC_LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field")
+"""Layers that change only when the map, the graph or the flow field does: cached as an image."""
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Cache keys: objects (the map, the graph, arrays) by identity, version numbers by value."""
+    return a is b or (isinstance(a, (int, float, str)) and isinstance(b, (int, float, str)) and a == b)
 
 
 class Renderer:
@@ -311,12 +361,14 @@ class Renderer:
         self.overlay = _Mesh(gl.GL_TRIANGLES)
         self.agents = _AgentMesh()
         self._labels: dict[str, Any] = {}
+        self._background: Target | None = None
+        self._background_key: list | None = None
 
     # --- building the layers -----------------------------------------------------------------
 
     def _static(self, name: str, key: tuple, build: Callable[[], np.ndarray]) -> None:
         mesh = self.meshes[name]
-        if mesh.key is None or len(mesh.key) != len(key) or any(a is not b and a != b for a, b in zip(mesh.key, key)):
+        if mesh.key is None or not all(_same(a, b) for a, b in zip(mesh.key, key, strict=True)):
             mesh.upload(build())
             mesh.key = key
 
@@ -353,30 +405,43 @@ class Renderer:
 
     def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] = draw.LAYERS,
              selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
-        """Clear the bound framebuffer and draw ``layers`` of ``world`` through ``camera``;
-        ``overlay`` lines go in a panel at the top left, ``help_text`` in one at the centre."""
+        """Draw ``layers`` of ``world`` through ``camera`` into the bound framebuffer (which must
+        be ``camera.width`` x ``camera.height``); ``overlay`` lines go in a panel at the top
+        left, ``help_text`` in one at the centre.
+
+        The static layers (map, heat map, graph, flow field) are drawn into a cached background
+        image, redrawn only when the camera or what they show changes; each frame copies it
+        and draws the moving layers on top."""
         layers = set(layers)
         self.prepare(world, layers, selected_rows)
-        gl.glClearColor(*draw.PALETTE["background"])
-        gl.glClear(gl.GL_COLOR_BUFFER_BIT)
         gl.glEnable(gl.GL_BLEND)
         gl.glBlendFunc(gl.GL_SRC_ALPHA, gl.GL_ONE_MINUS_SRC_ALPHA)
         matrix = tuple(float(v) for v in camera.matrix())
+        static = [name for name in STATIC_LAYERS if name in layers]
+        if static:
+            self._blit_background(camera, static, matrix)
+        else:
+            gl.glClearColor(*draw.PALETTE["background"])
+            gl.glClear(gl.GL_COLOR_BUFFER_BIT)
         program = self.coloured
         program.use()
         program["u_matrix"] = matrix
         for name in draw.LAYERS:
-            if name == "agents" and name in layers:
+            if name in STATIC_LAYERS or name not in layers:
+                continue
+            if name == "agents":
                 program.stop()
                 agent_program = self.agent_program
                 agent_program.use()
                 agent_program["u_matrix"] = matrix
                 agent_program["u_pixel"] = 1.0 / camera.scale
                 agent_program["u_selection"] = tuple(draw.PALETTE["selection"][:3])
-                self.agents.draw()
+                points = self.agents.use_points(camera.scale)
+                agent_program["u_points"] = points
+                self.agents.draw(points)
                 agent_program.stop()
                 program.use()
-            elif name in layers and name in self.meshes:
+            elif name in self.meshes:
                 self.meshes[name].draw()
         gl.glBindVertexArray(0)
         program.stop()
@@ -384,6 +449,40 @@ class Renderer:
             self._text_panel("hud", "\n".join(overlay), camera, anchor="top_left")
         if help_text:
             self._text_panel("help", help_text, camera, anchor="center")
+
+    def _blit_background(self, camera: draw.Camera, static: list[str], matrix: tuple) -> None:
+        """Copy the cached image of the static layers into the bound framebuffer, redrawing it
+        first when the camera, the layer set or any static layer's data changed."""
+        key = [camera.center[0], camera.center[1], camera.scale, camera.width, camera.height, *static]
+        for name in static:
+            key.extend(self.meshes[name].key)
+        target = self._background
+        fresh = (target is not None and (target.width, target.height) == (camera.width, camera.height)
+                 and self._background_key is not None and len(key) == len(self._background_key)
+                 and all(_same(a, b) for a, b in zip(key, self._background_key)))
+        drawn_into = gl.GLint()
+        gl.glGetIntegerv(gl.GL_DRAW_FRAMEBUFFER_BINDING, ctypes.byref(drawn_into))
+        if not fresh:
+            if target is None or (target.width, target.height) != (camera.width, camera.height):
+                if target is not None:
+                    target.delete()
+                target = self._background = Target(camera.width, camera.height)
+            target.bind()
+            gl.glClearColor(*draw.PALETTE["background"])
+            gl.glClear(gl.GL_COLOR_BUFFER_BIT)
+            self.coloured.use()
+            self.coloured["u_matrix"] = matrix
+            for name in static:
+                self.meshes[name].draw()
+            gl.glBindVertexArray(0)
+            self.coloured.stop()
+            self._background_key = key
+        gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, target.fbo)
+        gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, drawn_into.value)
+        gl.glViewport(0, 0, camera.width, camera.height)
+        gl.glBlitFramebuffer(0, 0, camera.width, camera.height, 0, 0, camera.width, camera.height,
+                             gl.GL_COLOR_BUFFER_BIT, gl.GL_NEAREST)
+        gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, drawn_into.value)
 
     def _text_panel(self, key: str, text: str, camera: draw.Camera, anchor: str) -> None:
         """A block of monospaced text on a translucent panel, in window pixels."""
@@ -420,7 +519,7 @@ class RenderSystem(System):
 
     Args:
         size: (width, height) of captured frames in pixels.
-        layers: the layers to draw (default: all of ``ecs_nav.draw.LAYERS``).
+        layers: the layers to draw (default: ``ecs_nav.draw.DEFAULT_LAYERS``).
         every: capture every this many ticks (0: never, from the tick).
         on_frame: receives each captured frame.
         camera: a fixed camera for captures; None fits the map each frame.
@@ -440,12 +539,12 @@ class RenderSystem(System):
         if unknown:
             raise ValueError(f"RenderSystem.layers: unknown layer {unknown[0]!r} (known: {', '.join(draw.LAYERS)})")
         self.size = (width, height)
-        self.layers = set(draw.LAYERS if layers is None else layers)
+        self.layers = set(draw.DEFAULT_LAYERS if layers is None else layers)
         self.every = int(every)
         self.on_frame = on_frame
         self.camera = camera
         self._renderers: dict[Any, Renderer] = {}
-        self._targets: dict[tuple[int, int], _Target] = {}
+        self._targets: dict[tuple[int, int], Target] = {}
         load_pyglet()
 
     def update(self, world: World) -> None:
@@ -474,7 +573,7 @@ class RenderSystem(System):
         window = offscreen_window()
         target = self._targets.get((width, height))
         if target is None:
-            target = self._targets[(width, height)] = _Target(width, height)
+            target = self._targets[(width, height)] = Target(width, height)
         if camera is None:
             camera = self.camera
         if camera is None or (camera.width, camera.height) != (width, height):

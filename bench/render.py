@@ -1,0 +1,139 @@
+"""Frames per second drawing N moving agents plus a nav graph, headless at 1280x720:
+ecs_nav's RenderSystem (every agent in one instanced draw call from the table's columns)
+against the naive way (one ``pyglet.shapes.Circle`` per agent, positions set from Python).
+
+Both sides draw the same map and nav graph (from vertex arrays) into the same offscreen
+framebuffer, move the same agents the same way each frame (numpy, outside the timing), and
+end each frame with ``glFinish`` so the GPU (here: Mesa llvmpipe on the CPU) work is counted.
+A frame = update what is drawn + draw + glFinish; no read-back, no HUD text.
+
+    .venv/bin/python bench/render.py [--agents 1000 10000 50000] [--seconds 2] [--size 1280 720]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from ecs_nav import Agent, Collider, Position, Velocity, World, draw
+from ecs_nav.geometry import Box, Circle, MapGeometry
+from ecs_nav.nav.build import ScanParams, scan_heightfield
+from systems import render
+
+BOUNDS = (-100.0, -60.0, 100.0, 60.0)
+
+
+def make_world(agents: int, seed: int = 0) -> World:
+    rng = np.random.default_rng(seed)
+    world = World(seed)
+    boxes = [Box(tuple(c), tuple(s), float(h)) for c, s, h in
+             zip(rng.uniform((-90, -50), (90, 50), (40, 2)), rng.uniform(2, 12, (40, 2)), rng.uniform(0.5, 4, 40))]
+    circles = [Circle(tuple(c), float(r), 2.0) for c, r in zip(rng.uniform((-90, -50), (90, 50), (10, 2)),
+                                                                 rng.uniform(1, 4, 10))]
+    world.map = MapGeometry(BOUNDS, boxes=boxes, circles=circles)
+    world.nav_graph = scan_heightfield(world.map, ScanParams(scan_range=(100, 10, 60), spacing=2.0))
+    for x, y in rng.uniform(BOUNDS[:2], BOUNDS[2:], (agents, 2)):
+        world.spawn(Position(x, y), Velocity(*rng.normal(0, 3, 2)), Agent(), Collider(radius=0.4))
+    t = world.table
+    t.live("heading")[:] = t.live("vel") / np.linalg.norm(t.live("vel"), axis=1, keepdims=True)
+    return world
+
+
+def move(world: World) -> None:
+    """Straight lines, bouncing off the bounds (the same work for both sides, not timed)."""
+    t = world.table
+    pos, vel = t.live("pos"), t.live("vel")
+    pos += vel * world.dt
+    lo, hi = np.array(BOUNDS[:2]), np.array(BOUNDS[2:])
+    out = (pos < lo) | (pos > hi)
+    vel[out] *= -1.0
+    np.clip(pos, lo, hi, out=pos)
+    t.live("heading")[:] = vel / np.linalg.norm(vel, axis=1, keepdims=True)
+
+
+def measure(world: World, frame, seconds: float, min_frames: int = 3, warmup: int = 2) -> tuple[float, int]:
+    """Median-free fps: frames / seconds over at least ``seconds`` and ``min_frames``."""
+    for _ in range(warmup):
+        move(world)
+        frame()
+    frames, spent = 0, 0.0
+    while spent < seconds or frames < min_frames:
+        move(world)
+        start = time.perf_counter()
+        frame()
+        spent += time.perf_counter() - start
+        frames += 1
+    return frames / spent, frames
+
+
+def bench(agents: int, seconds: float, size: tuple[int, int], naive_limit: int) -> dict:
+    window = render.offscreen_window()
+    gl, pyglet = render.gl, render.pyglet
+    world = make_world(agents)
+    camera = draw.Camera(width=size[0], height=size[1])
+    camera.fit(draw.map_bounds(world))
+    system = render.RenderSystem(size=size)
+    renderer = system.renderer()
+    target = render.Target(*size)
+    layers = {"map", "graph_edges", "graph_nodes", "agents"}
+
+    def ours():
+        target.bind()
+        renderer.draw(world, camera, layers)
+        gl.glFinish()
+
+    fps_ours, frames_ours = measure(world, ours, seconds)
+
+    result = {"agents": agents, "fps_ours": fps_ours, "frames_ours": frames_ours,
+              "nodes": int(world.nav_graph.walkable.sum()), "edges": int(world.nav_graph.indices.size)}
+    if agents > naive_limit:
+        result["fps_naive"] = None
+        return result
+    batch = pyglet.graphics.Batch()
+    start = time.perf_counter()
+    pos, radius = world.table.live("pos"), world.table.live("radius")
+    colour = tuple(int(c * 255) for c in draw.PALETTE["agent"][:3])
+    circles = [pyglet.shapes.Circle(float(x), float(y), float(r), segments=16, color=colour, batch=batch)
+               for (x, y), r in zip(pos, radius)]
+    result["naive_setup_s"] = time.perf_counter() - start
+    saved = window.projection
+    world_projection = pyglet.math.Mat4(*(float(v) for v in camera.matrix()))
+
+    def naive():
+        target.bind()
+        renderer.draw(world, camera, {"map", "graph_edges", "graph_nodes"})
+        for circle, (x, y) in zip(circles, pos.tolist()):
+            circle.position = (x, y)
+        window.projection = world_projection
+        batch.draw()
+        window.projection = saved
+        gl.glFinish()
+
+    result["fps_naive"], result["frames_naive"] = measure(world, naive, seconds)
+    for circle in circles:
+        circle.delete()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, nargs="+", default=[1000, 10000, 50000])
+    parser.add_argument("--seconds", type=float, default=2.0, help="time each side for at least this long")
+    parser.add_argument("--size", type=int, nargs=2, default=[1280, 720])
+    parser.add_argument("--naive-limit", type=int, default=50000, help="skip the naive side above this many agents")
+    args = parser.parse_args()
+    render.offscreen_window()
+    print(f"renderer: {render.gl.gl_info.get_renderer()}  size {args.size[0]}x{args.size[1]}")
+    print(f"{'agents':>7} {'graph nodes/edges':>18} {'ours fps':>9} {'naive fps':>10} {'speed-up':>9}  {'naive setup':>11}")
+    for n in args.agents:
+        r = bench(n, args.seconds, tuple(args.size), args.naive_limit)
+        naive = r["fps_naive"]
+        print(f"{n:>7} {r['nodes']:>8}/{r['edges']:<9} {r['fps_ours']:>9.1f} "
+              + (f"{naive:>10.2f} {r['fps_ours'] / naive:>8.1f}x  {r['naive_setup_s']:>10.1f}s" if naive else
+                 f"{'skipped':>10} {'':>9}"), flush=True)
+
+
+if __name__ == "__main__":
+    main()

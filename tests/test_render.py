@@ -1,0 +1,349 @@
+"""RenderSystem, headless capture and the viewer's handlers (needs an OpenGL context: EGL)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ecs_nav import draw
+from ecs_nav.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
+from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.nav.build import ScanParams, scan_heightfield
+from ecs_nav.world import System, World
+
+pytestmark = pytest.mark.render
+
+
+@pytest.fixture(scope="module")
+def gl_window():
+    render = pytest.importorskip("systems.render")
+    try:
+        return render.offscreen_window()
+    except render.RenderUnavailable as exc:
+        pytest.skip(f"no OpenGL context here: {exc}")
+
+
+class DriftPhysics(System):
+    """A stand-in physics: random accelerations from the World's RNG, then integration."""
+
+    name = "PhysicsSystem"
+
+    def update(self, world: World) -> None:
+        n = world.table.n
+        world.table.vel[:n] += world.rng.normal(0.0, 0.2, (n, 2))
+        world.table.pos[:n] += world.table.vel[:n] * world.dt
+
+
+WALL = Box((0, 5), (10, 1), 3.0)
+
+
+def scene_world(seed: int = 3, agents: int = 0) -> World:
+    world = World(seed=seed)
+    world.map = MapGeometry((-20, -12, 20, 12), boxes=[WALL, Box((-10, -5), (2, 6), 1.0)],
+                            ramps=[Ramp((5, -8), (15, -8), 3.0, 0.0, 2.0)], circles=[Circle((-12, 6), 2.0, 1.5)])
+    world.nav_graph = scan_heightfield(world.map, ScanParams(scan_range=(20, 10, 12), spacing=2.0))
+    npc = world.spawn(Position(-5, 0), Velocity(1, 0.5), Agent(), Collider(radius=0.8))
+    world.spawn(Position(8, 2), Velocity(0, -2), Agent(), Collider(radius=0.6), Player())
+    world.add_component(npc, Path(waypoints=[(-5, 0), (0, -3), (8, -3), (10, 0)], index=1))
+    rng = np.random.default_rng(seed)
+    for x, y in rng.uniform((-18, -10), (18, 10), (agents, 2)):
+        world.spawn(Position(x, y), Velocity(*rng.normal(0, 1, 2)), Agent(), Collider(radius=0.4))
+    return world
+
+
+def pixel_of(camera: draw.Camera, point) -> tuple[int, int]:
+    """(row, col) of the image pixel that shows world ``point`` (image row 0 is the top)."""
+    x, y = camera.world_to_screen(point)[0]
+    return camera.height - 1 - int(y), int(x)
+
+
+def close_to(image, rc, colour, tol=12) -> bool:
+    return bool(np.all(np.abs(image[rc].astype(int) - np.round(np.asarray(colour[:3]) * 255)) <= tol))
+
+
+# --- frames -----------------------------------------------------------------------------------------
+
+
+def test_frame_has_the_size_and_the_colours_where_the_world_puts_them(gl_window):
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    size = (640, 360)
+    image = render_frame(world, size, hud=False)
+    assert image.shape == (360, 640, 3) and image.dtype == np.uint8
+    assert image.std() > 10, "the frame is blank"
+    camera = draw.Camera(width=640, height=360)
+    camera.fit(draw.map_bounds(world))
+    npc, player = world.table.pos[0], world.table.pos[1]
+    assert close_to(image, pixel_of(camera, npc - (0.3, 0.0)), draw.PALETTE["agent"])
+    assert close_to(image, pixel_of(camera, player - (0.3, 0.0)), draw.PALETTE["player"])
+    hmax = draw.map_max_height(world.map)
+    assert close_to(image, pixel_of(camera, (3.0, 5.0)), draw.height_colour(WALL.top, hmax))  # the 3 m wall
+    assert close_to(image, pixel_of(camera, (-10.0, -7.0)), draw.height_colour(1.0, hmax))  # the 1 m box
+    assert close_to(image, (2, 2), draw.PALETTE["background"])  # outside the map
+    # the ramp is a gradient: darker at its low start than at its high end
+    low, high = image[pixel_of(camera, (5.5, -8.0))], image[pixel_of(camera, (14.5, -8.0))]
+    assert int(low.sum()) + 60 < int(high.sum())
+
+
+def test_layers_can_be_left_out(gl_window):
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    camera = draw.Camera(width=320, height=180)
+    camera.fit(draw.map_bounds(world))
+    only_map = render_frame(world, (320, 180), layers={"map"}, camera=camera)
+    with_agents = render_frame(world, (320, 180), layers={"map", "agents"}, camera=camera)
+    rc = pixel_of(camera, world.table.pos[0])
+    assert close_to(only_map, rc, draw.PALETTE["floor"])
+    assert not close_to(with_agents, rc, draw.PALETTE["floor"])
+    everything = render_frame(world, (320, 180), camera=camera)
+    assert (everything != with_agents).any(axis=2).sum() > 200  # graph, paths, HUD, velocity ...
+
+
+def test_flow_field_and_heat_map_are_drawn_when_present(gl_window):
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    graph = world.nav_graph
+    goal = graph.positions[np.flatnonzero(graph.walkable)[0], :2]
+    distance = np.where(graph.walkable, np.hypot(*(graph.positions[:, :2] - goal).T), np.inf)
+    direction = np.where(graph.walkable[:, None], goal - graph.positions[:, :2], 0.0)
+    without = render_frame(world, (320, 180), layers={"map", "heat_map", "flow_field"})
+    world.resources["flow_field"] = {"distance": distance, "direction": direction}
+    with_flow = render_frame(world, (320, 180), layers={"map", "heat_map", "flow_field"})
+    assert (with_flow != without).any(axis=2).mean() > 0.2
+
+
+def test_chase_scene_frame(gl_window):
+    import ecs_nav
+    from ecs_nav.viewer import render_frame
+
+    try:
+        world = ecs_nav.load_scene("chase")
+    except Exception as exc:  # the chase scene is written separately
+        pytest.skip(f"chase scene not loadable here: {exc}")
+    world.run(5)
+    image = render_frame(world, (1280, 720), hud=False)
+    assert image.shape == (720, 1280, 3) and image.std() > 10
+    camera = draw.Camera(width=1280, height=720)
+    camera.fit(draw.map_bounds(world))
+    table = world.table
+    players = table.rows_of(np.array(world.find(Player)))
+    for row in range(table.n):
+        if not table.is_agent[row] or table.radius[row] * camera.scale < 3:
+            continue
+        colour = draw.PALETTE["player"] if row in players else draw.PALETTE["agent"]
+        heading = table.heading[row]
+        assert close_to(image, pixel_of(camera, table.pos[row] - heading * 0.3 * table.radius[row]), colour, tol=20)
+
+
+def test_state_digest_is_the_same_with_and_without_the_render_system(gl_window):
+    from systems.render import RenderSystem
+
+    frames = []
+    plain, drawn = scene_world(agents=50), scene_world(agents=50)
+    plain.add_systems(DriftPhysics())
+    drawn.add_systems(DriftPhysics(), RenderSystem(size=(160, 90), every=10, on_frame=frames.append))
+    plain.run(60)
+    drawn.run(60)
+    assert len(frames) == 6 and frames[0].shape == (90, 160, 3)
+    assert plain.state_digest() == drawn.state_digest()
+    assert plain.table.pos[0].tolist() != [-5.0, 0.0]  # the agents did move
+
+
+def test_screenshot_and_record(gl_window, tmp_path, capsys):
+    import imageio.v2 as iio2
+    import imageio.v3 as iio
+
+    from ecs_nav.viewer import record, screenshot
+
+    world = scene_world()
+    world.add_systems(DriftPhysics())
+    png = screenshot(world, tmp_path / "shot.png", size=(320, 200))
+    assert iio.imread(png).shape == (200, 320, 3)
+    gif = record(world, 20, tmp_path / "run.gif", size=(160, 100), fps=30, progress=True)
+    assert world.tick == 20
+    assert iio.improps(gif).shape == (11, 100, 160, 3)  # every 2 ticks at 30 fps and dt 1/60, plus tick 0
+    assert "recording run.gif" in capsys.readouterr().err
+    mp4 = record(world, 12, tmp_path / "run.mp4", size=(160, 100), fps=20, every=4)
+    reader = iio2.get_reader(mp4)
+    assert reader.count_frames() == 4 and reader.get_meta_data()["fps"] == 20
+    with pytest.raises(ValueError, match="must end in .gif"):
+        record(world, 1, tmp_path / "run.txt")
+
+
+# --- the viewer ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def viewer(gl_window):
+    from ecs_nav.viewer import Viewer
+
+    world = scene_world()
+    world.add_systems(DriftPhysics())
+    v = Viewer(world, gl_window)
+    v.camera = draw.Camera(width=640, height=360)
+    v.camera.fit(draw.map_bounds(world))
+    yield v
+    v.close()
+
+
+def keys():
+    from systems.render import load_pyglet
+
+    return load_pyglet().window.key, load_pyglet().window.mouse
+
+
+def send(window, event, *args):
+    """Post a synthetic event and let the window deliver it, as pyglet's event loop does."""
+    window.dispatch_event(event, *args)
+    window.dispatch_events()
+
+
+def press(v, symbol, modifiers=0):
+    send(v.window, "on_key_press", symbol, modifiers)
+
+
+def test_pause_step_and_speed(viewer):
+    key, _ = keys()
+    assert viewer.update(0.1) == 6
+    press(viewer, key.SPACE)
+    assert viewer.paused and viewer.update(0.1) == 0
+    press(viewer, key.N)
+    assert viewer.world.tick == 7
+    press(viewer, key.SPACE)
+    press(viewer, key.EQUAL)
+    assert viewer.speed == 2.0 and viewer.update(0.1) == 12
+    press(viewer, key.MINUS)
+    press(viewer, key.MINUS)
+    assert viewer.speed == 0.5
+    assert viewer.update(10.0) == 7  # a stall is clamped to max_frame_dt (0.25 s) of sim time
+
+
+def test_layer_keys_and_help(viewer):
+    key, _ = keys()
+    assert "map" in viewer.layers
+    press(viewer, key._1)
+    assert "map" not in viewer.layers
+    press(viewer, key._1)
+    assert "map" in viewer.layers
+    press(viewer, key._9)
+    assert "heat_map" in viewer.layers
+    press(viewer, key._0)
+    assert "hud" not in viewer.layers
+    press(viewer, key.H)
+    assert viewer.show_help
+    press(viewer, key.ESCAPE)
+    assert not viewer.show_help and not viewer.window.has_exit
+    send(viewer.window, "on_draw")  # draws without error, help and all
+
+
+def test_camera_zoom_pan_and_fit(viewer):
+    key, mouse = keys()
+    scale, center = viewer.camera.scale, viewer.camera.center
+    send(viewer.window, "on_mouse_scroll", 320, 180, 0, 2)
+    assert viewer.camera.scale == pytest.approx(scale * 1.15 ** 2)
+    w = viewer.window
+    send(w, "on_mouse_press", 100, 100, mouse.LEFT, 0)
+    send(w, "on_mouse_drag", 150, 100, 50, 0, mouse.LEFT, 0)
+    send(w, "on_mouse_release", 150, 100, mouse.LEFT, 0)
+    assert viewer.camera.center[0] < center[0]  # dragged right: looking further left
+    assert viewer.world.find(PathRequest) == []  # a drag is not a click
+    press(viewer, key.F)
+    assert viewer.camera.scale == pytest.approx(scale) and viewer.camera.center == pytest.approx(center)
+
+
+def test_wasd_drives_the_player(viewer):
+    key, _ = keys()
+    world = viewer.world
+    row = world.table.row_of(world.find(Player)[0])
+    press(viewer, key.W)
+    press(viewer, key.D)
+    viewer.run_ticks(1)
+    speed = world.table.max_speed[row]
+    vel = world.table.vel[row]
+    assert vel[0] > 0 and vel[1] > 0 and np.hypot(*vel) == pytest.approx(speed, rel=0.05)
+    send(viewer.window, "on_key_release", key.W, 0)
+    send(viewer.window, "on_key_release", key.D, 0)
+    viewer.run_ticks(1)
+    assert np.hypot(*world.table.vel[row]) < 0.2 * speed  # stopped (plus one tick of drift)
+
+
+def test_clicks_select_agents_and_set_goals(viewer):
+    key, mouse = keys()
+    world, cam = viewer.world, viewer.camera
+    npc, player = world.entities()[0], world.find(Player)[0]
+
+    def click(point, button=mouse.LEFT, modifiers=0):
+        x, y = cam.world_to_screen(point)[0]
+        send(viewer.window, "on_mouse_press", x, y, button, modifiers)
+        send(viewer.window, "on_mouse_release", x, y, button, modifiers)
+
+    click((0.0, -10.0))  # ground, nothing selected: the player goes there
+    assert world.get(player, PathRequest).goal == pytest.approx((0.0, -10.0), abs=0.1)
+    click(world.table.pos[world.table.row_of(npc)])
+    assert viewer.selected == [npc]
+    click((-15.0, -8.0))
+    assert world.get(npc, PathRequest).goal == pytest.approx((-15.0, -8.0), abs=0.1)
+    click(world.table.pos[world.table.row_of(player)], modifiers=key.MOD_SHIFT)
+    assert viewer.selected == [npc, player]
+    click((12.0, 8.0), button=mouse.RIGHT)
+    for entity in (npc, player):
+        assert world.get(entity, PathRequest).goal == pytest.approx((12.0, 8.0), abs=0.1)
+    press(viewer, key.ESCAPE)
+    assert viewer.selected == []
+    press(viewer, key.TAB)
+    assert sorted(viewer.selected) == sorted([npc, player])
+
+
+def test_reload_without_a_scene_says_so(viewer):
+    key, _ = keys()
+    press(viewer, key.R)
+    assert "did not come from a scene file" in viewer.status
+
+
+def test_reload_loads_the_scene_again(gl_window):
+    import ecs_nav
+    from ecs_nav.scene import builtin_scenes
+    from ecs_nav.viewer import Viewer
+
+    names = builtin_scenes()
+    if not names:
+        pytest.skip("no built-in scenes yet")
+    try:
+        world = ecs_nav.load_scene(names[0], seed=1)
+    except Exception as exc:
+        pytest.skip(f"scene {names[0]} does not load here: {exc}")
+    v = Viewer(world, gl_window, scene=names[0], seed=1)
+    try:
+        v.update(0.2)
+        first = v.world
+        assert v.reload() and v.world is not first and v.world.tick == 0
+    finally:
+        v.close()
+        v.world.close()
+
+
+def test_a_windowed_run_is_tick_for_tick_the_headless_run(viewer):
+    headless = scene_world()
+    headless.add_systems(DriftPhysics())
+    rng = np.random.default_rng(7)
+    ticks = 0
+    while ticks < 200:
+        ticks += viewer.update(float(rng.uniform(0.0, 0.05)))
+        send(viewer.window, "on_draw")
+    headless.run(ticks)
+    assert viewer.world.state_digest() == headless.state_digest()
+
+
+def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
+    from ecs_nav.viewer import run_viewer
+    from systems.render import RenderUnavailable
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    with pytest.raises(RenderUnavailable, match="needs a display") as info:
+        run_viewer("chase")
+    assert "\n" not in str(info.value)
