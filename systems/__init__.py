@@ -1,0 +1,45 @@
+"""The ECS systems: thin esper Processors, each selecting rows, calling a core kernel and
+writing back. They run in the fixed order of ``ecs_nav.world.SYSTEM_ORDER``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SYSTEM_NAMES = ("graph_build", "pathfind", "path_follow", "steering", "physics", "render")
+"""Scene-file names of the systems, in tick order."""
+
+
+def make_systems(names, settings: dict[str, Any] | None = None) -> list:
+    """Instances of the named systems, configured from a scene's ``[world]`` settings.
+
+    Imports lazily: a headless run never imports the renderer (and so never pyglet)."""
+    settings = settings or {}
+    out = []
+    for name in names:
+        if name == "graph_build":
+            from systems.graph_build import GraphBuildSystem
+
+            out.append(GraphBuildSystem())
+        elif name == "pathfind":
+            from systems.pathfind import PathfindSystem
+
+            out.append(PathfindSystem(period=settings.get("pathfind_period", 30)))
+        elif name == "path_follow":
+            from systems.path_follow import PathFollowSystem
+
+            out.append(PathFollowSystem(stuck_ticks=settings.get("stuck_ticks", 20)))
+        elif name == "steering":
+            from systems.steering import SteeringSystem
+
+            out.append(SteeringSystem())
+        elif name == "physics":
+            from systems.physics import PhysicsSystem
+
+            out.append(PhysicsSystem())
+        elif name == "render":
+            from systems.render import RenderSystem
+
+            out.append(RenderSystem())
+        else:
+            raise ValueError(f"unknown system {name!r} (known: {', '.join(SYSTEM_NAMES)})")
+    return out

@@ -1,0 +1,157 @@
+"""The ``ecs-nav`` command: list, validate, run and view scenes.
+
+Bad input gives a non-zero exit and one line per problem on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+EXIT_BAD_INPUT = 2
+EXIT_NO_DISPLAY = 3
+
+
+def _scene_description(path) -> str:
+    """A scene's description: the first comment line of its file."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            return line.lstrip("# ").strip()
+        if line.strip():
+            break
+    return ""
+
+
+def cmd_list(args) -> int:
+    from ecs_nav.scene import builtin_scenes, scenes_dir
+
+    names = builtin_scenes()
+    width = max((len(n) for n in names), default=0)
+    for name in names:
+        print(f"{name:<{width}}  {_scene_description(scenes_dir() / f'{name}.toml')}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from ecs_nav.scene import parse_scene
+
+    scene = parse_scene(args.scene)
+    count = sum(e.get("count", 1) for e in scene.entities)
+    print(f"{scene.source}: ok ({count} entities, systems: {', '.join(scene.systems)})")
+    return 0
+
+
+def _has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def cmd_run(args) -> int:
+    from ecs_nav.scene import load_scene
+
+    if not args.headless and not (args.screenshot or args.record) and _has_display():
+        from ecs_nav.viewer import run_viewer
+
+        run_viewer(args.scene, seed=args.seed, ticks=args.ticks)
+        return 0
+    world = load_scene(args.scene, seed=args.seed)
+    start = time.perf_counter()
+    if args.record:
+        from ecs_nav.viewer import record
+
+        record(world, args.ticks, args.record, size=tuple(args.size), fps=args.fps)
+    else:
+        world.run(args.ticks)
+    wall = time.perf_counter() - start
+    if args.screenshot:
+        from ecs_nav.viewer import screenshot
+
+        screenshot(world, args.screenshot, size=tuple(args.size))
+    summary = {"scene": str(args.scene), "seed": world.seed, **world.summary(),
+               "wall_s": round(wall, 4), "digest": world.state_digest()}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{summary['scene']}: {summary['ticks']} ticks ({world.time:.2f} s simulated) in {wall:.3f} s,"
+              f" {summary['agents']} agents, seed {summary['seed']}")
+        events = ", ".join(f"{k} {v}" for k, v in summary["events"].items()) or "none"
+        print(f"events: {events}")
+        for name, ms in summary["timings_ms"].items():
+            print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick")
+        for label, path in (("screenshot", args.screenshot), ("recording", args.record)):
+            if path:
+                print(f"{label}: {os.path.abspath(path)}")
+    world.close()
+    return 0
+
+
+def cmd_view(args) -> int:
+    from ecs_nav.scene import resolve_scene
+    from ecs_nav.viewer import run_viewer
+
+    resolve_scene(args.scene)  # a bad name fails here, before any window opens
+    run_viewer(args.scene, seed=args.seed)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ecs-nav", description="Game-AI navigation scenes: list, validate, run headless, view.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the built-in scenes", description="List the built-in scenes.")
+    p.set_defaults(fn=cmd_list)
+
+    p = sub.add_parser("validate", help="check a scene file without running it",
+                       description="Check a scene file; print every problem with where it is.")
+    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.set_defaults(fn=cmd_validate)
+
+    p = sub.add_parser("run", help="run a scene for N ticks and print a summary",
+                       description="Run a scene for N fixed ticks and print ticks, agents, events and "
+                                   "the time per system. Without a display (or with --headless) no window opens.")
+    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("--ticks", type=int, default=600, help="fixed ticks to run (default 600)")
+    p.add_argument("--seed", type=int, default=None, help="override the scene's seed")
+    p.add_argument("--headless", action="store_true", help="never open a window")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--screenshot", metavar="PNG", help="render the final frame off-screen to this file")
+    p.add_argument("--record", metavar="GIF_OR_MP4", help="record the run off-screen to this file")
+    p.add_argument("--size", type=int, nargs=2, default=(1280, 720), metavar=("W", "H"),
+                   help="frame size for --screenshot/--record (default 1280 720)")
+    p.add_argument("--fps", type=int, default=30, help="frames per second of --record (default 30)")
+    p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("view", help="open the interactive viewer",
+                       description="Open the pyglet viewer on a scene (press H in the window for keys).")
+    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("--seed", type=int, default=None, help="override the scene's seed")
+    p.set_defaults(fn=cmd_view)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ecs_nav.scene import SceneError
+
+    args = build_parser().parse_args(argv)
+    if getattr(args, "ticks", 1) is not None and getattr(args, "ticks", 1) < 0:
+        print("ecs-nav: error: --ticks must be >= 0", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return args.fn(args)
+    except SceneError as exc:
+        for line in exc.problems:
+            print(f"ecs-nav: error: {line}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (ValueError, OSError) as exc:
+        print(f"ecs-nav: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RuntimeError as exc:  # no display / no EGL for the viewer or capture
+        print(f"ecs-nav: error: {exc}", file=sys.stderr)
+        return EXIT_NO_DISPLAY
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""Scene files: every error class with its exact message shape, crowds, round-trip."""
+
+import textwrap
+
+import pytest
+
+from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity
+from ecs_nav.scene import SceneError, load_scene, parse_scene, save_scene
+
+GOOD = """
+# a small scene used by the tests
+[world]
+seed = 5
+systems = []
+
+[map]
+bounds = [-10, -10, 10, 10]
+[[map.box]]
+center = [0, 0]
+size = [2, 4]
+height = 3
+
+[navmap]
+spacing = 1.0
+
+[prefab.npc]
+Agent = { max_speed = 3.0 }
+Collider = { radius = 0.4 }
+Velocity = {}
+SteeringWeights = { weights = { seek = 1.0, separation = 2.0 }, combiner = "prioritized" }
+
+[[entity]]
+name = "player"
+Position = { x = -5, y = 0 }
+Player = {}
+
+[[entity]]
+name = "hunter"
+prefab = "npc"
+Position = { x = 5, y = 5 }
+PathRequest = { target = "player", replan_period = 10 }
+
+[[entity]]
+name = "crowd"
+prefab = "npc"
+count = 20
+spawn_area = [-9, -9, -3, -3]
+Agent = { max_speed = 2.0 }
+
+[[entity]]
+name = "guard"
+prefab = "npc"
+Position = { x = 0, y = 8 }
+Path = { waypoints = [[0, 8], [5, 8], [5, -8]], radius = 1.5, mode = "patrol" }
+"""
+
+
+def write(tmp_path, text, name="scene.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def problems(tmp_path, text):
+    path = write(tmp_path, text)
+    with pytest.raises(SceneError) as info:
+        parse_scene(path)
+    return [line.removeprefix(f"{path}: ") for line in info.value.problems]
+
+
+def test_good_scene_builds_world_with_crowd_and_references(tmp_path):
+    world = load_scene(write(tmp_path, GOOD))
+    try:
+        assert world.seed == 5
+        assert len(world.entities()) == 23
+        names = world.resources["scene"].entities
+        assert [e.get("name") for e in names] == ["player", "hunter", "crowd", "guard"]
+        player = world.entities()[0]
+        hunter = world.entities()[1]
+        assert world.get(hunter, PathRequest).target == player
+        assert world.get(hunter, PathRequest).replan_period == 10
+        assert world.get(hunter, Agent).max_speed == 3.0  # from the prefab
+        crowd = world.entities()[2:22]
+        assert all(world.get(e, Agent).max_speed == 2.0 for e in crowd)  # entity overrides prefab
+        xs = [world.get(e, Position).x for e in crowd]
+        assert all(-9 <= x <= -3 for x in xs) and len(set(xs)) == 20
+        assert world.get(world.entities()[-1], Path).mode == "patrol"
+        assert world.get(hunter, SteeringWeights).combiner == "prioritized"
+        assert world.map.boxes[0].height == 3
+    finally:
+        world.close()
+
+
+def test_crowd_placement_is_seeded(tmp_path):
+    path = write(tmp_path, GOOD)
+    a, b, c = load_scene(path), load_scene(path), load_scene(path, seed=6)
+    try:
+        assert a.state_digest() == b.state_digest() != c.state_digest()
+    finally:
+        for w in (a, b, c):
+            w.close()
+
+
+def test_missing_file_is_one_clear_line(tmp_path):
+    with pytest.raises(SceneError) as info:
+        parse_scene(tmp_path / "nope.toml")
+    assert len(info.value.problems) == 1
+    assert "no such scene file or built-in scene" in info.value.problems[0]
+
+
+def test_syntax_error_names_line_and_column(tmp_path):
+    (line,) = problems(tmp_path, "[world]\nseed = = 3\n")
+    assert line.startswith("TOML syntax error:")
+    assert "line 2" in line and "column" in line
+
+
+def test_bad_value_names_entity_component_and_field(tmp_path):
+    got = problems(tmp_path, GOOD.replace('Position = { x = 5, y = 5 }',
+                                          'Position = { x = 5, y = 5 }\nCollider = { radius = -1 }'))
+    assert got == ['entity[1] "hunter" Collider.radius: must be > 0, got -1']
+
+
+def test_unknown_component_key_and_field_with_suggestions(tmp_path):
+    got = problems(tmp_path, """
+        [world]
+        sed = 1
+        [[entity]]
+        name = "npc"
+        Postion = { x = 1, y = 2 }
+        Agent = { max_sped = 3 }
+        colour = "red"
+    """)
+    assert got[0] == 'world.sed: unknown key (did you mean "seed"?) (allowed: seed, dt, pathfind_period, stuck_ticks, systems)'
+    assert got[1] == 'entity[0] "npc" colour: unknown key'
+    assert got[2].startswith('entity[0] "npc" Postion: unknown component (did you mean "Position"?)')
+    assert got[3].startswith('entity[0] "npc" Agent.max_sped: unknown field (did you mean "max_speed"?)')
+
+
+def test_every_problem_reported_at_once(tmp_path):
+    got = problems(tmp_path, """
+        [world]
+        dt = -1
+        [map]
+        bounds = [0, 0, 1]
+        [[map.box]]
+        center = [0, 0]
+        size = [1, 1]
+        height = "tall"
+        [[entity]]
+        Position = { x = "a", y = 0 }
+        SteeringWeights = { weights = { seeek = 1 } }
+        PathRequest = { target = "ghost" }
+        [[entity]]
+        prefab = "missing"
+        [[entity]]
+        Agent = {}
+        count = 0
+    """)
+    assert got == [
+        "world.dt: must be > 0, got -1",
+        "map.bounds: expected an array of 4 finite numbers, got [0, 0, 1]",
+        "map.box[0].height: expected a number, got a string 'tall'",
+        "entity[1] prefab: unknown prefab 'missing'",
+        "entity[0] Position.x: expected a number, got a string 'a'",
+        "entity[0] SteeringWeights.weights: unknown behaviour 'seeek' (known: "
+        + ", ".join(__import__("ecs_nav.steering", fromlist=["BEHAVIOURS"]).BEHAVIOURS) + ")",
+        "entity[0] PathRequest.target: no entity named 'ghost'",
+        "entity[1] count: must be an integer >= 1, got 0",
+    ]
+
+
+def test_round_trip_is_equivalent(tmp_path):
+    original = load_scene(write(tmp_path, GOOD))
+    text = save_scene(original)
+    again = load_scene(write(tmp_path, text, "saved.toml"))
+    try:
+        assert again.state_digest() == original.state_digest()
+        assert save_scene(again) == text
+        for e1, e2 in zip(original.entities(), again.entities()):
+            for cls in (Position, Velocity, Agent, Collider, SteeringWeights, PathRequest, Path):
+                assert original.try_get(e1, cls) == again.try_get(e2, cls)
+    finally:
+        original.close()
+        again.close()
+
+
+@pytest.mark.parametrize("name", ["chase", "steering", "patrol"])
+def test_builtin_scenes_validate(name):
+    scene = parse_scene(name)
+    assert scene.entities
