@@ -25,7 +25,11 @@ class Integrate(System):
     def update(self, world):
         t = world.table
         moving = t.live("has_velocity")
-        t.live("pos")[moving] += t.live("vel")[moving] * world.dt
+        pos, vel = t.live("pos"), t.live("vel")
+        if moving.all():  # the common case: whole columns, no boolean-mask copies
+            pos += vel * world.dt
+        else:
+            pos += vel * (world.dt * moving)[:, None]
 
 
 class EsperPos:
