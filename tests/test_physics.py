@@ -1,0 +1,307 @@
+"""PhysicsSystem: integration, map collisions (slide, no tunnelling, climbing), agent-agent
+relaxation, heading, determinism and the NaN guard."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ecs_nav import Agent, Collider, Position, Velocity, World
+from ecs_nav.geometry import Box, MapGeometry, Ramp
+from ecs_nav.world import System
+from systems.physics import PhysicsSystem, yaw_lerp
+
+
+class Drive(System):
+    """Stand-in for the SteeringSystem: velocity straight at a target at max speed."""
+
+    name = "SteeringSystem"
+
+    def __init__(self, targets):
+        self.targets = targets  # entity -> (x, y)
+
+    def update(self, world):
+        t = world.table
+        for entity, target in self.targets.items():
+            row = t.row_of(entity)
+            d = np.asarray(target, float) - t.pos[row]
+            dist = np.linalg.norm(d)
+            speed = min(t.max_speed[row], dist / world.dt)
+            t.vel[row] = d / dist * speed if dist > 1e-12 else 0.0
+
+
+def make_world(geometry=None, dt=1.0 / 60.0, systems=()):
+    world = World(seed=3, dt=dt)
+    world.map = geometry
+    world.add_systems(PhysicsSystem(), *systems)
+    return world
+
+
+def spawn_agent(world, x, y, vx=0.0, vy=0.0, radius=0.5, **agent):
+    return world.spawn(Position(x, y), Velocity(vx, vy), Agent(**agent), Collider(radius=radius))
+
+
+def row(world, entity):
+    return world.table.row_of(entity)
+
+
+# --- integration ----------------------------------------------------------------------------------
+
+
+def test_integrates_velocity_with_the_fixed_dt_and_records_prev_pos():
+    world = make_world(dt=0.1)
+    e = spawn_agent(world, 1.0, 2.0, 3.0, -4.0)
+    world.step()
+    r = row(world, e)
+    assert world.table.pos[r] == pytest.approx([1.3, 1.6])
+    assert world.table.prev_pos[r] == pytest.approx([1.0, 2.0])
+    assert world.table.vel[r] == pytest.approx([3.0, -4.0])  # no collision: velocity kept
+    world.step()
+    assert world.table.pos[r] == pytest.approx([1.6, 1.2])
+    assert world.table.prev_pos[r] == pytest.approx([1.3, 1.6])
+    assert world.table.elevation[r] == 0.0  # no map: elevation untouched
+
+
+def test_only_agents_with_a_velocity_move():
+    world = make_world(dt=0.1)
+    no_agent = world.spawn(Position(0, 0), Velocity(1, 0))
+    no_velocity = world.spawn(Position(5, 0), Agent())
+    agent = spawn_agent(world, 10, 0, 1, 0)
+    world.run(3)
+    t = world.table
+    assert t.pos[row(world, no_agent)] == pytest.approx([0, 0])
+    assert t.pos[row(world, no_velocity)] == pytest.approx([5, 0])
+    assert t.pos[row(world, agent)] == pytest.approx([10.3, 0])
+
+
+def test_velocity_written_above_max_speed_is_truncated():
+    world = make_world(dt=0.1)
+    e = spawn_agent(world, 0, 0, 30.0, 40.0, max_speed=5.0)
+    world.step()
+    assert world.table.vel[row(world, e)] == pytest.approx([3.0, 4.0])
+    assert world.table.pos[row(world, e)] == pytest.approx([0.3, 0.4])
+
+
+# --- map collisions -------------------------------------------------------------------------------
+
+BOUNDS = (-20, -20, 20, 20)
+
+
+def test_slides_along_a_wall_keeping_the_tangential_component():
+    wall = MapGeometry(BOUNDS, boxes=[Box((0, 0), (2, 20), 3.0)])  # x in [-1, 1]
+    world = make_world(wall, dt=0.1)
+    e = spawn_agent(world, -1.5, 0.0, 3.0, 3.0, max_speed=10.0)
+    world.step()
+    r = row(world, e)
+    assert world.table.pos[r] == pytest.approx([-1.5, 0.3])
+    # the collision removed the normal component of the velocity, the tangential one stays
+    assert world.table.vel[r] == pytest.approx([0.0, 3.0])
+    world.run(5)
+    assert world.table.pos[r] == pytest.approx([-1.5, 1.8])
+    assert wall.penetration(world.table.pos[[r]], 0.5, 0.0, 0.5)[0] == 0.0
+
+
+def test_head_on_into_a_wall_stops_and_velocity_stops_pushing():
+    wall = MapGeometry(BOUNDS, boxes=[Box((0, 0), (2, 20), 3.0)])
+    world = make_world(wall, dt=0.1)
+    e = spawn_agent(world, -3.0, 0.0, 5.0, 0.0)
+    world.run(10)
+    r = row(world, e)
+    assert world.table.pos[r] == pytest.approx([-1.5, 0.0])
+    assert world.table.vel[r] == pytest.approx([0.0, 0.0], abs=1e-9)
+
+
+def test_no_tunnelling_through_a_thin_box_at_max_speed_with_a_large_dt():
+    thin = MapGeometry(BOUNDS, boxes=[Box((0, 0), (0.05, 30), 3.0)])
+    world = make_world(thin, dt=0.5)
+    fast = [spawn_agent(world, -2.0, y, 40.0, vy, radius=radius, max_speed=40.0)
+            for y, vy, radius in ((0.0, 0.0, 0.5), (3.0, -20.0, 0.1), (-3.0, 5.0, 0.3))]
+    for _ in range(5):
+        world.step()
+        for e in fast:
+            r = row(world, e)
+            assert world.table.pos[r, 0] <= -0.025 - world.table.radius[r] + 1e-9
+
+
+def test_climbs_a_ramp_onto_a_wall_top_and_is_blocked_by_a_wall_too_high():
+    ramped = MapGeometry(
+        BOUNDS,
+        boxes=[Box((0, 0), (40, 4), 3.0)],  # wall y in [-2, 2], 3 high
+        ramps=[Ramp(start=(0, -14), end=(0, -2), width=3, low=0, high=3)],
+    )
+    world = World(seed=1, dt=1.0 / 60.0)
+    world.map = ramped
+    climber = spawn_agent(world, 0.0, -16.0, radius=0.4)
+    blocked = spawn_agent(world, 8.0, -16.0, radius=0.4)
+    world.add_systems(PhysicsSystem(), Drive({climber: (0.0, 0.0), blocked: (8.0, 0.0)}))
+    t = world.table
+    elevations = []
+    for _ in range(600):
+        world.step()
+        elevations.append(t.elevation[row(world, climber)])
+        pos = t.pos[: t.n]
+        pen = ramped.penetration(pos, t.radius[: t.n], t.elevation[: t.n], t.max_climb[: t.n])
+        assert np.all(pen <= 1e-6)
+    rc, rb = row(world, climber), row(world, blocked)
+    # the climber walked up the ramp and stands on top of the wall
+    assert t.pos[rc] == pytest.approx([0.0, 0.0], abs=1e-6)
+    assert t.elevation[rc] == pytest.approx(3.0)
+    assert np.all(np.diff(elevations) >= -1e-12) and np.max(np.diff(elevations)) <= 0.5
+    # the other one met the wall's face away from the ramp: stopped, still on the floor
+    assert t.pos[rb] == pytest.approx([8.0, -2.4], abs=1e-6)
+    assert t.elevation[rb] == 0.0
+    assert t.vel[rb] == pytest.approx([0.0, 0.0], abs=1e-9)
+
+
+# --- agent-agent non-penetration ------------------------------------------------------------------
+
+
+def test_two_overlapping_agents_are_separated():
+    world = make_world(dt=0.1)
+    a = spawn_agent(world, 0.0, 0.0, radius=0.5)
+    b = spawn_agent(world, 0.3, 0.1, radius=0.5)
+    c = spawn_agent(world, 5.0, 5.0, radius=0.5)
+    d = spawn_agent(world, 5.0, 5.0, radius=0.5)  # coincident
+    world.run(3)
+    t = world.table
+    for p, q in ((a, b), (c, d)):
+        gap = np.linalg.norm(t.pos[row(world, p)] - t.pos[row(world, q)])
+        assert gap >= 1.0 - 1e-2
+    # a relaxation push is a correction, not motion: velocities stay zero
+    assert np.all(t.vel[: t.n] == 0.0)
+
+
+def test_static_colliders_push_but_are_not_pushed():
+    world = make_world(dt=0.1)
+    post = world.spawn(Position(0.0, 0.0), Collider(radius=0.5))
+    e = spawn_agent(world, 0.6, 0.0, radius=0.5)
+    world.run(3)
+    t = world.table
+    assert t.pos[row(world, post)] == pytest.approx([0.0, 0.0])
+    assert t.pos[row(world, e), 0] >= 1.0 - 1e-2
+
+
+def test_relaxation_never_pushes_an_agent_into_a_wall():
+    wall = MapGeometry(BOUNDS, boxes=[Box((0, 0), (0.1, 20), 3.0)])  # x in [-0.05, 0.05]
+    world = World(seed=0, dt=1.0 / 60.0)
+    world.map = wall
+    pressed = spawn_agent(world, -0.55, 0.0, radius=0.5)
+    pusher = spawn_agent(world, -2.0, 0.0, radius=0.5)
+    # the pusher is driven at full speed into the pressed agent every tick
+    world.add_systems(PhysicsSystem(), Drive({pusher: (5.0, 0.0)}))
+    t = world.table
+    for _ in range(120):
+        world.step()
+        rp, rq = row(world, pressed), row(world, pusher)
+        pen = wall.penetration(t.pos[[rp, rq]], 0.5, 0.0, 0.5)
+        assert np.all(pen <= 1e-9)
+        assert t.pos[rq, 0] < t.pos[rp, 0]  # never passed through
+        assert np.linalg.norm(t.pos[rp] - t.pos[rq]) >= 1.0 - 0.05  # a small overlap at most
+    assert t.pos[row(world, pressed)] == pytest.approx([-0.55, 0.0], abs=1e-6)
+
+
+def test_contact_removes_the_velocity_component_into_the_other_agent():
+    world = make_world(dt=1.0 / 60.0)
+    post = world.spawn(Position(0.0, 0.0), Collider(radius=0.5))
+    e = spawn_agent(world, -1.02, 0.0, 3.0, 1.0, radius=0.5)
+    world.step()
+    t = world.table
+    r = row(world, e)
+    assert t.pos[row(world, post)] == pytest.approx([0.0, 0.0])
+    # the approach along x is stopped by the contact, the tangential motion is kept
+    assert t.vel[r, 0] < 3.0 * 0.5 and t.vel[r, 1] == pytest.approx(1.0, rel=0.2)
+
+
+# --- heading --------------------------------------------------------------------------------------
+
+
+def test_heading_turns_toward_velocity_at_turn_speed():
+    dt = 1.0 / 60.0
+    world = make_world(dt=dt)
+    e = spawn_agent(world, 0, 0, 0.0, 2.0, turn_speed=10.0)
+    r = row(world, e)
+    world.step()
+    # Unity's Quaternion.Lerp(from yaw 0 to yaw 90 degrees, dt * turn_speed), yaw only
+    s = dt * 10.0
+    qw = 1.0 + (math.cos(math.pi / 4) - 1.0) * s
+    qz = math.sin(math.pi / 4) * s
+    yaw = 2 * math.atan2(qz, qw)
+    assert world.table.heading[r] == pytest.approx([math.cos(yaw), math.sin(yaw)])
+    assert 0 < yaw < math.pi / 2
+    world.run(120)
+    assert world.table.heading[r] == pytest.approx([0.0, 1.0], abs=1e-6)
+    assert np.linalg.norm(world.table.heading[r]) == pytest.approx(1.0)
+
+
+def test_heading_kept_when_still_and_unit_when_reversing():
+    world = make_world(dt=1.0 / 60.0)
+    still = spawn_agent(world, 0, 0)
+    back = spawn_agent(world, 5, 5, -1.0, 0.0)  # exactly opposite the initial +x heading
+    t = world.table
+    world.step()
+    assert t.heading[row(world, still)] == pytest.approx([1.0, 0.0])
+    h = t.heading[row(world, back)]
+    assert np.linalg.norm(h) == pytest.approx(1.0) and h[0] < 1.0
+    world.run(200)
+    assert t.heading[row(world, back)] == pytest.approx([-1.0, 0.0], abs=1e-6)
+
+
+def test_yaw_lerp_takes_the_shorter_arc():
+    h = np.array([[math.cos(3.0), math.sin(3.0)]])
+    target = np.array([[math.cos(-3.0), math.sin(-3.0)]])  # 0.28 rad away across +-pi
+    out = yaw_lerp(h, target, np.array([0.5]))
+    assert math.atan2(out[0, 1], out[0, 0]) == pytest.approx(math.pi, abs=1e-9) or \
+        abs(math.atan2(out[0, 1], out[0, 0])) == pytest.approx(math.pi, abs=1e-9)
+    assert yaw_lerp(h, target, np.array([1.0])) == pytest.approx(target)
+
+
+# --- determinism and the NaN guard ----------------------------------------------------------------
+
+
+def _crowd_run(seed):
+    geometry = MapGeometry(BOUNDS, boxes=[Box((0, 0), (1, 10), 3.0), Box((5, 5), (3, 1), 0.3)],
+                           ramps=[Ramp(start=(-6, -8), end=(-6, -2), width=2, low=0, high=1)])
+    world = World(seed=seed, dt=1.0 / 30.0)
+    world.map = geometry
+    rng = np.random.default_rng(seed)
+    targets = {}
+    for _ in range(30):
+        x, y = rng.uniform(-18, 18, 2)
+        e = spawn_agent(world, x, y, radius=rng.uniform(0.2, 0.6))
+        targets[e] = tuple(rng.uniform(-18, 18, 2))
+    world.add_systems(PhysicsSystem(), Drive(targets))
+    world.run(60)
+    snapshot = world.table.snapshot()
+    digest = world.state_digest()
+    world.close()
+    return snapshot, digest
+
+
+def test_deterministic():
+    (a, da), (b, db) = _crowd_run(7), _crowd_run(7)
+    assert da == db
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
+
+
+def test_nan_velocity_raises_naming_the_entity_and_leaves_the_table_alone():
+    world = make_world(dt=0.1)
+    good = spawn_agent(world, 0, 0, 1, 0)
+    bad = spawn_agent(world, 3, 3, 1, 0)
+    world.table.vel[row(world, bad)] = (np.nan, 0.0)  # the view refuses NaN; write the column
+    before = world.table.snapshot()
+    with pytest.raises(FloatingPointError, match=rf"entity id\(s\) {bad}\b"):
+        world.step()
+    after = world.table.snapshot()
+    for name in before:
+        np.testing.assert_array_equal(before[name], after[name])
+    assert world.table.pos[row(world, good)] == pytest.approx([0, 0])
+
+
+def test_position_overflow_is_refused():
+    world = make_world(dt=1.0)
+    e = spawn_agent(world, 0, 0, max_speed=math.inf)
+    world.table.pos[row(world, e)] = (1.7e308, 0.0)
+    world.table.vel[row(world, e)] = (1.7e308, 0.0)
+    with pytest.raises(FloatingPointError, match=str(e)):
+        world.step()
