@@ -121,6 +121,7 @@ class Viewer:
         self.status = ""  # a one-line message in the HUD (a failed reload, ...)
         self.fps = 0.0
         self.ms_per_tick: dict[str, float] = {}
+        self.draw_ms = 0.0
         self._press: tuple[float, float] | None = None
         self._dragging = False
         self._driving = False
@@ -163,6 +164,7 @@ class Viewer:
     def overlay(self) -> list[str]:
         lines = draw.hud_lines(self.world, fps=self.fps, ms_per_tick=self.ms_per_tick or None,
                                paused=self.paused, speed=self.speed, selected=len(self.selected))
+        lines.append(f"{'draw':<12}{self.draw_ms:8.3f} ms")
         if self.status:
             lines.append(self.status)
         return lines
@@ -172,8 +174,10 @@ class Viewer:
         if (width, height) != (self.camera.width, self.camera.height):
             self.camera.resize(width, height)
         self.window.switch_to()
+        start = time.perf_counter()
         self.render.draw(self.world, self.camera, self.layers, self.selected_rows(),
                          overlay=self.overlay(), help_text=HELP if self.show_help else None)
+        self.draw_ms = (time.perf_counter() - start) * 1000.0
 
     def on_resize(self, width: int, height: int) -> None:
         fw, fh = self.window.get_framebuffer_size()

@@ -71,7 +71,8 @@ def load_pyglet(headless: bool | None = None) -> Any:
 
 def _no_context_message(module: Any, exc: BaseException) -> str:
     mode = "headless EGL" if module.options["headless"] else "a window on $DISPLAY"
-    return (f"cannot create an OpenGL context ({mode}): {type(exc).__name__}: {exc}. "
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return (f"cannot create an OpenGL context ({mode}): {type(exc).__name__}: {reason}. "
             "Without a display, rendering needs EGL (Mesa's libEGL, e.g. apt install libegl1 libgl1-mesa-dri).")
 
 

@@ -347,3 +347,16 @@ def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
     with pytest.raises(RenderUnavailable, match="needs a display") as info:
         run_viewer("chase")
     assert "\n" not in str(info.value)
+
+
+def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
+    import systems.render as render
+
+    def no_egl(*args, **kwargs):
+        raise RuntimeError("eglInitialize failed\nsecond line of driver noise")
+
+    monkeypatch.setattr(render, "_offscreen", None)
+    monkeypatch.setattr(render.pyglet.window, "Window", no_egl)
+    with pytest.raises(render.RenderUnavailable, match="cannot create an OpenGL context") as info:
+        render.offscreen_window()
+    assert "EGL" in str(info.value) and "\n" not in str(info.value)
