@@ -1,0 +1,289 @@
+"""PathfindSystem: serves PathRequests with Paths (seed 000's PathFinder, throttled and shared).
+
+When a request is served
+    - at once when it is new (first seen, or a different PathRequest object was put on the
+      entity), when the entity has no ``Path`` yet, or when its Path's status is ``"stale"``
+      (the GraphBuildSystem changed a region the path crosses, or a follower asked again) or
+      ``"none"``;
+    - otherwise every ``period`` ticks, **staggered**: entity ``e`` is due on the ticks where
+      ``(tick + e) % period == 0``, so N requesters with consecutive ids spread evenly over the
+      period (N / period searches per tick) instead of all replanning on one tick (the seed's
+      ``frameCount % 30 == 0`` replans every NPC on the same frame).
+    - ``period``: the request's own ``replan_period`` wins when it was set to something other
+      than the PathRequest default (30); a request left at the default uses the system's
+      ``period`` (the scene's ``[world] pathfind_period``, default 30). A PathRequest cannot
+      tell "left at 30" from "set to 30": a request that must replan every 30 ticks in a world
+      whose period is not 30 cannot say so (see the report: ``replan_period=None`` would).
+    - a target entity is followed as it moves: its current position is read whenever the
+      request is served, so the path follows it at the replan period (as in the seed).
+
+Start and goal
+    Both snap to the nearest walkable node with ``graph.nearest_nodes(points, elevations)``: the
+    start at the agent's own elevation (table column), a target entity's goal at the target's
+    elevation, a point goal at the surface height under the point. A goal with no node within
+    ``max_climb`` of that elevation (a point inside a blocked tile, on a box top too small to
+    hold nodes) falls back to the nearest node at any height. A start or goal with no node
+    within 3 cells at all gives status ``"unreachable"`` and a PathFailed event.
+
+Searches
+    Requests served on the same tick whose goals snap to the same node, and that have no search
+    budget, share one reverse search (``distance_field`` + ``paths_from_field``) when there are
+    at least two of them. Any other request gets its own A* (``algorithm="dijkstra"``:
+    Dijkstra) with its ``max_expanded`` budget and ``allow_partial`` flag: a budget is the
+    contract of one query (as in Detour and Godot), so budgeted requests never share. A member
+    of a shared group whose start cannot reach the goal falls back to its own search, which
+    gives the partial path (or ``"unreachable"``) it asked for. Costs are exact either way;
+    among equally cheap routes the two searches may choose different ones.
+
+The Path written
+    ``nodes``: the node ids from the start node to the goal node (or to the reachable node
+    closest to the goal: status ``"partial"``); ``waypoints``: their positions (x, y, elevation),
+    plus the exact goal point as the last waypoint when the path is complete and the goal point
+    can be walked to from the goal node's surface (elevation within ``max_climb`` and the
+    segment between them, lifted 0.2, blocked by nothing): the agent ends on the goal, not on
+    the node next to it. ``index`` is 1 when the agent stands in nodes[0]'s grid cell (seed:
+    path[0] is the node it stands on), else 0 (walk to the start node first); a replan that
+    finds the same node list keeps the follower's index. ``request.smooth`` string-pulls the
+    waypoints over ``world.map`` (``ecs_nav.nav.smooth.smooth_path``, with the agent's radius
+    and max_climb); ``nodes`` keeps the full route then (staleness is judged on it). The
+    entity's existing Path keeps its ``radius`` and ``mode``; a new Path gets the defaults.
+    An unreachable request gets an empty Path (no nodes, no waypoints).
+
+Events
+    ``PathChanged`` when a served request's node list differs from the previous one and the
+    status is complete or partial; ``PathFailed`` on every serve whose status is partial or
+    unreachable. Never an exception for an unreachable goal, a missing target or an empty graph.
+
+Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
+``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),
+``last_served`` (entities served on the last tick) and ``last_searches`` (searches of both
+kinds on the last tick).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ecs_nav.components import Path, PathRequest
+from ecs_nav.events import PathChanged, PathFailed
+from ecs_nav.nav.search import (
+    STATUS_COMPLETE,
+    STATUS_PARTIAL,
+    STATUS_UNREACHABLE,
+    astar,
+    dijkstra,
+    distance_field,
+    paths_from_field,
+)
+from ecs_nav.nav.smooth import smooth_path
+from ecs_nav.world import System, World
+
+DEFAULT_REPLAN_PERIOD = next(f.default for f in dataclasses.fields(PathRequest) if f.name == "replan_period")
+_IMMEDIATE = ("stale", "none")
+_GOAL_LIFT = 0.2
+"""Lift of the goal-node → goal-point segment test (the seed's link lift)."""
+
+
+class PathfindSystem(System):
+    """Serves ``PathRequest`` components with ``Path`` components (see the module docstring).
+
+    Args:
+        period: the replan period in ticks of requests that keep the default ``replan_period``.
+        heuristic: A*'s heuristic ("octile", "euclidean" or "zero").
+    """
+
+    name = "PathfindSystem"
+
+    def __init__(self, period: int = 30, heuristic: str = "octile"):
+        if int(period) < 1:
+            raise ValueError(f"PathfindSystem.period: must be >= 1, got {period!r}")
+        self.period = int(period)
+        self.heuristic = heuristic
+        self.searches = 0
+        self.field_searches = 0
+        self.served = 0
+        self.last_served = np.zeros(0, dtype=np.int64)
+        self.last_searches = 0
+        self._seen: dict[int, PathRequest] = {}
+        self._cached_list = None
+        self._ents = np.zeros(0, dtype=np.int64)
+        self._reqs: list[PathRequest] = []
+
+    def period_of(self, request: PathRequest) -> int:
+        """The replan period that applies to ``request``."""
+        p = request.replan_period
+        return self.period if p == DEFAULT_REPLAN_PERIOD else p
+
+    # --- the tick --------------------------------------------------------------------------------
+
+    def update(self, world: World) -> None:
+        self.last_served = np.zeros(0, dtype=np.int64)
+        self.last_searches = 0
+        graph = world.nav_graph
+        if graph is None:
+            return
+        requests = world.query(PathRequest)
+        if requests is not self._cached_list:  # esper rebuilt its list: some component changed
+            ents = np.fromiter((e for e, _ in requests), dtype=np.int64, count=len(requests))
+            order = np.argsort(ents, kind="stable")
+            self._ents = ents[order]
+            self._reqs = [requests[i][1][0] for i in order]
+            self._cached_list = requests
+            live = set(self._ents.tolist())
+            self._seen = {e: r for e, r in self._seen.items() if e in live}
+        ents, reqs = self._ents, self._reqs
+        if ents.size == 0:
+            return
+        n = ents.size
+        periods = np.fromiter((self.period_of(r) for r in reqs), dtype=np.int64, count=n)
+        due = (world.tick + ents) % periods == 0
+        path_of = {e: comps[1] for e, comps in world.query(PathRequest, Path)}
+        seen, paths = self._seen.get, path_of.get
+        immediate = np.fromiter(
+            ((seen(e) is not r) or (p := paths(e)) is None or p.status in _IMMEDIATE
+             for e, r in zip(ents.tolist(), reqs)),
+            dtype=bool, count=n,
+        )
+        serve = np.flatnonzero(due | immediate)
+        if serve.size:
+            self._serve(world, graph, ents[serve], [reqs[i] for i in serve], path_of)
+
+    # --- serving ---------------------------------------------------------------------------------
+
+    def _serve(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict) -> None:
+        table = world.table
+        k = ents.size
+        rows = table.rows_of(ents)
+        start_xy = np.zeros((k, 2))
+        start_z = np.zeros(k)
+        has_row = rows >= 0
+        start_xy[has_row] = table.pos[rows[has_row]]
+        start_z[has_row] = table.elevation[rows[has_row]]
+        # goals: a point, or the target entity's current position (a loop over the served few)
+        goal_xy = np.zeros((k, 2))
+        goal_z = np.full(k, np.nan)
+        goal_ok = np.ones(k, dtype=bool)
+        point_goal = np.zeros(k, dtype=bool)
+        for i, req in enumerate(reqs):
+            if req.goal is not None:
+                goal_xy[i] = req.goal
+                point_goal[i] = True
+            elif req.target is not None and world.exists(req.target) and table.has(req.target):
+                trow = table.row_of(req.target)
+                goal_xy[i] = table.pos[trow]
+                goal_z[i] = table.elevation[trow]
+            else:
+                goal_ok[i] = False
+        if point_goal.any() and world.map is not None:
+            goal_z[point_goal] = world.map.surface_height(goal_xy[point_goal])
+        starts = graph.nearest_nodes(start_xy, start_z)
+        starts[~has_row] = -1
+        goals = graph.nearest_nodes(goal_xy, np.where(np.isfinite(goal_z), goal_z, 0.0))
+        retry = np.flatnonzero(goal_ok & ((goals < 0) | ~np.isfinite(goal_z)))
+        if retry.size:  # no node at the goal's height (or no height known): any height will do
+            goals[retry] = graph.nearest_nodes(goal_xy[retry])
+        goal_ok &= goals >= 0
+
+        results: list[tuple[np.ndarray, str] | None] = [None] * k
+        searchable = np.flatnonzero((starts >= 0) & goal_ok)
+        single: list[int] = []
+        groups: dict[int, list[int]] = {}
+        for i in searchable:
+            if reqs[i].max_expanded is None:
+                groups.setdefault(int(goals[i]), []).append(int(i))
+            else:
+                single.append(int(i))
+        for goal in sorted(groups):
+            idx = groups[goal]
+            if len(idx) < 2:
+                single.extend(idx)
+                continue
+            distance, next_hop = distance_field(graph, goal)
+            self.field_searches += 1
+            self.last_searches += 1
+            offsets, nodes = paths_from_field(next_hop, starts[idx])
+            for j, i in enumerate(idx):
+                if np.isfinite(distance[starts[i]]):
+                    results[i] = (nodes[offsets[j] : offsets[j + 1]].copy(), STATUS_COMPLETE)
+                else:
+                    single.append(i)  # cut off from the goal: its own search finds the partial path
+        for i in sorted(single):
+            req = reqs[i]
+            search = dijkstra if req.algorithm == "dijkstra" else astar
+            kwargs = {} if search is dijkstra else {"heuristic": self.heuristic}
+            res = search(graph, int(starts[i]), int(goals[i]), max_expanded=req.max_expanded,
+                         allow_partial=req.allow_partial, **kwargs)
+            self.searches += 1
+            self.last_searches += 1
+            results[i] = (res.nodes, res.status)
+
+        own = self._own_nodes(graph, start_xy)
+        for i in range(k):
+            entity = int(ents[i])
+            nodes, status = results[i] if results[i] is not None else (np.zeros(0, np.int64), STATUS_UNREACHABLE)
+            waypoints = graph.positions[nodes].copy()
+            if status == STATUS_COMPLETE and nodes.size:
+                goal_point = np.array([goal_xy[i, 0], goal_xy[i, 1],
+                                       goal_z[i] if np.isfinite(goal_z[i]) else waypoints[-1, 2]])
+                if self._walkable_to_goal(world, graph, waypoints[-1], goal_point):
+                    waypoints = np.vstack([waypoints, goal_point])
+            if reqs[i].smooth and world.map is not None and waypoints.shape[0] > 2 and has_row[i]:
+                waypoints = smooth_path(waypoints, world.map, radius=float(table.radius[rows[i]]),
+                                        max_climb=float(table.max_climb[rows[i]]))
+            self._write(world, entity, path_of.get(entity), nodes, waypoints, status,
+                        bool(nodes.size and own[i] == nodes[0]), graph.version)
+            self._seen[entity] = reqs[i]
+        self.served += k
+        self.last_served = ents.copy()
+
+    @staticmethod
+    def _own_nodes(graph, points: np.ndarray) -> np.ndarray:
+        """The node slot of the grid cell each point lies in (-1 outside the grid)."""
+        g = graph.grid
+        col, row = g.cells_of(points)
+        inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
+        return np.where(inside, row * g.cols + col, -1)
+
+    @staticmethod
+    def _walkable_to_goal(world: World, graph, node_pos: np.ndarray, goal: np.ndarray) -> bool:
+        if np.allclose(node_pos, goal, atol=1e-9):
+            return False  # the goal is the node itself: no extra waypoint
+        if abs(goal[2] - node_pos[2]) > graph.max_climb + 1e-9:
+            return False
+        if world.map is None:
+            return True
+        lift = np.array([0.0, 0.0, _GOAL_LIFT])
+        return not bool(world.map.segment_blocked(node_pos + lift, goal + lift)[0])
+
+    def _write(self, world: World, entity: int, path: Path | None, nodes: np.ndarray, waypoints: np.ndarray,
+               status: str, stands_on_start: bool, version: int) -> None:
+        if path is None:
+            path = world.try_get(entity, Path)
+        previous = None if path is None else path.nodes
+        same_route = previous is not None and np.array_equal(previous, nodes) and nodes.size > 0
+        if path is None:
+            path = Path()
+            world.add_component(entity, path)
+        count = waypoints.shape[0]
+        if same_route and path.waypoints.shape[0] > 0:
+            index = min(int(path.index), max(count - 1, 0))
+        else:
+            index = 1 if stands_on_start and count > 1 else 0
+        path.nodes = np.asarray(nodes, dtype=np.int64)
+        path.waypoints = np.ascontiguousarray(waypoints, dtype=np.float64).reshape(-1, 3)
+        path.index = index
+        path.status = status
+        path.direction = 1
+        path.graph_version = int(version)
+        if status in (STATUS_COMPLETE, STATUS_PARTIAL) and not same_route:
+            world.emit(PathChanged(entity, status, world.tick))
+        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE):
+            world.emit(PathFailed(entity, status, world.tick))
+
+    # --- determinism -----------------------------------------------------------------------------
+
+    def state(self) -> bytes:
+        """Which requests have been seen (that decides which are 'new' on a later tick)."""
+        return np.array(sorted(self._seen), dtype=np.int64).tobytes()
