@@ -51,6 +51,19 @@ def test_radius_widens_the_line_of_sight():
     assert not line_walkable(geometry, a, b, radius=0.2)
 
 
+def test_widened_line_sees_shapes_in_neighbouring_buckets():
+    # found by the property test below: a shape within radius of a short sub-segment, but in
+    # another broadphase bucket, was missed
+    geometry = MapGeometry(
+        (-10, -10, 10, 10),
+        boxes=[Box((0, 0), (1, 1), 3.0), Box((0, 0), (2, 5), 3.0), Box((0, 0), (4, 1), 3.0)],
+        circles=[Circle((0, 0), 1.0, 2.0), Circle((0, -2), 1.0, 2.0)],
+    )
+    # the line passes 0.547 from the corner (1, 2.5)
+    assert not line_walkable(geometry, [5, 0, 0], [0, 4, 0], radius=0.6)
+    assert line_walkable(geometry, [5, 0, 0], [0, 4, 0], radius=0.5)
+
+
 def test_no_shortcut_off_a_ledge_or_under_a_wall_top():
     geometry = MapGeometry((-10, -10, 10, 10), boxes=[Box((0, 0), (10, 10), 1.0)])
     # from the platform top straight down to the floor: a 1 m drop
@@ -117,6 +130,7 @@ def test_smoothing_never_crosses_a_collider(geometry, radius, seed):
         assert out[0].tolist() == waypoints[0].tolist() and out[-1].tolist() == waypoints[-1].tolist()
         assert path_length(out) <= path_length(waypoints) + 1e-9
         pts = dense(out)
-        assert np.all(geometry.penetration(pts, max(radius - 1e-9, 0.0), 0.0, 0.5) <= 0.0)
+        pen = geometry.penetration(pts, max(radius - 1e-9, 0.0), 0.0, 0.5)
+        assert np.all(pen <= 0.0), (geometry.shapes, out, pen.max())
         seg = np.column_stack([out[:, :2], out[:, 2] + 0.2])
         assert not geometry.segment_blocked(seg[:-1], seg[1:]).any()

@@ -58,12 +58,15 @@ def _point_rect_dist(s, t, lo, hi, hw):
 
 
 @nb.njit(cache=True)
-def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi):
-    """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi)."""
+def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
+    """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi),
+    exact up to ``reach`` (shapes farther than that from the segment may be left out: inf)."""
     rects, circs, meta, dims, bptr, bitems = G
     n_rect = rects.shape[0]
     best = np.inf
-    i0, i1, j0, j1 = _bucket_range(meta, dims, min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
+    i0, i1, j0, j1 = _bucket_range(
+        meta, dims, min(ax, bx) - reach, min(ay, by) - reach, max(ax, bx) + reach, max(ay, by) + reach
+    )
     for j in range(j0, j1 + 1):
         for i in range(i0, i1 + 1):
             b = j * dims[0] + i
@@ -106,7 +109,7 @@ def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, st
     px, py = ax, ay
     for k in range(1, n + 1):
         qx, qy = ax + (bx - ax) * k / n, ay + (by - ay) * k / n
-        if _segment_wall_distance(G, px, py, qx, qy, e + max_climb, e + body_height) < clear:
+        if _segment_wall_distance(G, px, py, qx, qy, e + max_climb, e + body_height, clear) < clear:
             return False
         h = _top_at(G, qx, qy, e + max_climb)
         if not (h >= e - max_climb - 1e-9):  # a ledge, or off the map (NaN)
