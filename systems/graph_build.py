@@ -172,7 +172,7 @@ class GraphBuildSystem(System):
         self.rebuilds += len(changes)
         world.nav_graph = graph
         # the paths that use a node or link the change may have touched go stale
-        for _, path in world.query(Path):
+        for _, (path,) in world.query(Path):
             if path.status not in _REPLAN or path.nodes.size == 0:
                 continue
             if regions is not None:
