@@ -1,0 +1,427 @@
+"""PathFollowSystem: turns every agent's ``Path`` into the steering target of this tick.
+
+Seeds 004 (path radius, ping-pong), 000 (stop within the stopping distance, face the target,
+``TargetReached``) and 002 (pass a node in the direction of travel, skip ahead, stuck frames).
+
+Layout. The sparse ``Path`` components are read through esper; the state the per-tick test needs
+lives in the agent table (``steer_target``, ``has_steer_target``, ``follow_state``,
+``path_radius``, ``stuck_ticks``, ``best_distance``) and in arrays this system keeps aligned
+with the sorted list of path entities (current / next waypoint, incoming leg direction, the
+final target, the position at the previous tick). The per-tick tests run on whole columns; only
+the rows whose waypoint changes this tick go through a Python loop that reads their ``Path``.
+
+Per tick, for the rows that follow a waypoint:
+
+* **reached** (seed 004): ``|pos - waypoint| <= path radius``; or the last step swept past it:
+  the closest point of the segment ``prev_pos -> pos`` is within the radius, or the agent
+  crossed the plane through the waypoint perpendicular to the leg that leads to it (seed
+  002's "passed the node in the direction of travel"; a distance threshold alone makes a fast
+  agent orbit its waypoint).
+* **skip ahead** (seed 002): the next waypoint is already within the radius.
+* **advance**: once -- to the next waypoint, clamped at the last; patrol -- ping-pong, the
+  ``Path.direction`` flips at either end (seed 004); loop -- wrap to the first. Each waypoint
+  passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
+  only), so several waypoints can be passed in one tick.
+* **final approach** (seed 000), once-paths only. On the last waypoint ``follow_state`` is
+  ARRIVE (the SteeringSystem uses arrive). When the last waypoint is reached and the final
+  target differs from it, the steering target becomes the final target itself (the goal point,
+  or the target entity's current position), so an agent whose last node lies short of the
+  target still walks up to it. Within ``stopping_distance`` of the final target (at any index,
+  as in seed 000 where the test is the distance to the target): STOPPED, ``TargetReached`` once,
+  and the heading turns toward the target with ``Lerp(current, look, dt * turn_speed)``, yaw
+  only (interpolating the yaw angle: Unity's ``Quaternion.Lerp`` normalises, and a plain vector
+  lerp stalls when the target is exactly behind). A STOPPED agent re-arms when the target is
+  further than ``stopping_distance + STOP_HYSTERESIS``.
+* **stuck** (seed 002, top down): a following row whose closest approach to its steering target
+  (``best_distance``) has not improved by ``STUCK_EPSILON`` for ``stuck_ticks`` ticks emits
+  ``Stuck``, its Path is marked ``"stale"`` (the PathfindSystem re-plans stale paths), and the
+  counter restarts. Progress, a new waypoint and a new path reset it.
+
+Final target: ``PathRequest.goal``; the position of ``PathRequest.target`` (an entity; the last
+waypoint once that entity is gone); the last waypoint for a path given without a request and
+for a ``"partial"`` path (the goal itself cannot be reached).
+
+Change detection (the contract with whoever writes paths): a path is (re)loaded when its
+entity gets a new ``Path`` component, when ``Path.waypoints`` is a new array, or when a
+``PathChanged`` / ``PathFailed`` event for the entity was emitted earlier in the tick. A path
+whose status is ``"unreachable"``, or that has no waypoints, gives FOLLOW_NONE and no steering
+target. ``Path.index`` is the waypoint walked to; this system owns it while it follows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav.components import Path, PathRequest
+from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.world import System
+
+STOP_HYSTERESIS = 0.5
+"""A STOPPED agent re-arms (may emit TargetReached again) once the target is further than
+stopping_distance + this."""
+
+STUCK_EPSILON = 1e-3
+"""Progress smaller than this (length units, accumulated) does not reset the stuck counter."""
+
+_MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
+_MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.hypot(v[..., 0], v[..., 1])[..., None]
+    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+
+
+class PathFollowSystem(System):
+    """Follows ``Path`` components; see the module docstring.
+
+    Args:
+        stuck_ticks: ticks without progress before ``Stuck`` (seed 002: 20 frames).
+        stop_hysteresis: see STOP_HYSTERESIS.
+        stuck_epsilon: see STUCK_EPSILON.
+    """
+
+    name = "PathFollowSystem"
+
+    def __init__(self, stuck_ticks: int = 20, stop_hysteresis: float = STOP_HYSTERESIS,
+                 stuck_epsilon: float = STUCK_EPSILON):
+        if int(stuck_ticks) < 1:
+            raise ValueError(f"PathFollowSystem.stuck_ticks: must be >= 1, got {stuck_ticks!r}")
+        self.stuck_ticks = int(stuck_ticks)
+        self.stop_hysteresis = float(stop_hysteresis)
+        self.stuck_epsilon = float(stuck_epsilon)
+        self._items = None  # the esper query list the cache below was built from
+        self._empty()
+
+    # --- the cache aligned with the sorted path entities -----------------------------------------
+
+    def _empty(self) -> None:
+        self.ents = np.zeros(0, np.int64)
+        self.rows = np.zeros(0, np.int64)
+        self.paths: list[Path] = []
+        self.path_id = np.zeros(0, np.int64)
+        self._wp_refs: list[np.ndarray] = []  # keeps the arrays alive, so their ids stay unique
+        self.wp_id = np.zeros(0, np.int64)
+        self.mode = np.zeros(0, np.int8)
+        self.active = np.zeros(0, bool)  # has a waypoint to follow
+        self.cur = np.zeros((0, 2))  # current waypoint
+        self.nxt = np.zeros((0, 2))  # the waypoint after it (skip ahead)
+        self.has_nxt = np.zeros(0, bool)
+        self.leg = np.zeros((0, 2))  # unit direction of the leg leading to cur (zero: none)
+        self.last_once = np.zeros(0, bool)  # on the last waypoint of a once-path
+        self.final_leg = np.zeros(0, bool)  # last waypoint reached: steering at the final target
+        self.final = np.zeros((0, 2))  # fixed final target (goal or last waypoint)
+        self.target_ent = np.zeros(0, np.int64)  # final target entity (-1: fixed point)
+        self.target_row = np.zeros(0, np.int64)
+        self.last_pos = np.zeros((0, 2))
+
+    _ARRAYS = ("wp_id", "mode", "active", "cur", "nxt", "has_nxt", "leg", "last_once", "final_leg",
+               "final", "target_ent", "last_pos")
+
+    def state(self) -> bytes:
+        parts = [self.ents.tobytes()]
+        parts += [np.ascontiguousarray(getattr(self, a)).tobytes() for a in self._ARRAYS if a != "wp_id"]
+        return b"".join(parts)
+
+    def _rebuild(self, world, items) -> np.ndarray:
+        """New cache for the query result ``items``; returns the positions to (re)load."""
+        table = world.table
+        ents = np.fromiter((e for e, _ in items), np.int64, len(items))
+        order = np.argsort(ents, kind="stable")
+        ents = ents[order]
+        paths = [items[j][1][0] for j in order]
+        rows = table.rows_of(ents)
+        keep = rows >= 0
+        if not keep.all():
+            ents, rows = ents[keep], rows[keep]
+            paths = [p for p, k in zip(paths, keep) if k]
+        m = len(ents)
+        old_ents, old = self.ents, {a: getattr(self, a) for a in self._ARRAYS}
+        old_paths, old_refs, old_path_id = self.paths, self._wp_refs, self.path_id  # noqa: F841 (alive)
+        # rows that lost their Path: no longer following
+        gone = np.setdiff1d(old_ents, ents)
+        if gone.size:
+            gone_rows = table.rows_of(gone)
+            gone_rows = gone_rows[gone_rows >= 0]
+            table.follow_state[gone_rows] = FOLLOW_NONE
+            table.has_steer_target[gone_rows] = False
+        self._empty()
+        self.ents, self.rows, self.paths = ents, rows, paths
+        self.path_id = np.fromiter(map(id, paths), np.int64, m)
+        self.wp_id = np.full(m, -1, np.int64)
+        self.mode = np.zeros(m, np.int8)
+        self.active = np.zeros(m, bool)
+        self.cur = np.zeros((m, 2))
+        self.nxt = np.zeros((m, 2))
+        self.has_nxt = np.zeros(m, bool)
+        self.leg = np.zeros((m, 2))
+        self.last_once = np.zeros(m, bool)
+        self.final_leg = np.zeros(m, bool)
+        self.final = np.zeros((m, 2))
+        self.target_ent = np.full(m, -1, np.int64)
+        self.last_pos = table.pos[rows].copy()
+        self._wp_refs = [p.waypoints for p in paths]
+        # carry the cache over for entities whose Path object is the same one
+        reload = np.ones(m, bool)
+        if old_ents.size and m:
+            at = np.clip(np.searchsorted(old_ents, ents), 0, old_ents.size - 1)
+            # ids compare identities: the old objects are alive here, so no new one shares an id
+            same = (old_ents[at] == ents) & (old_path_id[at] == self.path_id)
+            same &= old["wp_id"][at] == np.fromiter((id(p.waypoints) for p in paths), np.int64, m)
+            src = at[same]
+            for a in self._ARRAYS:
+                getattr(self, a)[same] = old[a][src]
+            reload &= ~same
+        self.target_row = table.rows_of(self.target_ent) if m else np.zeros(0, np.int64)
+        self.target_row[self.target_ent < 0] = -1
+        return np.flatnonzero(reload)
+
+    # --- loading one path and stepping its waypoint (the few rows that change) ---------------------
+
+    def _load(self, world, i: int) -> None:
+        """(Re)start following the Path at cache position i from its own index."""
+        table, path, row = world.table, self.paths[i], int(self.rows[i])
+        self._wp_refs[i] = path.waypoints
+        self.wp_id[i] = id(path.waypoints)
+        self.mode[i] = _MODES[path.mode]
+        self.final_leg[i] = False
+        self.target_ent[i] = -1
+        self.target_row[i] = -1
+        self.last_pos[i] = table.pos[row]
+        table.stuck_ticks[row] = 0
+        table.best_distance[row] = np.inf
+        wp = path.waypoints
+        k = wp.shape[0]
+        if k == 0 or path.status == "unreachable":
+            self.active[i] = False
+            self.last_once[i] = False
+            table.follow_state[row] = FOLLOW_NONE
+            table.has_steer_target[row] = False
+            return
+        self.active[i] = True
+        table.path_radius[row] = path.radius
+        path.index = min(max(int(path.index), 0), k - 1)
+        if path.direction not in (1, -1):
+            path.direction = 1
+        # final target
+        self.final[i] = wp[-1, :2]
+        request = world.try_get(int(self.ents[i]), PathRequest)
+        if request is not None and path.status != "partial":
+            if request.goal is not None:
+                self.final[i] = request.goal
+            elif request.target is not None and table.has(request.target):
+                self.target_ent[i] = request.target
+                self.target_row[i] = table.row_of(request.target)
+        pos = table.pos[row]
+        # a planned path starts at the node the agent stands on (seed 000's path[0]): drop it
+        # when the agent is already past it toward the next one
+        if self.mode[i] == _MODE_ONCE and path.index == 0 and k > 1:
+            if np.dot(pos - wp[0, :2], wp[1, :2] - wp[0, :2]) > 0:
+                path.index = 1
+        self._set_waypoint(world, i, leg_from=pos.copy())
+        # already inside later waypoints' radius: skip them (no events: nothing was walked)
+        self._skip_reached(world, i, emit=False)
+
+    def _advance_index(self, path: Path, mode: int, k: int) -> bool:
+        """Step path.index once; False when a once-path is already on its last waypoint."""
+        if mode == _MODE_ONCE:
+            if path.index >= k - 1:
+                return False
+            path.index += 1
+        elif mode == _MODE_LOOP:
+            path.index = (path.index + 1) % k
+        else:
+            if k == 1:
+                return False
+            nxt = path.index + path.direction
+            if not 0 <= nxt < k:
+                path.direction = -path.direction
+                nxt = path.index + path.direction
+            path.index = nxt
+        return True
+
+    def _peek_next(self, path: Path, mode: int, k: int) -> int:
+        """The waypoint index an advance would go to (-1: none)."""
+        if mode == _MODE_ONCE:
+            return path.index + 1 if path.index < k - 1 else -1
+        if mode == _MODE_LOOP:
+            return (path.index + 1) % k if k > 1 else -1
+        if k == 1:
+            return -1
+        nxt = path.index + path.direction
+        return nxt if 0 <= nxt < k else path.index - path.direction
+
+    def _set_waypoint(self, world, i: int, leg_from) -> None:
+        """Write path.index's waypoint into the cache and the table row."""
+        table, path, row = world.table, self.paths[i], int(self.rows[i])
+        wp = path.waypoints
+        k = wp.shape[0]
+        mode = int(self.mode[i])
+        cur = wp[path.index, :2]
+        self.cur[i] = cur
+        self.leg[i] = _unit(cur - np.asarray(leg_from, dtype=np.float64))
+        j = self._peek_next(path, mode, k)
+        self.has_nxt[i] = j >= 0
+        self.nxt[i] = wp[j, :2] if j >= 0 else cur
+        self.last_once[i] = mode == _MODE_ONCE and path.index == k - 1
+        table.steer_target[row] = cur
+        table.has_steer_target[row] = True
+        # a STOPPED agent stays stopped through re-plans (TargetReached once per arrival); it
+        # re-arms only by distance
+        if table.follow_state[row] != FOLLOW_STOPPED or mode != _MODE_ONCE:
+            table.follow_state[row] = FOLLOW_ARRIVE if self.last_once[i] else FOLLOW_SEEK
+        table.stuck_ticks[row] = 0
+        table.best_distance[row] = np.inf
+
+    def _skip_reached(self, world, i: int, emit: bool) -> None:
+        """Advance while the current waypoint is within the radius (bounded by the path length)."""
+        table, path, row = world.table, self.paths[i], int(self.rows[i])
+        pos = table.pos[row]
+        r2 = float(table.path_radius[row]) ** 2
+        for _ in range(path.waypoints.shape[0]):
+            d = pos - self.cur[i]
+            if d[0] * d[0] + d[1] * d[1] > r2:
+                return
+            if self.last_once[i]:
+                self._enter_final_leg(world, i, emit)
+                return
+            if not self._step(world, i, emit):
+                return
+
+    def _step(self, world, i: int, emit: bool) -> bool:
+        path = self.paths[i]
+        passed = path.index
+        if not self._advance_index(path, int(self.mode[i]), path.waypoints.shape[0]):
+            return False
+        if emit:
+            world.emit(WaypointReached(int(self.ents[i]), int(passed), world.tick))
+        self._set_waypoint(world, i, leg_from=self.cur[i].copy())
+        return True
+
+    def _enter_final_leg(self, world, i: int, emit: bool) -> None:
+        if self.final_leg[i]:
+            return
+        self.final_leg[i] = True
+        if emit:
+            world.emit(WaypointReached(int(self.ents[i]), int(self.paths[i].index), world.tick))
+        world.table.stuck_ticks[self.rows[i]] = 0
+        world.table.best_distance[self.rows[i]] = np.inf
+
+    # --- the tick ----------------------------------------------------------------------------
+
+    def update(self, world) -> None:
+        table = world.table
+        items = world.query(Path)
+        if items is not self._items:
+            reload = self._rebuild(world, items)
+            self._items = items
+        else:
+            reload = np.zeros(0, np.int64)
+        m = len(self.ents)
+        if m == 0:
+            return
+        # paths replaced in place (a new waypoints array) or announced by the PathfindSystem
+        ids = np.fromiter((id(p.waypoints) for p in self.paths), np.int64, m)
+        changed = ids != self.wp_id
+        announced = [e.entity for e in world.events if isinstance(e, (PathChanged, PathFailed))]
+        if announced:
+            changed |= np.isin(self.ents, np.asarray(announced, np.int64))
+        changed[reload] = True
+        for i in np.flatnonzero(changed):
+            self._load(world, int(i))
+
+        rows = self.rows
+        active = self.active
+        pos = table.pos[rows]
+        radius = table.path_radius[rows]
+        r2 = radius * radius
+        last = self.last_pos
+
+        # --- waypoint tests on whole columns ---------------------------------------------
+        test = active & ~self.final_leg
+        to_cur = pos - self.cur
+        near = np.einsum("ij,ij->i", to_cur, to_cur) <= r2
+        step = pos - last
+        step2 = np.einsum("ij,ij->i", step, step)
+        from_last = self.cur - last
+        t = np.clip(np.divide(np.einsum("ij,ij->i", from_last, step), step2, out=np.zeros(m),
+                              where=step2 > 0), 0.0, 1.0)
+        closest = last + step * t[:, None] - self.cur
+        swept = np.einsum("ij,ij->i", closest, closest) <= r2
+        crossed = ((np.einsum("ij,ij->i", last - self.cur, self.leg) < 0)
+                   & (np.einsum("ij,ij->i", to_cur, self.leg) >= 0))
+        reached = test & (near | swept | crossed)
+        to_nxt = pos - self.nxt
+        skip = test & self.has_nxt & ~self.last_once & (np.einsum("ij,ij->i", to_nxt, to_nxt) <= r2)
+        for i in np.flatnonzero(reached | skip):
+            i = int(i)
+            if self.last_once[i]:
+                self._enter_final_leg(world, i, emit=True)
+                continue
+            if self._step(world, i, emit=True):
+                self._skip_reached(world, i, emit=True)
+
+        # --- final target: arrival, re-arming, facing ------------------------------------
+        once = active & (self.mode == _MODE_ONCE)
+        if once.any():
+            final = self.final.copy()
+            moving = once & (self.target_row >= 0)
+            if moving.any():
+                final[moving] = table.pos[self.target_row[moving]]
+            fl = self.final_leg & once
+            if fl.any():
+                table.steer_target[rows[fl]] = final[fl]
+            state = table.follow_state[rows]
+            stop = table.stopping_distance[rows]
+            to_final = final - pos
+            dist = np.hypot(to_final[:, 0], to_final[:, 1])
+            arrive = once & (state != FOLLOW_STOPPED) & (dist <= stop)
+            rearm = once & (state == FOLLOW_STOPPED) & (dist > stop + self.stop_hysteresis)
+            if rearm.any():
+                table.follow_state[rows[rearm]] = np.where(self.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
+                table.stuck_ticks[rows[rearm]] = 0
+                table.best_distance[rows[rearm]] = np.inf
+            if arrive.any():
+                table.follow_state[rows[arrive]] = FOLLOW_STOPPED
+                for e in self.ents[arrive]:
+                    world.emit(TargetReached(int(e), world.tick))
+            stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
+            if stopped.any():
+                self._face(world, rows[stopped], to_final[stopped])
+
+        # --- stuck detection ---------------------------------------------------------------
+        following = active & np.isin(table.follow_state[rows], (FOLLOW_SEEK, FOLLOW_ARRIVE))
+        if following.any():
+            fr = rows[following]
+            d = table.steer_target[fr] - pos[following]
+            d = np.hypot(d[:, 0], d[:, 1])
+            best = table.best_distance[fr]
+            progress = d < best - self.stuck_epsilon
+            table.best_distance[fr] = np.where(progress, d, best)
+            count = np.where(progress, 0, table.stuck_ticks[fr] + 1)
+            stuck = count >= self.stuck_ticks
+            count[stuck] = 0
+            table.stuck_ticks[fr] = count
+            if stuck.any():
+                table.best_distance[fr[stuck]] = np.inf
+                for i in np.flatnonzero(following)[stuck]:
+                    self.paths[i].status = "stale"
+                    world.emit(Stuck(int(self.ents[i]), world.tick))
+        self.last_pos = pos
+
+    def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:
+        """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only (on the angle)."""
+        table = world.table
+        h = table.heading[rows]
+        has_look = np.hypot(look[:, 0], look[:, 1]) > 0
+        if not has_look.any():
+            return
+        rows, h, look = rows[has_look], h[has_look], look[has_look]
+        current = np.arctan2(h[:, 1], h[:, 0])
+        delta = np.arctan2(h[:, 0] * look[:, 1] - h[:, 1] * look[:, 0], np.einsum("ij,ij->i", h, look))
+        t = np.minimum(world.dt * table.turn_speed[rows], 1.0)
+        angle = current + delta * t
+        table.heading[rows] = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+
+

@@ -1,0 +1,297 @@
+"""SteeringSystem: every agent's steering force from its SteeringWeights, then its velocity.
+
+Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). The kernels are in
+``ecs_nav.steering``; this system selects rows, gathers their inputs from the agent table and
+writes ``force`` and ``vel`` back. Everything is vectorised: a behaviour is computed only for
+the rows (among those with ``has_steering``) whose weight for it is non-zero.
+
+Inputs per behaviour:
+
+* seek, arrive: ``steer_target`` where ``has_steer_target`` (the SteeringWeights target, or the
+  waypoint the PathFollowSystem chose); zero without one.
+* flee: from the ``target_entity``'s position when the row has a live target entity, else from
+  ``steer_target``; ``panic_distance``.
+* pursuit, evade: against the ``target_entity`` row (position, velocity, heading); zero without one.
+* wander: ``entity_uniforms(world.seed, entity ids, world.tick, stream=WANDER_STREAM)``; the
+  jittered ``wander_target`` is written back.
+* obstacle_avoidance: the map's circles only (``world.map.circles``). Other agents are not
+  obstacles here: separation and the PhysicsSystem's relaxation keep agents apart.
+* wall_avoidance: the map's bounds edges and the edges of the boxes taller than
+  ``wall_min_height`` above the floor, as two-sided segments (ramps are left out: they are
+  walked onto). Segments and their grid are cached per map version.
+* separation, alignment, cohesion: neighbours within ``neighbour_radius`` from
+  ``ecs_nav.spatial.neighbours_within`` over all agents (``is_agent`` or ``has_steering``).
+* follow_path: by ``follow_state`` -- SEEK: seek ``steer_target``; ARRIVE: arrive at it with the
+  agent's deceleration; STOPPED: brake, ``force = -vel * mass / dt``, the force that cancels
+  the velocity within one tick (then truncated to max_force; seed 000's "stop"). A literal
+  ``-vel`` decays the speed with a one-second time constant, which overshoots the stopping
+  distance. A STOPPED agent's speed below ``STOP_SPEED`` is snapped to zero.
+* follow_flow: ``world.resources["flow_field"]`` -- an (n_nodes, 2) array (or an object with a
+  ``direction`` attribute holding one) of unit directions per node slot of ``world.nav_graph``,
+  sampled at each agent's nearest node (zero off the graph). Absent: zero force.
+
+Combiners per row (``combiner`` column): 0 weighted truncated sum, 1 prioritised running sum,
+2 prioritised dithering with ``DITHER_PROBABILITIES`` and uniforms from ``entity_uniforms``
+(streams ``DITHER_STREAM`` and up). Then seed 004's pipeline (``apply_steering``):
+``vel = truncate(vel + truncate(force, max_force) / mass * dt, max_speed)`` for the rows with
+``has_steering`` and ``has_velocity``. The PhysicsSystem integrates position.
+
+A non-finite force or velocity raises ``FloatingPointError`` naming the entities, before
+anything is written: the system refuses rather than propagates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav import steering as st
+from ecs_nav.spatial import neighbours_within
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.world import System
+
+B = st.B
+N_BEHAVIOURS = len(st.BEHAVIOURS)
+
+WANDER_STREAM = 0
+DITHER_STREAM = 1
+"""``entity_uniforms`` streams: wander uses 0; dithering uses 1, 2, ... (two behaviours each)."""
+
+DITHER_PROBABILITIES = np.array([
+    {"wall_avoidance": 0.5, "obstacle_avoidance": 0.5, "evade": 1.0, "flee": 0.6, "separation": 0.2,
+     "alignment": 0.3, "cohesion": 0.6, "seek": 0.8, "arrive": 0.5, "wander": 0.8, "pursuit": 0.8,
+     "follow_path": 0.8, "follow_flow": 0.8}[b] for b in st.BEHAVIOURS])
+"""Buckland's Params.ini probabilities (prWallAvoidance 0.5, ... prArrive 0.5); pursuit,
+follow_path and follow_flow, absent from his dithered list, take prSeek's 0.8."""
+
+STOP_SPEED = 1e-9
+"""A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
+
+_GROUP = (B["separation"], B["alignment"], B["cohesion"])
+
+
+class SteeringSystem(System):
+    """Computes ``force`` and ``vel`` for every steering agent; see the module docstring.
+
+    Args:
+        max_neighbours: cap on neighbours per agent for the group behaviours (closest kept);
+            None keeps all within the radius.
+        wall_min_height: boxes whose top is at most this above the floor are steps, not walls.
+    """
+
+    name = "SteeringSystem"
+
+    def __init__(self, max_neighbours: int | None = None, wall_min_height: float = 0.5):
+        self.max_neighbours = max_neighbours
+        self.wall_min_height = float(wall_min_height)
+        self._map_key = None
+        self._circles = None  # (centres, radii, grid) or None
+        self._walls = None  # (a, b, grid) or None
+
+    # --- static geometry, cached per map version ---------------------------------------------
+
+    def _geometry(self, world):
+        gmap = world.map
+        key = None if gmap is None else (id(gmap), gmap.version)
+        if key == self._map_key:
+            return self._circles, self._walls
+        self._map_key = key
+        self._circles = self._walls = None
+        if gmap is None:
+            return None, None
+        circles = gmap.circles
+        if circles:
+            c = np.array([ci.center for ci in circles], dtype=np.float64)
+            r = np.array([ci.radius for ci in circles], dtype=np.float64)
+            self._circles = (c, r, st.obstacle_grid(c, r, max(4.0, 2.0 * float(r.max()))))
+        x0, y0, x1, y1 = gmap.bounds
+        corners = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])]
+        for box in gmap.boxes:
+            if box.top - gmap.floor > self.wall_min_height and box.size[0] > 0 and box.size[1] > 0:
+                bx0, by0, bx1, by1 = box.aabb()
+                corners.append(np.array([[bx0, by0], [bx1, by0], [bx1, by1], [bx0, by1]]))
+        quads = np.stack(corners)
+        a = quads.reshape(-1, 2)
+        b = np.roll(quads, -1, axis=1).reshape(-1, 2)
+        self._walls = (a, b, st.wall_grid(a, b, 4.0))
+        return self._circles, self._walls
+
+    # --- the tick ----------------------------------------------------------------------------
+
+    def update(self, world) -> None:
+        table = world.table
+        n = table.n
+        srows = np.flatnonzero(table.has_steering[:n])
+        k = srows.size
+        if k == 0:
+            return
+        W = table.weights[srows]
+        on = W != 0.0
+        used = on.any(axis=0)
+        pos = table.pos[srows]
+        vel = table.vel[srows]
+        heading = table.heading[srows]
+        max_speed = table.max_speed[srows]
+        ents = table.entity[srows]
+        has_t = table.has_steer_target[srows]
+        target = table.steer_target[srows]
+        forces = np.zeros((k, N_BEHAVIOURS, 2))
+        new_wander = None
+
+        # target entities (pursuit, evade, flee): rows resolved only where one is set
+        trow = np.full(k, -1, np.int64)
+        te = table.target_entity[srows]
+        has_te = te >= 0
+        if has_te.any() and (used[B["pursuit"]] or used[B["evade"]] or used[B["flee"]]):
+            trow[has_te] = table.rows_of(te[has_te])
+            has_te = trow >= 0
+
+        def rows_for(b, extra=None):
+            m = on[:, b] if extra is None else on[:, b] & extra
+            return np.flatnonzero(m)
+
+        if used[B["seek"]]:
+            i = rows_for(B["seek"], has_t)
+            forces[i, B["seek"]] = st.seek(pos[i], vel[i], target[i], max_speed[i])
+        if used[B["arrive"]]:
+            i = rows_for(B["arrive"], has_t)
+            forces[i, B["arrive"]] = st.arrive(pos[i], vel[i], target[i], max_speed[i],
+                                               table.deceleration[srows[i]])
+        if used[B["flee"]]:
+            i = rows_for(B["flee"], has_te | has_t)
+            src = np.where(has_te[i, None], table.pos[np.maximum(trow[i], 0)], target[i])
+            forces[i, B["flee"]] = st.flee(pos[i], vel[i], src, max_speed[i],
+                                           table.panic_distance[srows[i]])
+        if used[B["pursuit"]]:
+            i = rows_for(B["pursuit"], has_te)
+            t = trow[i]
+            forces[i, B["pursuit"]] = st.pursuit(pos[i], vel[i], heading[i], max_speed[i], table.pos[t],
+                                                 table.vel[t], table.heading[t])
+        if used[B["evade"]]:
+            i = rows_for(B["evade"], has_te)
+            t = trow[i]
+            forces[i, B["evade"]] = st.evade(pos[i], vel[i], max_speed[i], table.pos[t], table.vel[t],
+                                             table.threat_range[srows[i]])
+        if used[B["wander"]]:
+            i = rows_for(B["wander"])
+            r = srows[i]
+            u = st.entity_uniforms(world.seed, ents[i], world.tick, stream=WANDER_STREAM)
+            f, wt = st.wander(pos[i], vel[i], heading[i], table.wander_target[r], table.wander_radius[r],
+                              table.wander_distance[r], table.wander_jitter[r], world.dt, u)
+            forces[i, B["wander"]] = f
+            new_wander = (r, wt)
+        if used[B["obstacle_avoidance"]] or used[B["wall_avoidance"]]:
+            circles, walls = self._geometry(world)
+            if used[B["obstacle_avoidance"]] and circles is not None:
+                i = rows_for(B["obstacle_avoidance"])
+                r = srows[i]
+                forces[i, B["obstacle_avoidance"]] = st.obstacle_avoidance(
+                    pos[i], vel[i], heading[i], table.radius[r], max_speed[i], circles[0], circles[1],
+                    table.detection_box_length[r], grid=circles[2])
+            if used[B["wall_avoidance"]] and walls is not None:
+                i = rows_for(B["wall_avoidance"])
+                forces[i, B["wall_avoidance"]] = st.wall_avoidance(
+                    pos[i], heading[i], walls[0], walls[1], table.feeler_length[srows[i]], grid=walls[2])
+        if any(used[b] for b in _GROUP):
+            self._group(world, srows, on, forces)
+        if used[B["follow_path"]]:
+            state = table.follow_state[srows]
+            b = B["follow_path"]
+            i = rows_for(b, (state == FOLLOW_SEEK) & has_t)
+            forces[i, b] = st.seek(pos[i], vel[i], target[i], max_speed[i])
+            i = rows_for(b, (state == FOLLOW_ARRIVE) & has_t)
+            forces[i, b] = st.arrive(pos[i], vel[i], target[i], max_speed[i], table.deceleration[srows[i]])
+            i = rows_for(b, state == FOLLOW_STOPPED)
+            forces[i, b] = -vel[i] * (table.mass[srows[i]] / world.dt)[:, None]
+        if used[B["follow_flow"]]:
+            direction = self._flow(world, srows)
+            if direction is not None:
+                i = rows_for(B["follow_flow"])
+                forces[i, B["follow_flow"]] = st.follow_flow(vel[i], direction[i], max_speed[i])
+
+        # --- combine per row ----------------------------------------------------------------
+        max_force = table.max_force[srows]
+        combiner = table.combiner[srows]
+        force = np.zeros((k, 2))
+        for code in np.unique(combiner):
+            i = np.flatnonzero(combiner == code)
+            if code == 0:
+                force[i] = st.combine_weighted_sum(forces[i], W[i], max_force[i])
+            elif code == 1:
+                force[i] = st.combine_prioritized(forces[i], W[i], max_force[i])
+            elif code == 2:
+                u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
+                                    for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
+                force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
+            else:
+                raise ValueError(f"SteeringSystem: unknown combiner code {int(code)} for entities "
+                                 f"{ents[i].tolist()[:10]}")
+        self._refuse_nonfinite("force", force, ents)
+
+        # --- seed 004's pipeline --------------------------------------------------------------
+        moving = table.has_velocity[srows]
+        new_vel = None
+        if moving.any():
+            i = np.flatnonzero(moving)
+            r = srows[i]
+            new_vel = st.apply_steering(vel[i], force[i], table.mass[r], max_speed[i], max_force[i], world.dt)
+            self._refuse_nonfinite("velocity", new_vel, ents[i])
+            if used[B["follow_path"]]:
+                halt = (on[i, B["follow_path"]] & (table.follow_state[r] == FOLLOW_STOPPED)
+                        & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
+                new_vel[halt] = 0.0
+        if new_wander is not None:
+            self._refuse_nonfinite("wander target", new_wander[1], table.entity[new_wander[0]])
+
+        table.force[srows] = force
+        if new_vel is not None:
+            table.vel[srows[moving]] = new_vel
+        if new_wander is not None:
+            table.wander_target[new_wander[0]] = new_wander[1]
+
+    @staticmethod
+    def _refuse_nonfinite(what: str, values: np.ndarray, ents: np.ndarray) -> None:
+        bad = ~np.isfinite(values).all(axis=1)
+        if bad.any():
+            raise FloatingPointError(
+                f"SteeringSystem: non-finite steering {what} for entities {ents[bad].tolist()[:20]}"
+                " (refusing to write it into the table)")
+
+    def _group(self, world, srows, on, forces) -> None:
+        """Separation, alignment and cohesion over the neighbour CSR of all agents."""
+        table = world.table
+        n = table.n
+        grows = np.flatnonzero(table.is_agent[:n] | table.has_steering[:n])
+        at = np.searchsorted(grows, srows)  # srows is a subset of grows
+        wants = on[:, list(_GROUP)].any(axis=1)
+        radius = np.zeros(grows.size)
+        radius[at[wants]] = table.neighbour_radius[srows[wants]]
+        gpos = table.pos[grows]
+        offsets, nrows = neighbours_within(gpos, radius, self.max_neighbours)
+        sep_b, ali_b, coh_b = _GROUP
+        if on[:, sep_b].any():
+            i = np.flatnonzero(on[:, sep_b])
+            forces[i, sep_b] = st.separation(gpos, offsets, nrows)[at[i]]
+        if on[:, ali_b].any():
+            i = np.flatnonzero(on[:, ali_b])
+            forces[i, ali_b] = st.alignment(table.heading[grows], offsets, nrows)[at[i]]
+        if on[:, coh_b].any():
+            i = np.flatnonzero(on[:, coh_b])
+            forces[i, coh_b] = st.cohesion(gpos, table.vel[grows], table.max_speed[grows], offsets, nrows)[at[i]]
+
+    @staticmethod
+    def _flow(world, srows):
+        """(k, 2) flow direction at each steering agent's nearest node, or None without a field."""
+        field = world.resources.get("flow_field")
+        graph = world.nav_graph
+        if field is None or graph is None:
+            return None
+        field = np.asarray(getattr(field, "direction", field), dtype=np.float64)
+        if field.ndim != 2 or field.shape != (graph.node_count, 2):
+            raise ValueError(f"flow_field: expected ({graph.node_count}, 2) directions per node, got {field.shape}")
+        table = world.table
+        nodes = graph.nearest_nodes(table.pos[srows], table.elevation[srows])
+        out = np.zeros((srows.size, 2))
+        ok = nodes >= 0
+        out[ok] = field[nodes[ok]]
+        out[~np.isfinite(out).all(axis=1)] = 0.0
+        return out

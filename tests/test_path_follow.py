@@ -1,0 +1,294 @@
+"""PathFollowSystem: seed 004 radius/advance/modes, sweep-past, skip-ahead (seed 002), seed 000
+arrival (TargetReached once, stop, face the target), stuck detection."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ecs_nav import (Agent, Path, PathRequest, Position, SteeringWeights, Stuck, TargetReached, Velocity,
+                     WaypointReached, World)
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.world import System
+from systems.path_follow import STOP_HYSTERESIS, PathFollowSystem
+from systems.steering import SteeringSystem
+
+
+class Integrate(System):
+    """Minimal physics stand-in: position += velocity * dt; heading follows velocity."""
+
+    name = "PhysicsSystem"
+
+    def update(self, world):
+        t = world.table
+        n = t.n
+        moving = t.has_velocity[:n]
+        t.pos[:n][moving] += t.vel[:n][moving] * world.dt
+        speed = np.hypot(t.vel[:n, 0], t.vel[:n, 1])
+        turn = moving & (speed > 1e-6)
+        t.heading[:n][turn] = t.vel[:n][turn] / speed[turn, None]
+
+
+def make_world(*, steer=True, stuck_ticks=20):
+    w = World(seed=3)
+    systems = [PathFollowSystem(stuck_ticks=stuck_ticks)]
+    if steer:
+        systems += [SteeringSystem(), Integrate()]
+    w.add_systems(*systems)
+    return w
+
+
+def record(world, *types):
+    log = []
+    for t in types:
+        world.on(t, log.append)
+    return log
+
+
+def follower(world, pos=(0.0, 0.0), max_speed=5.0, max_force=40.0, **agent):
+    return world.spawn(Position(*pos), Velocity(), Agent(max_speed=max_speed, max_force=max_force, **agent),
+                       SteeringWeights({"follow_path": 1.0}))
+
+
+def test_waypoint_advances_within_radius_only():
+    w = make_world(steer=False)
+    e = w.spawn(Position(0, 0), Agent())
+    path = Path(waypoints=[(0, 0), (10, 0), (10, 10)], radius=1.0, status="complete")
+    w.add_component(e, path)
+    log = record(w, WaypointReached)
+    w.step()
+    row = w.table.row_of(e)
+    assert path.index == 1 and log == []  # standing on waypoint 0: skipped silently
+    assert tuple(w.table.steer_target[row]) == (10, 0) and w.table.follow_state[row] == FOLLOW_SEEK
+    w.get(e, Position).x = 8.8  # 1.2 away: not yet (and no plane crossed)
+    w.step()
+    assert path.index == 1
+    w.get(e, Position).x = 9.1  # within the radius
+    w.step()
+    assert path.index == 2 and [ev.index for ev in log] == [1]
+    assert tuple(w.table.steer_target[row]) == (10, 10) and w.table.follow_state[row] == FOLLOW_ARRIVE
+
+
+def track_near_corner(radius):
+    w = make_world()
+    e = follower(w)
+    w.add_component(e, Path(waypoints=[(0, 0), (20, 0), (20, 20)], radius=radius, status="complete"))
+    track = []
+    for _ in range(600):
+        w.step()
+        track.append(w.get(e, Position).as_array())
+    track = np.array(track)
+    return float(np.min(np.hypot(track[:, 0] - 20, track[:, 1]))), track
+
+
+def test_larger_radius_cuts_corners_more():
+    small, _ = track_near_corner(0.5)
+    large, track = track_near_corner(4.0)
+    assert large > small + 1.0
+    assert np.hypot(*(track[-1] - (20, 20))) < 1.6  # both still get there
+
+
+def test_sweep_past_advances_without_being_inside_the_radius():
+    w = make_world(steer=False)
+    e = w.spawn(Position(0, 0), Agent())
+    path = Path(waypoints=[(0, 0), (5, 0.2), (5, 10), (20, 10)], radius=0.5, status="complete")
+    w.add_component(e, path)
+    w.step()
+    assert path.index == 1
+    w.get(e, Position).x = 10.0  # jumped over: the segment passes 0.2 from the waypoint
+    w.step()
+    assert path.index == 2
+    # crossing the plane through the waypoint, perpendicular to the leg, far from its radius
+    w.get(e, Position).y = 11.5
+    w.step()
+    assert path.index == 3
+
+
+def test_fast_agent_does_not_orbit():
+    w = make_world()
+    # 120 units/s at 60 Hz: 2 units per tick, four times the radius
+    e = follower(w, max_speed=120.0, max_force=5000.0)
+    path = Path(waypoints=[(0, 0), (17.3, 0.7), (17.9, 19.1), (0.4, 18.6)], radius=0.5,
+                status="complete", mode="loop")
+    w.add_component(e, path)
+    log = record(w, WaypointReached, Stuck)
+    w.run(600)
+    # laps keep coming, every waypoint in turn (an orbiting agent stays on one waypoint); no
+    # waypoint of the loop is ever within the radius of a position it stands on at a tick end
+    assert [ev.index for ev in log] == [1, 2, 3, 0] * 3 + [1]
+
+
+def test_skip_ahead_when_a_later_waypoint_is_reached():
+    w = make_world(steer=False)
+    e = w.spawn(Position(0, 0), Agent())
+    path = Path(waypoints=[(0, 0), (10, 0), (10, 1), (10, 10)], radius=0.6, status="complete")
+    w.add_component(e, path)
+    log = record(w, WaypointReached)
+    w.step()
+    assert path.index == 1
+    w.get(e, Position).x, w.get(e, Position).y = 9.5, 1.0  # not at waypoint 1, inside waypoint 2
+    w.step()
+    assert path.index == 3 and [ev.index for ev in log] == [1, 2]
+
+
+def test_patrol_ping_pongs_at_both_ends():
+    w = make_world()
+    e = follower(w)
+    path = Path(waypoints=[(0, 0), (8, 0), (8, 8)], radius=0.7, status="complete", mode="patrol")
+    w.add_component(e, path)
+    log = record(w, WaypointReached)
+    directions = []
+    w.on(WaypointReached, lambda ev: directions.append(path.direction))
+    w.run(900)
+    passed = [ev.index for ev in log]
+    assert passed[:7] == [1, 2, 1, 0, 1, 2, 1]
+    assert -1 in directions and 1 in directions
+    assert w.table.follow_state[w.table.row_of(e)] == FOLLOW_SEEK  # a patrol never arrives
+
+
+def test_loop_wraps_to_the_first_waypoint():
+    w = make_world()
+    e = follower(w)
+    path = Path(waypoints=[(0, 0), (8, 0), (8, 8)], radius=0.7, status="complete", mode="loop")
+    w.add_component(e, path)
+    log = record(w, WaypointReached)
+    w.run(1500)
+    assert [ev.index for ev in log][:7] == [1, 2, 0, 1, 2, 0, 1]
+
+
+def test_target_reached_once_and_agent_stops_within_stopping_distance():
+    w = make_world()
+    e = follower(w)
+    w.add_component(e, Path(waypoints=[(0, 0), (10, 0), (10, 10)], radius=1.0, status="complete"))
+    log = record(w, TargetReached)
+    w.run(600)
+    row = w.table.row_of(e)
+    assert len(log) == 1 and log[0].entity == e
+    assert w.table.follow_state[row] == FOLLOW_STOPPED
+    assert np.hypot(*(w.table.pos[row] - (10, 10))) <= w.table.stopping_distance[row]
+    assert np.hypot(*w.table.vel[row]) < 1e-6
+
+
+def test_target_reached_rearms_when_the_target_entity_moves_away():
+    w = make_world()
+    player = w.spawn(Position(12, 0))
+    e = follower(w)
+    w.add_component(e, PathRequest(target=player))
+    path = Path(waypoints=[(0, 0), (6, 0), (10, 0)], radius=1.0, status="complete")
+    w.add_component(e, path)
+    log = record(w, TargetReached)
+    w.run(300)
+    assert len(log) == 1
+    row = w.table.row_of(e)
+    assert np.hypot(*(w.table.pos[row] - (12, 0))) <= 1.5
+    w.run(60)  # still there: no second event
+    assert len(log) == 1
+    w.get(player, Position).x = 12 + 1.5 + STOP_HYSTERESIS + 4.0  # walks off
+    w.run(400)
+    assert len(log) == 2  # followed the target entity itself and arrived again
+    assert np.hypot(*(w.table.pos[row] - w.table.pos[w.table.row_of(player)])) <= 1.5
+
+
+def test_goal_of_the_request_is_the_final_target():
+    w = make_world()
+    e = follower(w)
+    w.add_component(e, PathRequest(goal=(14, 0)))
+    w.add_component(e, Path(waypoints=[(0, 0), (6, 0), (10, 0)], radius=1.0, status="complete"))
+    log = record(w, TargetReached)
+    w.run(400)
+    assert len(log) == 1
+    assert np.hypot(*(w.get(e, Position).as_array() - (14, 0))) <= 1.5
+
+
+def test_heading_turns_toward_the_target_at_turn_speed():
+    w = make_world(steer=False)
+    e = w.spawn(Position(0, 0), Agent(turn_speed=10.0))
+    w.table.heading[w.table.row_of(e)] = (0.0, 1.0)  # facing +y, the target is at +x
+    w.add_component(e, Path(waypoints=[(1, 0)], radius=1.0, status="complete"))
+    log = record(w, TargetReached)
+    w.step()
+    row = w.table.row_of(e)
+    assert w.table.follow_state[row] == FOLLOW_STOPPED and len(log) == 1
+    angle = math.degrees(math.atan2(*w.table.heading[row][::-1]))
+    assert angle == pytest.approx(90.0 - 90.0 * 10.0 / 60.0)
+    w.run(120)
+    assert w.table.heading[row] == pytest.approx((1.0, 0.0), abs=1e-6)
+    assert len(log) == 1
+
+
+def test_stuck_after_k_ticks_marks_the_path_stale():
+    w = make_world(steer=False, stuck_ticks=5)
+    e = w.spawn(Position(0, 0), Agent())  # cannot move: no velocity
+    path = Path(waypoints=[(0, 0), (10, 0)], radius=1.0, status="complete")
+    w.add_component(e, path)
+    log = record(w, Stuck)
+    w.run(5)
+    assert log == [] and path.status == "complete"
+    w.step()
+    assert [ev.entity for ev in log] == [e] and log[0].tick == 5 and path.status == "stale"
+    assert w.table.stuck_ticks[w.table.row_of(e)] == 0  # counting restarts
+
+
+def test_progress_resets_the_stuck_counter():
+    w = make_world(stuck_ticks=5)
+    e = follower(w, max_speed=1.0)
+    path = Path(waypoints=[(0, 0), (30, 0)], radius=1.0, status="complete")
+    w.add_component(e, path)
+    log = record(w, Stuck)
+    w.run(200)
+    assert log == [] and path.status == "complete"
+
+
+def test_new_path_resets_following():
+    w = make_world(steer=False, stuck_ticks=5)
+    e = w.spawn(Position(0, 0), Agent())
+    path = Path(waypoints=[(0, 0), (10, 0)], radius=1.0, status="complete")
+    w.add_component(e, path)
+    w.run(4)
+    path.waypoints = np.array([[0.0, 0.0, 0.0], [0.0, 7.0, 0.0]])  # replaced in place
+    w.step()
+    row = w.table.row_of(e)
+    assert tuple(w.table.steer_target[row]) == (0, 7) and w.table.stuck_ticks[row] == 0
+
+
+@pytest.mark.parametrize("path", [
+    Path(waypoints=[(5, 5)], status="unreachable"),
+    Path(status="complete"),
+])
+def test_unreachable_or_empty_path_means_no_following(path):
+    w = make_world()
+    e = follower(w)
+    w.add_component(e, path)
+    w.run(3)
+    row = w.table.row_of(e)
+    assert w.table.follow_state[row] == FOLLOW_NONE and not w.table.has_steer_target[row]
+    assert np.all(w.table.vel[row] == 0)
+
+
+def test_removing_the_path_stops_following():
+    w = make_world()
+    e = follower(w)
+    w.add_component(e, Path(waypoints=[(0, 0), (10, 0)], status="complete"))
+    w.run(3)
+    w.remove_component(e, Path)
+    w.step()
+    row = w.table.row_of(e)
+    assert w.table.follow_state[row] == FOLLOW_NONE and not w.table.has_steer_target[row]
+
+
+def test_many_followers_despawn_and_determinism():
+    def run():
+        w = make_world()
+        ents = []
+        for i in range(30):
+            e = follower(w, pos=(i * 0.7, (i % 5) * 1.3))
+            w.add_component(e, Path(waypoints=[(0, 0), (10, i % 7), (3, 12)], status="complete",
+                                    mode=("once", "patrol", "loop")[i % 3]))
+            ents.append(e)
+        w.run(50)
+        for e in ents[::4]:
+            w.despawn(e)
+        w.run(50)
+        return w.state_digest(), w.event_counts
+    a, b = run(), run()
+    assert a == b and a[1]["WaypointReached"] > 0
