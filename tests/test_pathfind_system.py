@@ -18,7 +18,6 @@ import systems.pathfind as pathfind_module
 from ecs_nav.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
 from ecs_nav.events import PathChanged, PathFailed
 from ecs_nav.geometry import Box, MapGeometry
-from ecs_nav.nav import astar
 from ecs_nav.scene import build_world, scene_from_dict
 from ecs_nav.world import World
 from systems.graph_build import GraphBuildSystem
