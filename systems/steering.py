@@ -118,6 +118,12 @@ class SteeringSystem(System):
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
+        # a non-finite input makes the kernels warn on their way to a non-finite output, which
+        # is refused below with the entities named
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            self._update(world)
+
+    def _update(self, world) -> None:
         table = world.table
         n = table.n
         srows = np.flatnonzero(table.has_steering[:n])

@@ -6,8 +6,18 @@ import math
 import numpy as np
 import pytest
 
-from ecs_nav import (Agent, Path, PathRequest, Position, SteeringWeights, Stuck, TargetReached, Velocity,
-                     WaypointReached, World)
+from ecs_nav import (
+    Agent,
+    Path,
+    PathRequest,
+    Position,
+    SteeringWeights,
+    Stuck,
+    TargetReached,
+    Velocity,
+    WaypointReached,
+    World,
+)
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
 from systems.path_follow import STOP_HYSTERESIS, PathFollowSystem
