@@ -110,61 +110,63 @@ void main() { frag = v_colour; }
 
 # Agent bodies. Normally one point sprite per agent (GL_POINTS: one vertex each, the cheapest
 # primitive for a software rasteriser); when an agent would be wider on screen than the largest
-# point size, one instanced quad per agent instead. Either way one draw call. The sprite reaches
-# a pixel past the radius for the antialiased edge (four when selected, for the ring); the
-# fragment shader measures everything in radii (``local``).
-_AGENT_VS = """#version 330 core
+# point size, one instanced quad per agent instead (the same shaders built with QUADS 1). Either
+# way one draw call. The sprite reaches a pixel past the radius for the antialiased edge (four
+# when selected, for the ring); the fragment shader measures in radii (``local``). Few
+# varyings: llvmpipe's cost per point grows with them.
+_AGENT_VS = """
 layout(location = 0) in vec2 corner;
 layout(location = 1) in vec3 center_radius;
 layout(location = 2) in vec2 heading;
 layout(location = 3) in vec4 colour_selected;
 uniform mat4 u_matrix;
 uniform float u_pixel;  // world units per pixel
-uniform bool u_points;
-out vec2 v_local;
-flat out float v_extent;
-flat out vec2 v_heading;
 flat out vec4 v_colour_selected;
-flat out float v_pixel;
+flat out vec3 v_heading_radius;  // unit heading, radius in pixels
+#if QUADS
+out vec2 v_corner;
+#endif
 void main() {
-    float radius = max(center_radius.z, 1.5 * u_pixel);
-    float pad = radius + (colour_selected.a > 0.5 ? 4.0 : 1.0) * u_pixel;
-    v_extent = pad / radius;
+    float radius = max(center_radius.z / u_pixel, 1.5);
+    float pad = radius + (colour_selected.a > 0.5 ? 4.0 : 1.0);
     float h_len = length(heading);
-    v_heading = h_len > 1e-6 ? heading / h_len : vec2(0.0);
+    v_heading_radius = vec3(h_len > 1e-6 ? heading / h_len : vec2(0.0), radius);
     v_colour_selected = colour_selected;
-    v_pixel = u_pixel / radius;
-    if (u_points) {
-        v_local = vec2(0.0);
-        gl_PointSize = 2.0 * pad / u_pixel;
-        gl_Position = u_matrix * vec4(center_radius.xy, 0.0, 1.0);
-    } else {
-        v_local = corner * v_extent;
-        gl_Position = u_matrix * vec4(center_radius.xy + corner * pad, 0.0, 1.0);
-    }
+#if QUADS
+    v_corner = corner;
+    gl_Position = u_matrix * vec4(center_radius.xy + corner * pad * u_pixel, 0.0, 1.0);
+#else
+    gl_PointSize = 2.0 * pad;
+    gl_Position = u_matrix * vec4(center_radius.xy, 0.0, 1.0);
+#endif
 }
 """
 
-_AGENT_FS = """#version 330 core
-in vec2 v_local;
-flat in float v_extent;
-flat in vec2 v_heading;
+_AGENT_FS = """
 flat in vec4 v_colour_selected;
-flat in float v_pixel;
+flat in vec3 v_heading_radius;
+#if QUADS
+in vec2 v_corner;
+#endif
 uniform vec3 u_selection;
-uniform bool u_points;
 out vec4 frag;
 void main() {
-    vec2 local = u_points ? (gl_PointCoord * 2.0 - 1.0) * vec2(1.0, -1.0) * v_extent : v_local;
-    float d = length(local);
-    float aa = v_pixel;
     bool selected = v_colour_selected.a > 0.5;
+    float aa = 1.0 / v_heading_radius.z;  // one pixel, in radii
+    float extent = 1.0 + (selected ? 4.0 : 1.0) * aa;
+#if QUADS
+    vec2 local = v_corner * extent;
+#else
+    vec2 local = (gl_PointCoord * 2.0 - 1.0) * vec2(1.0, -1.0) * extent;
+#endif
+    float d = length(local);
     if (d > 1.0 + aa && !selected) discard;
     float body = 1.0 - smoothstep(1.0 - aa, 1.0 + aa, d);
     vec3 colour = v_colour_selected.rgb;
     colour = mix(colour, colour * 0.4, smoothstep(0.80 - aa, 0.80 + aa, d));  // rim
-    float along = dot(local, v_heading);
-    float across = abs(local.x * v_heading.y - local.y * v_heading.x);
+    vec2 h = v_heading_radius.xy;
+    float along = dot(local, h);
+    float across = abs(local.x * h.y - local.y * h.x);
     float tick = step(0.35, along) * step(along, 1.0) * (1.0 - smoothstep(0.14 - aa, 0.14 + aa, across));
     colour = mix(colour, vec3(1.0), 0.9 * tick);
     float ring = 0.0;
@@ -176,6 +178,11 @@ void main() {
     frag = vec4(mix(colour, u_selection, ring * (1.0 - body)), alpha);
 }
 """
+
+
+def _agent_program(quads: bool) -> Any:
+    header = f"#version 330 core\n#define QUADS {int(quads)}\n"
+    return _program(header + _AGENT_VS, header + _AGENT_FS)
 
 
 def _program(vertex: str, fragment: str) -> Any:
@@ -348,7 +355,7 @@ class Renderer:
         load_pyglet()
         self.context = gl.current_context
         self.coloured = _program(_COLOURED_VS, _COLOURED_FS)
-        self.agent_program = _program(_AGENT_VS, _AGENT_FS)
+        self.agent_programs = {True: _agent_program(quads=False), False: _agent_program(quads=True)}
         self.meshes = {
             "map": _Mesh(gl.GL_TRIANGLES),
             "heat_map": _Mesh(gl.GL_TRIANGLES),
@@ -432,13 +439,12 @@ class Renderer:
                 continue
             if name == "agents":
                 program.stop()
-                agent_program = self.agent_program
+                points = self.agents.use_points(camera.scale)
+                agent_program = self.agent_programs[points]
                 agent_program.use()
                 agent_program["u_matrix"] = matrix
                 agent_program["u_pixel"] = 1.0 / camera.scale
                 agent_program["u_selection"] = tuple(draw.PALETTE["selection"][:3])
-                points = self.agents.use_points(camera.scale)
-                agent_program["u_points"] = points
                 self.agents.draw(points)
                 agent_program.stop()
                 program.use()

@@ -360,3 +360,19 @@ def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
     with pytest.raises(render.RenderUnavailable, match="cannot create an OpenGL context") as info:
         render.offscreen_window()
     assert "EGL" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_agents_wider_than_a_point_sprite_are_drawn_as_quads(gl_window):
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    npc = world.table.pos[0].copy()
+    for scale in (20.0, 400.0):  # 32 px wide: point sprites; 640 px wide: instanced quads
+        camera = draw.Camera(center=tuple(npc), scale=scale, width=800, height=800)
+        image = render_frame(world, (800, 800), layers={"map", "agents"}, camera=camera)
+        inside = npc + (-0.5, 0.3)  # inside the body, away from the heading tick and the rim
+        outside = npc + (0.0, -0.9)  # just past the 0.8 radius
+        assert close_to(image, pixel_of(camera, inside), draw.PALETTE["agent"]), scale
+        assert close_to(image, pixel_of(camera, outside), draw.PALETTE["floor"]), scale
+        tick = npc + (0.6, 0.0)  # heading +x: the white tick
+        assert image[pixel_of(camera, tick)].min() > 200, scale
