@@ -197,7 +197,8 @@ class Collider(TableView):
         if shape not in COLLIDER_SHAPES:
             raise ValueError(f"Collider.shape: must be one of {', '.join(COLLIDER_SHAPES)}, got {shape!r}")
         object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "size", (_positive("Collider", "size", size[0]), _positive("Collider", "size", size[1])))
+        size = tuple(_positive("Collider", "size", v) for v in size)
+        object.__setattr__(self, "size", size)
         object.__setattr__(self, "height", _positive("Collider", "height", height))
         object.__setattr__(self, "layer", int(layer))
         super().__init__(radius=radius)
@@ -304,7 +305,9 @@ class SteeringWeights(TableView):
 
     def set_weight(self, behaviour: str, weight: float) -> None:
         if behaviour not in BEHAVIOURS:
-            raise ValueError(f"SteeringWeights.weights: unknown behaviour {behaviour!r} (known: {', '.join(BEHAVIOURS)})")
+            raise ValueError(
+                f"SteeringWeights.weights: unknown behaviour {behaviour!r} (known: {', '.join(BEHAVIOURS)})"
+            )
         w = _weight_check(behaviour)("SteeringWeights", "weights", weight)
         row = self._table.weights[self._row] if self.bound else self._weights_local
         row[BEHAVIOURS.index(behaviour)] = w
@@ -346,14 +349,15 @@ PATH_MODES = ("once", "patrol", "loop")
 @dataclass
 class PathRequest:
     """Ask the PathfindSystem for a path to ``goal`` (a point) or to ``target`` (an entity,
-    followed as it moves). ``replan_period`` ticks between refreshes (seed 000: 30);
+    followed as it moves). ``replan_period`` ticks between refreshes (None: the world's
+    ``pathfind_period``, seed 000's 30);
     ``algorithm`` "astar" or "dijkstra"; ``smooth`` string-pulls the result;
     ``allow_partial`` returns a path to the closest reachable node when the goal is cut off;
     ``max_expanded`` is the search budget (None: unlimited)."""
 
     goal: tuple[float, float] | None = None
     target: int | None = None
-    replan_period: int = 30
+    replan_period: int | None = None
     algorithm: str = "astar"
     smooth: bool = False
     allow_partial: bool = True
@@ -364,9 +368,10 @@ class PathRequest:
             raise ValueError("PathRequest: give exactly one of goal (a point) or target (an entity)")
         if self.goal is not None:
             self.goal = (_finite("PathRequest", "goal", self.goal[0]), _finite("PathRequest", "goal", self.goal[1]))
-        if int(self.replan_period) < 1:
-            raise ValueError(f"PathRequest.replan_period: must be >= 1, got {self.replan_period!r}")
-        self.replan_period = int(self.replan_period)
+        if self.replan_period is not None:
+            if isinstance(self.replan_period, bool) or int(self.replan_period) < 1:
+                raise ValueError(f"PathRequest.replan_period: must be >= 1, got {self.replan_period!r}")
+            self.replan_period = int(self.replan_period)
         if self.algorithm not in ("astar", "dijkstra"):
             raise ValueError(f"PathRequest.algorithm: must be astar or dijkstra, got {self.algorithm!r}")
         if self.max_expanded is not None and int(self.max_expanded) < 1:

@@ -9,11 +9,8 @@ When a request is served
       ``(tick + e) % period == 0``, so N requesters with consecutive ids spread evenly over the
       period (N / period searches per tick) instead of all replanning on one tick (the seed's
       ``frameCount % 30 == 0`` replans every NPC on the same frame).
-    - ``period``: the request's own ``replan_period`` wins when it was set to something other
-      than the PathRequest default (30); a request left at the default uses the system's
-      ``period`` (the scene's ``[world] pathfind_period``, default 30). A PathRequest cannot
-      tell "left at 30" from "set to 30": a request that must replan every 30 ticks in a world
-      whose period is not 30 cannot say so (see the report: ``replan_period=None`` would).
+    - ``period``: the request's own ``replan_period`` when it sets one; otherwise (None) the
+      system's ``period`` (the scene's ``[world] pathfind_period``, default 30).
     - a target entity is followed as it moves: its current position is read whenever the
       request is served, so the path follows it at the replan period (as in the seed).
 
@@ -62,8 +59,6 @@ kinds on the last tick).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ecs_nav.components import Path, PathRequest
@@ -80,7 +75,6 @@ from ecs_nav.nav.search import (
 from ecs_nav.nav.smooth import smooth_path
 from ecs_nav.world import System, World
 
-DEFAULT_REPLAN_PERIOD = next(f.default for f in dataclasses.fields(PathRequest) if f.name == "replan_period")
 _IMMEDIATE = ("stale", "none")
 _GOAL_LIFT = 0.2
 """Lift of the goal-node → goal-point segment test (the seed's link lift)."""
@@ -90,7 +84,7 @@ class PathfindSystem(System):
     """Serves ``PathRequest`` components with ``Path`` components (see the module docstring).
 
     Args:
-        period: the replan period in ticks of requests that keep the default ``replan_period``.
+        period: the replan period in ticks of requests that set no ``replan_period``.
         heuristic: A*'s heuristic ("octile", "euclidean" or "zero").
     """
 
@@ -113,8 +107,7 @@ class PathfindSystem(System):
 
     def period_of(self, request: PathRequest) -> int:
         """The replan period that applies to ``request``."""
-        p = request.replan_period
-        return self.period if p == DEFAULT_REPLAN_PERIOD else p
+        return self.period if request.replan_period is None else request.replan_period
 
     # --- the tick --------------------------------------------------------------------------------
 
