@@ -50,6 +50,8 @@ target. ``Path.index`` is the waypoint walked to; this system owns it while it f
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from ecs_nav.components import Path, PathRequest
@@ -66,6 +68,13 @@ STUCK_EPSILON = 1e-3
 
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
+
+
+_WAYPOINTS = attrgetter("waypoints")
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -322,7 +331,7 @@ class PathFollowSystem(System):
         if m == 0:
             return
         # paths replaced in place (a new waypoints array) or announced by the PathfindSystem
-        ids = np.fromiter((id(p.waypoints) for p in self.paths), np.int64, m)
+        ids = np.fromiter(map(id, map(_WAYPOINTS, self.paths)), np.int64, m)
         changed = ids != self.wp_id
         announced = [e.entity for e in world.events if isinstance(e, (PathChanged, PathFailed))]
         if announced:
@@ -332,28 +341,28 @@ class PathFollowSystem(System):
             self._load(world, int(i))
 
         rows = self.rows
+        # rows 0..m-1 in order (entities spawned in order, none despawned): views, not copies
+        sel = slice(0, m) if m == table.n and rows[-1] == m - 1 and np.all(np.diff(rows) == 1) else rows
         active = self.active
-        pos = table.pos[rows]
-        radius = table.path_radius[rows]
+        pos = table.pos[sel].copy()
+        radius = table.path_radius[sel]
         r2 = radius * radius
         last = self.last_pos
 
         # --- waypoint tests on whole columns ---------------------------------------------
         test = active & ~self.final_leg
         to_cur = pos - self.cur
-        near = np.einsum("ij,ij->i", to_cur, to_cur) <= r2
+        near = _dot(to_cur, to_cur) <= r2
         step = pos - last
-        step2 = np.einsum("ij,ij->i", step, step)
+        step2 = _dot(step, step)
         from_last = self.cur - last
-        t = np.clip(np.divide(np.einsum("ij,ij->i", from_last, step), step2, out=np.zeros(m),
-                              where=step2 > 0), 0.0, 1.0)
-        closest = last + step * t[:, None] - self.cur
-        swept = np.einsum("ij,ij->i", closest, closest) <= r2
-        crossed = ((np.einsum("ij,ij->i", last - self.cur, self.leg) < 0)
-                   & (np.einsum("ij,ij->i", to_cur, self.leg) >= 0))
+        t = np.clip(np.divide(_dot(from_last, step), step2, out=np.zeros(m), where=step2 > 0), 0.0, 1.0)
+        closest = step * t[:, None] - from_last
+        swept = _dot(closest, closest) <= r2
+        crossed = (_dot(from_last, self.leg) > 0) & (_dot(to_cur, self.leg) >= 0)
         reached = test & (near | swept | crossed)
         to_nxt = pos - self.nxt
-        skip = test & self.has_nxt & ~self.last_once & (np.einsum("ij,ij->i", to_nxt, to_nxt) <= r2)
+        skip = test & self.has_nxt & ~self.last_once & (_dot(to_nxt, to_nxt) <= r2)
         for i in np.flatnonzero(reached | skip):
             i = int(i)
             if self.last_once[i]:
@@ -391,23 +400,24 @@ class PathFollowSystem(System):
                 self._face(world, rows[stopped], to_final[stopped])
 
         # --- stuck detection ---------------------------------------------------------------
-        following = active & np.isin(table.follow_state[rows], (FOLLOW_SEEK, FOLLOW_ARRIVE))
+        fstate = table.follow_state[sel]
+        following = active & ((fstate == FOLLOW_SEEK) | (fstate == FOLLOW_ARRIVE))
         if following.any():
-            fr = rows[following]
-            d = table.steer_target[fr] - pos[following]
+            d = table.steer_target[sel] - pos
             d = np.hypot(d[:, 0], d[:, 1])
-            best = table.best_distance[fr]
-            progress = d < best - self.stuck_epsilon
-            table.best_distance[fr] = np.where(progress, d, best)
-            count = np.where(progress, 0, table.stuck_ticks[fr] + 1)
-            stuck = count >= self.stuck_ticks
+            best = table.best_distance[sel]
+            count = table.stuck_ticks[sel]
+            progress = following & (d < best - self.stuck_epsilon)
+            new_best = np.where(progress, d, best)
+            count = np.where(progress, 0, np.where(following, count + 1, count))
+            stuck = following & (count >= self.stuck_ticks)
             count[stuck] = 0
-            table.stuck_ticks[fr] = count
-            if stuck.any():
-                table.best_distance[fr[stuck]] = np.inf
-                for i in np.flatnonzero(following)[stuck]:
-                    self.paths[i].status = "stale"
-                    world.emit(Stuck(int(self.ents[i]), world.tick))
+            new_best[stuck] = np.inf
+            table.best_distance[sel] = new_best
+            table.stuck_ticks[sel] = count
+            for i in np.flatnonzero(stuck):
+                self.paths[i].status = "stale"
+                world.emit(Stuck(int(self.ents[i]), world.tick))
         self.last_pos = pos
 
     def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:

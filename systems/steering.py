@@ -126,131 +126,153 @@ class SteeringSystem(System):
     def _update(self, world) -> None:
         table = world.table
         n = table.n
-        srows = np.flatnonzero(table.has_steering[:n])
+        steering = table.has_steering[:n]
+        if steering.all():  # the common case: whole-column views, no fancy-index copies
+            sel, srows = slice(0, n), np.arange(n)
+        else:
+            srows = np.flatnonzero(steering)
+            sel = srows
         k = srows.size
         if k == 0:
             return
-        W = table.weights[srows]
+
+        def col(name):
+            return getattr(table, name)[sel]
+
+        W = col("weights")
         on = W != 0.0
         used = on.any(axis=0)
-        pos = table.pos[srows]
-        vel = table.vel[srows]
-        heading = table.heading[srows]
-        max_speed = table.max_speed[srows]
-        ents = table.entity[srows]
-        has_t = table.has_steer_target[srows]
-        target = table.steer_target[srows]
-        forces = np.zeros((k, N_BEHAVIOURS, 2))
+        pos, vel, heading, max_speed = col("pos"), col("vel"), col("heading"), col("max_speed")
+        ents = col("entity")
+        has_t = col("has_steer_target")
+        target = col("steer_target")
+        combiner = col("combiner")
+        codes = np.unique(combiner)
+        if np.any((codes < 0) | (codes > 2)):
+            bad = ~np.isin(combiner, (0, 1, 2))
+            raise ValueError(f"SteeringSystem: unknown combiner code(s) {sorted(set(combiner[bad].tolist()))} "
+                             f"for entities {ents[bad].tolist()[:10]}")
+        summed = combiner == 0
+        all_summed = bool(summed.all())
+        # the (k, B, 2) stack only where a prioritised or dithered row needs it; weighted-sum
+        # rows accumulate force * weight directly
+        forces = None if all_summed else np.zeros((k, N_BEHAVIOURS, 2))
+        total = np.zeros((k, 2))
         new_wander = None
-
-        # target entities (pursuit, evade, flee): rows resolved only where one is set
-        trow = np.full(k, -1, np.int64)
-        te = table.target_entity[srows]
-        has_te = te >= 0
-        if has_te.any() and (used[B["pursuit"]] or used[B["evade"]] or used[B["flee"]]):
-            trow[has_te] = table.rows_of(te[has_te])
-            has_te = trow >= 0
 
         def rows_for(b, extra=None):
             m = on[:, b] if extra is None else on[:, b] & extra
+            if m.all():
+                return slice(None)
             return np.flatnonzero(m)
+
+        def put(b, i, f):
+            if forces is not None:
+                forces[i, b] = f
+            w = W[i, b]
+            if not all_summed:
+                w = w * summed[i]
+            total[i] += f * w[:, None]
+
+        # target entities (pursuit, evade, flee): rows resolved only where one is set
+        trow = np.full(k, -1, np.int64)
+        has_te = np.zeros(k, bool)
+        if used[B["pursuit"]] or used[B["evade"]] or used[B["flee"]]:
+            te = col("target_entity")
+            has_te = te >= 0
+            if has_te.any():
+                trow[has_te] = table.rows_of(te[has_te])
+                has_te = trow >= 0
 
         if used[B["seek"]]:
             i = rows_for(B["seek"], has_t)
-            forces[i, B["seek"]] = st.seek(pos[i], vel[i], target[i], max_speed[i])
+            put(B["seek"], i, st.seek(pos[i], vel[i], target[i], max_speed[i]))
         if used[B["arrive"]]:
             i = rows_for(B["arrive"], has_t)
-            forces[i, B["arrive"]] = st.arrive(pos[i], vel[i], target[i], max_speed[i],
-                                               table.deceleration[srows[i]])
+            put(B["arrive"], i, st.arrive(pos[i], vel[i], target[i], max_speed[i], col("deceleration")[i]))
         if used[B["flee"]]:
             i = rows_for(B["flee"], has_te | has_t)
             src = np.where(has_te[i, None], table.pos[np.maximum(trow[i], 0)], target[i])
-            forces[i, B["flee"]] = st.flee(pos[i], vel[i], src, max_speed[i],
-                                           table.panic_distance[srows[i]])
+            put(B["flee"], i, st.flee(pos[i], vel[i], src, max_speed[i], col("panic_distance")[i]))
         if used[B["pursuit"]]:
             i = rows_for(B["pursuit"], has_te)
             t = trow[i]
-            forces[i, B["pursuit"]] = st.pursuit(pos[i], vel[i], heading[i], max_speed[i], table.pos[t],
-                                                 table.vel[t], table.heading[t])
+            put(B["pursuit"], i, st.pursuit(pos[i], vel[i], heading[i], max_speed[i], table.pos[t],
+                                            table.vel[t], table.heading[t]))
         if used[B["evade"]]:
             i = rows_for(B["evade"], has_te)
             t = trow[i]
-            forces[i, B["evade"]] = st.evade(pos[i], vel[i], max_speed[i], table.pos[t], table.vel[t],
-                                             table.threat_range[srows[i]])
+            put(B["evade"], i, st.evade(pos[i], vel[i], max_speed[i], table.pos[t], table.vel[t],
+                                        col("threat_range")[i]))
         if used[B["wander"]]:
             i = rows_for(B["wander"])
-            r = srows[i]
             u = st.entity_uniforms(world.seed, ents[i], world.tick, stream=WANDER_STREAM)
-            f, wt = st.wander(pos[i], vel[i], heading[i], table.wander_target[r], table.wander_radius[r],
-                              table.wander_distance[r], table.wander_jitter[r], world.dt, u)
-            forces[i, B["wander"]] = f
-            new_wander = (r, wt)
+            f, wt = st.wander(pos[i], vel[i], heading[i], col("wander_target")[i], col("wander_radius")[i],
+                              col("wander_distance")[i], col("wander_jitter")[i], world.dt, u)
+            put(B["wander"], i, f)
+            new_wander = (srows[i], wt)
         if used[B["obstacle_avoidance"]] or used[B["wall_avoidance"]]:
             circles, walls = self._geometry(world)
             if used[B["obstacle_avoidance"]] and circles is not None:
                 i = rows_for(B["obstacle_avoidance"])
-                r = srows[i]
-                forces[i, B["obstacle_avoidance"]] = st.obstacle_avoidance(
-                    pos[i], vel[i], heading[i], table.radius[r], max_speed[i], circles[0], circles[1],
-                    table.detection_box_length[r], grid=circles[2])
+                put(B["obstacle_avoidance"], i, st.obstacle_avoidance(
+                    pos[i], vel[i], heading[i], col("radius")[i], max_speed[i], circles[0], circles[1],
+                    col("detection_box_length")[i], grid=circles[2]))
             if used[B["wall_avoidance"]] and walls is not None:
                 i = rows_for(B["wall_avoidance"])
-                forces[i, B["wall_avoidance"]] = st.wall_avoidance(
-                    pos[i], heading[i], walls[0], walls[1], table.feeler_length[srows[i]], grid=walls[2])
+                put(B["wall_avoidance"], i, st.wall_avoidance(
+                    pos[i], heading[i], walls[0], walls[1], col("feeler_length")[i], grid=walls[2]))
         if any(used[b] for b in _GROUP):
-            self._group(world, srows, on, forces)
+            for b, i, f in self._group(world, srows, on):
+                put(b, i, f)
         if used[B["follow_path"]]:
-            state = table.follow_state[srows]
+            state = col("follow_state")
             b = B["follow_path"]
             i = rows_for(b, (state == FOLLOW_SEEK) & has_t)
-            forces[i, b] = st.seek(pos[i], vel[i], target[i], max_speed[i])
+            put(b, i, st.seek(pos[i], vel[i], target[i], max_speed[i]))
             i = rows_for(b, (state == FOLLOW_ARRIVE) & has_t)
-            forces[i, b] = st.arrive(pos[i], vel[i], target[i], max_speed[i], table.deceleration[srows[i]])
+            put(b, i, st.arrive(pos[i], vel[i], target[i], max_speed[i], col("deceleration")[i]))
             i = rows_for(b, state == FOLLOW_STOPPED)
-            forces[i, b] = -vel[i] * (table.mass[srows[i]] / world.dt)[:, None]
+            put(b, i, -vel[i] * (col("mass")[i] / world.dt)[:, None])
         if used[B["follow_flow"]]:
             direction = self._flow(world, srows)
             if direction is not None:
                 i = rows_for(B["follow_flow"])
-                forces[i, B["follow_flow"]] = st.follow_flow(vel[i], direction[i], max_speed[i])
+                put(B["follow_flow"], i, st.follow_flow(vel[i], direction[i], max_speed[i]))
 
         # --- combine per row ----------------------------------------------------------------
-        max_force = table.max_force[srows]
-        combiner = table.combiner[srows]
-        force = np.zeros((k, 2))
-        for code in np.unique(combiner):
-            i = np.flatnonzero(combiner == code)
+        max_force = col("max_force")
+        force = st.truncate(total, max_force)  # the weighted truncated sum
+        for code in codes:
             if code == 0:
-                force[i] = st.combine_weighted_sum(forces[i], W[i], max_force[i])
-            elif code == 1:
+                continue
+            i = np.flatnonzero(combiner == code)
+            if code == 1:
                 force[i] = st.combine_prioritized(forces[i], W[i], max_force[i])
-            elif code == 2:
+            else:
                 u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
                                     for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
                 force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
-            else:
-                raise ValueError(f"SteeringSystem: unknown combiner code {int(code)} for entities "
-                                 f"{ents[i].tolist()[:10]}")
         self._refuse_nonfinite("force", force, ents)
 
         # --- seed 004's pipeline --------------------------------------------------------------
-        moving = table.has_velocity[srows]
+        moving = col("has_velocity")
+        all_moving = bool(moving.all())
         new_vel = None
         if moving.any():
-            i = np.flatnonzero(moving)
-            r = srows[i]
-            new_vel = st.apply_steering(vel[i], force[i], table.mass[r], max_speed[i], max_force[i], world.dt)
+            i = slice(None) if all_moving else np.flatnonzero(moving)
+            new_vel = st.apply_steering(vel[i], force[i], col("mass")[i], max_speed[i], max_force[i], world.dt)
             self._refuse_nonfinite("velocity", new_vel, ents[i])
             if used[B["follow_path"]]:
-                halt = (on[i, B["follow_path"]] & (table.follow_state[r] == FOLLOW_STOPPED)
+                halt = (on[i, B["follow_path"]] & (col("follow_state")[i] == FOLLOW_STOPPED)
                         & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
                 new_vel[halt] = 0.0
         if new_wander is not None:
             self._refuse_nonfinite("wander target", new_wander[1], table.entity[new_wander[0]])
 
-        table.force[srows] = force
+        table.force[sel] = force
         if new_vel is not None:
-            table.vel[srows[moving]] = new_vel
+            table.vel[srows if all_moving else srows[moving]] = new_vel
         if new_wander is not None:
             table.wander_target[new_wander[0]] = new_wander[1]
 
@@ -262,8 +284,9 @@ class SteeringSystem(System):
                 f"SteeringSystem: non-finite steering {what} for entities {ents[bad].tolist()[:20]}"
                 " (refusing to write it into the table)")
 
-    def _group(self, world, srows, on, forces) -> None:
-        """Separation, alignment and cohesion over the neighbour CSR of all agents."""
+    def _group(self, world, srows, on):
+        """Separation, alignment and cohesion over the neighbour CSR of all agents; yields
+        (behaviour, rows, force)."""
         table = world.table
         n = table.n
         grows = np.flatnonzero(table.is_agent[:n] | table.has_steering[:n])
@@ -276,13 +299,13 @@ class SteeringSystem(System):
         sep_b, ali_b, coh_b = _GROUP
         if on[:, sep_b].any():
             i = np.flatnonzero(on[:, sep_b])
-            forces[i, sep_b] = st.separation(gpos, offsets, nrows)[at[i]]
+            yield sep_b, i, st.separation(gpos, offsets, nrows)[at[i]]
         if on[:, ali_b].any():
             i = np.flatnonzero(on[:, ali_b])
-            forces[i, ali_b] = st.alignment(table.heading[grows], offsets, nrows)[at[i]]
+            yield ali_b, i, st.alignment(table.heading[grows], offsets, nrows)[at[i]]
         if on[:, coh_b].any():
             i = np.flatnonzero(on[:, coh_b])
-            forces[i, coh_b] = st.cohesion(gpos, table.vel[grows], table.max_speed[grows], offsets, nrows)[at[i]]
+            yield coh_b, i, st.cohesion(gpos, table.vel[grows], table.max_speed[grows], offsets, nrows)[at[i]]
 
     @staticmethod
     def _flow(world, srows):
