@@ -257,6 +257,11 @@ class Viewer:
 
     # --- mouse ------------------------------------------------------------------------------------
 
+    def _pixels(self) -> float:
+        """Framebuffer pixels per window coordinate (2 on a HiDPI screen, else 1)."""
+        width = self.window.width
+        return self.window.get_framebuffer_size()[0] / width if width else 1.0
+
     def on_mouse_press(self, x: float, y: float, button: int, modifiers: int) -> None:
         self._press = (x, y)
         self._dragging = False
@@ -265,7 +270,7 @@ class Viewer:
         if self._press is not None and math.hypot(x - self._press[0], y - self._press[1]) > DRAG_THRESHOLD:
             self._dragging = True
         if self._dragging or self._press is None:
-            self.camera.pan(dx, dy)
+            self.camera.pan(dx * self._pixels(), dy * self._pixels())
 
     def on_mouse_release(self, x: float, y: float, button: int, modifiers: int) -> None:
         if not self._dragging:
@@ -273,11 +278,11 @@ class Viewer:
         self._press, self._dragging = None, False
 
     def on_mouse_scroll(self, x: float, y: float, scroll_x: float, scroll_y: float) -> None:
-        self.camera.zoom_at(x, y, 1.15 ** scroll_y)
+        self.camera.zoom_at(x * self._pixels(), y * self._pixels(), 1.15 ** scroll_y)
 
     def click(self, x: float, y: float, button: int, modifiers: int = 0) -> None:
         """A click at window pixel (x, y): select an agent, or send agents to the ground point."""
-        point = self.camera.screen_to_world((x, y))[0]
+        point = self.camera.screen_to_world((x * self._pixels(), y * self._pixels()))[0]
         table = self.world.table
         if button == self.mouse.LEFT:
             row = draw.pick_row(table, point)

@@ -376,3 +376,19 @@ def test_agents_wider_than_a_point_sprite_are_drawn_as_quads(gl_window):
         assert close_to(image, pixel_of(camera, outside), draw.PALETTE["floor"]), scale
         tick = npc + (0.6, 0.0)  # heading +x: the white tick
         assert image[pixel_of(camera, tick)].min() > 200, scale
+
+
+def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_window):
+    import ecs_nav
+    from systems.render import RenderSystem
+
+    try:
+        plain, drawn = ecs_nav.load_scene("chase"), ecs_nav.load_scene("chase")
+    except Exception as exc:
+        pytest.skip(f"chase scene not loadable here: {exc}")
+    frames = []
+    drawn.add_systems(RenderSystem(size=(320, 180), every=60, on_frame=frames.append))
+    plain.run(180)
+    drawn.run(180)
+    assert len(frames) == 3
+    assert plain.state_digest() == drawn.state_digest()
