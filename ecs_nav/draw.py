@@ -444,7 +444,10 @@ def hud_lines(world: Any, fps: float | None = None, ms_per_tick: dict[str, float
         first += f"   selected {selected}"
     lines = [first]
     state = "paused" if paused else f"speed x{speed:g}"
-    lines.append(state if fps is None else f"fps {fps:5.1f}   {state}")
+    if fps is not None:
+        lines.append(f"fps {fps:5.1f}   {state}")
+    elif paused or speed != 1.0:  # a capture: no clock to report
+        lines.append(state)
     if ms_per_tick is None:
         ticks = max(world.tick, 1)
         ms_per_tick = {s.name: world.timings_ms[s.name] / ticks for s in world.systems}
