@@ -7,9 +7,11 @@ pictures never loads pyglet. Without a display, pyglet runs in its headless EGL 
 every pyglet import in the project goes through :func:`load_pyglet`.
 
 What gets drawn comes from :mod:`ecs_nav.draw` as numpy arrays; this module only uploads them:
-one vertex buffer and one draw call per layer, and every agent body in a single instanced draw
-call (a quad per table row, the disc, rim, heading tick and selection ring shaded in the
-fragment shader).
+one vertex buffer and one draw call per layer, and every agent body in a single draw call: a
+point sprite per table row (an instanced quad when agents are wider on screen than the largest
+point size), the disc, rim, heading tick and selection ring shaded in the fragment shader. The
+map, graph and flow-field layers are drawn into a cached background image that each frame
+copies until the camera or their data changes.
 
 Captures render into a framebuffer object of the requested size on the process's one hidden
 offscreen window (:func:`offscreen_window`), so any number of screenshots and recordings of any
