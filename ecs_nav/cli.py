@@ -54,7 +54,7 @@ def cmd_run(args) -> int:
     if not args.headless and not (args.screenshot or args.record) and _has_display():
         from ecs_nav.viewer import run_viewer
 
-        run_viewer(args.scene, seed=args.seed, ticks=args.ticks)
+        run_viewer(args.scene, seed=args.seed)
         return 0
     world = load_scene(args.scene, seed=args.seed)
     start = time.perf_counter()
@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run a scene for N ticks and print a summary",
                        description="Run a scene for N fixed ticks and print ticks, agents, events and "
-                                   "the time per system. Without a display (or with --headless) no window opens.")
+                                   "the time per system. With a display and without --headless, --screenshot "
+                                   "or --record, the viewer opens instead (close it to end).")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
     p.add_argument("--ticks", type=int, default=600, help="fixed ticks to run (default 600)")
     p.add_argument("--seed", type=int, default=None, help="override the scene's seed")
