@@ -22,7 +22,7 @@ demo: $(STAMP)
 	else \
 		mkdir -p $(OUT); \
 		echo "No display found: recording the chase scene off-screen instead."; \
-		$(VENV)/bin/ecs-nav run chase --headless --ticks 900 --record $(OUT)/chase.gif \
+		$(VENV)/bin/ecs-nav run chase --headless --ticks 1800 --record $(OUT)/chase.gif \
 			--screenshot $(OUT)/chase.png; \
 	fi
 
