@@ -174,7 +174,9 @@ def test_off_mesh_link_is_used_and_heuristic_stays_admissible():
     src.append(0)
     dst.append(29)
     cost.append(2.0)  # a teleporter across 29 cells
-    g = NavGraph.from_edges(base.positions, base.walkable, src, dst, cost, base.grid, kinds=[0] * (len(src) - 1) + [EDGE_LINK])
+    g = NavGraph.from_edges(
+        base.positions, base.walkable, src, dst, cost, base.grid, kinds=[0] * (len(src) - 1) + [EDGE_LINK]
+    )
     assert admissibility_factor(g, "octile") == pytest.approx(2.0 / 29.0)
     r = astar(g, 0, 28)
     assert r.status == STATUS_COMPLETE and r.cost == pytest.approx(3.0) and r.nodes.tolist() == [0, 29, 28]

@@ -127,9 +127,7 @@ def _classify(lines: list[bytes], first_line: int, width: int | None = None) -> 
     for i, line in enumerate(lines):
         if len(line) != cols:
             what = f"width {width}" if width is not None else f"line {first_line} ({cols} characters)"
-            raise ValueError(
-                f"line {first_line + i}: {len(line)} characters, expected {cols} like {what}"
-            )
+            raise ValueError(f"line {first_line + i}: {len(line)} characters, expected {cols} like {what}")
     cells = np.frombuffer(b"".join(lines), dtype=np.uint8).reshape(len(lines), cols)
     cls = _CLASS[cells]
     bad = np.argwhere(cls == 2)
