@@ -88,13 +88,11 @@ class Scene:
 
 
 def scenes_dir() -> FilePath:
-    """The built-in scenes: ``scenes/`` of a source checkout, else the installed package data."""
-    checkout = FilePath(__file__).resolve().parent.parent / "scenes"
-    if checkout.is_dir():
-        return checkout
-    from importlib.resources import files
-
-    return FilePath(str(files("ecs_nav.scenes")))
+    """The built-in scenes: ``scenes/`` of a source checkout (or editable install), else the
+    copy an installed wheel carries inside the package (``ecs_nav/scenes``)."""
+    here = FilePath(__file__).resolve().parent
+    checkout = here.parent / "scenes"
+    return checkout if checkout.is_dir() else here / "scenes"
 
 
 def builtin_scenes() -> list[str]:

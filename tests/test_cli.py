@@ -60,3 +60,22 @@ def test_headless_run_never_imports_pyglet():
             "assert 'pyglet' not in sys.modules, 'pyglet imported in a headless run'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_installed_wheel_finds_builtin_scenes(tmp_path):
+    """A wheel (not the checkout) carries the scenes: `ecs-nav list` works outside the repo."""
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                           "-w", str(tmp_path), str(root)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {proc.stderr.strip().splitlines()[-1:]}")
+    (wheel,) = tmp_path.glob("ecs_nav-*.whl")
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = "from ecs_nav.scene import builtin_scenes, scenes_dir; print(scenes_dir()); print(builtin_scenes())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}).stdout
+    assert str(site) in out and "'chase'" in out and "'patrol'" in out
