@@ -15,8 +15,9 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), all vectorised:
    pushed;
 5. after *each* relaxation pass the rows it moved are resolved against the map, swept from
    their collision-free position to the relaxed one, so relaxation never pushes an agent into
-   (or through) a wall, and an agent pinned against a wall is pushed back out before the next
-   pass (the pusher then takes the rest of the overlap);
+   (or through) a wall; an agent the map held back (it kept less than half of its correction:
+   pinned against a wall) is not movable for the remaining passes of the tick, so the agents
+   pressing on it take the whole overlap instead of half of it;
 6. velocity after a collision (decision): where the map removed motion (the resolved position
    differs from ``pos + vel * dt``), ``vel`` becomes the displacement actually made over dt --
    for a slide along a wall that is the tangential component, head-on it is zero -- never
@@ -56,6 +57,9 @@ from ecs_nav.world import System
 HEADING_EPSILON = 1e-3
 """Speeds (units/s) at or below this leave the heading as it is (no direction to face)."""
 
+RELAX_TOLERANCE = 1e-3
+"""Relaxation stops once a pass corrects no agent by more than this (length units)."""
+
 COLLISION_TOLERANCE = 1e-9
 """A resolved position this close to the integrated one (relative to the step) is no collision."""
 
@@ -87,7 +91,11 @@ class PhysicsSystem(System):
     """Integrates velocity, resolves map and agent-agent collisions, updates heading.
 
     Args:
-        relax_iterations: agent-agent relaxation passes per tick (DetourCrowd: 4).
+        relax_iterations: the most agent-agent relaxation passes per tick (DetourCrowd runs 4;
+            8 here because each pass is followed by the map, and an agent pinned against a wall
+            takes none of the correction, which halves the convergence of a pass).
+        relax_tolerance: stop the passes early once a pass moves no agent farther than this
+            (length units); a tick without contacts costs one pass.
         body_height: the agents' height: a solid whose base is at or above ``elevation +
             body_height`` is overhead, not a wall.
         heading_epsilon: minimum speed for the heading to turn toward the velocity.
@@ -95,15 +103,18 @@ class PhysicsSystem(System):
 
     name = "PhysicsSystem"
 
-    def __init__(self, relax_iterations: int = 4, body_height: float = 2.0,
-                 heading_epsilon: float = HEADING_EPSILON):
+    def __init__(self, relax_iterations: int = 8, body_height: float = 2.0,
+                 heading_epsilon: float = HEADING_EPSILON, relax_tolerance: float = RELAX_TOLERANCE):
         if int(relax_iterations) < 0:
             raise ValueError(f"PhysicsSystem.relax_iterations: must be >= 0, got {relax_iterations!r}")
         if not (body_height > 0 and np.isfinite(body_height)):
             raise ValueError(f"PhysicsSystem.body_height: must be a positive number, got {body_height!r}")
         if not (heading_epsilon >= 0 and np.isfinite(heading_epsilon)):
             raise ValueError(f"PhysicsSystem.heading_epsilon: must be >= 0, got {heading_epsilon!r}")
+        if not (relax_tolerance >= 0 and np.isfinite(relax_tolerance)):
+            raise ValueError(f"PhysicsSystem.relax_tolerance: must be >= 0, got {relax_tolerance!r}")
         self.relax_iterations = int(relax_iterations)
+        self.relax_tolerance = float(relax_tolerance)
         self.body_height = float(body_height)
         self.heading_epsilon = float(heading_epsilon)
 
@@ -179,18 +190,29 @@ class PhysicsSystem(System):
             for _ in range(self.relax_iterations):
                 relaxed = spatial.relax_overlaps(c_pos, c_radius, iterations=1, movable=c_movable,
                                                  entity_ids=c_ids)
-                moved = np.flatnonzero(np.any(relaxed != c_pos, axis=1))
+                shift = relaxed - c_pos
+                shift2 = np.einsum("ij,ij->i", shift, shift)
+                moved = np.flatnonzero(shift2 > 0)
                 if moved.size == 0:
                     break
+                settled = shift2.max() < self.relax_tolerance ** 2
                 if gmap is not None:
                     # swept from the collision-free position: never into or through a wall
                     local = local_of[moved]  # only movable (moving) rows move
                     p2, e2 = gmap.resolve_circles(c_pos[moved], relaxed[moved], radius[local],
                                                   elev[local], max_climb[local], self.body_height)
+                    # an agent the map held back (pinned against a wall) is fixed for the rest
+                    # of the tick: the agents pressing on it take the whole correction
+                    held = np.einsum("ij,ij->i", p2 - c_pos[moved], shift[moved]) < 0.5 * shift2[moved]
+                    if held.any():
+                        c_movable = c_movable.copy()
+                        c_movable[moved[held]] = False
                     relaxed[moved] = p2
                     elev = elev.copy()
                     elev[local] = e2
                 c_pos = relaxed
+                if settled:
+                    break
             pos = pos.copy()
             pos[has] = c_pos[mine[has]]
             # the contacts removed motion: drop the velocity component against the correction
