@@ -68,7 +68,7 @@ def test_installed_wheel_finds_builtin_scenes(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                            "-w", str(tmp_path), str(root)], capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.skip(f"cannot build a wheel here: {proc.stderr.strip().splitlines()[-1:]}")
