@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from ecs_nav.components import (
-    COMBINERS,
     STEERING_PARAMS,
     Agent,
     Collider,
@@ -312,9 +311,7 @@ def _check_crowd(entry: dict, where: str, report) -> None:
         area = _vector(entry["spawn_area"], 4, f"{where} spawn_area", report)
         if area is not None and not (area[0] <= area[2] and area[1] <= area[3]):
             report(f"{where} spawn_area", f"must be [xmin, ymin, xmax, ymax] with min <= max, got {area}")
-    elif count > 1 and "Position" in entry["components"]:
-        pass  # N agents stacked on one point: allowed (physics separates them)
-    elif count > 1:
+    elif count > 1 and "Position" not in entry["components"]:  # a Position stacks them (physics separates)
         report(f"{where} spawn_area", "a crowd (count > 1) needs a spawn_area or a Position")
 
 
@@ -566,7 +563,6 @@ def _component_fields(component, names: dict[int, str]) -> dict[str, Any]:
             out["target"] = list(component.target)
         if component.target_entity is not None:
             out["target_entity"] = names.get(component.target_entity, component.target_entity)
-        assert out["combiner"] in COMBINERS
         return out
     if isinstance(component, Path):
         return {"waypoints": component.waypoints[:, :2].tolist() if not np.any(component.waypoints[:, 2])

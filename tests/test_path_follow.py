@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from stand_ins import Integrate
 
 from ecs_nav import (
     Agent,
@@ -19,24 +20,8 @@ from ecs_nav import (
     World,
 )
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.world import System
 from systems.path_follow import STOP_HYSTERESIS, PathFollowSystem
 from systems.steering import SteeringSystem
-
-
-class Integrate(System):
-    """Minimal physics stand-in: position += velocity * dt; heading follows velocity."""
-
-    name = "PhysicsSystem"
-
-    def update(self, world):
-        t = world.table
-        n = t.n
-        moving = t.has_velocity[:n]
-        t.pos[:n][moving] += t.vel[:n][moving] * world.dt
-        speed = np.hypot(t.vel[:n, 0], t.vel[:n, 1])
-        turn = moving & (speed > 1e-6)
-        t.heading[:n][turn] = t.vel[:n][turn] / speed[turn, None]
 
 
 def make_world(*, steer=True, stuck_ticks=20):

@@ -5,26 +5,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from stand_ins import Integrate
 
 from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
 from ecs_nav import steering as st
 from ecs_nav.geometry import Box, Circle, MapGeometry
 from ecs_nav.spatial import neighbours_within
-from ecs_nav.world import System
 from systems.steering import DITHER_PROBABILITIES, DITHER_STREAM, SteeringSystem
-
-
-class Integrate(System):
-    name = "PhysicsSystem"
-
-    def update(self, world):
-        t = world.table
-        n = t.n
-        moving = t.has_velocity[:n]
-        t.pos[:n][moving] += t.vel[:n][moving] * world.dt
-        speed = np.hypot(t.vel[:n, 0], t.vel[:n, 1])
-        turn = moving & (speed > 1e-6)
-        t.heading[:n][turn] = t.vel[:n][turn] / speed[turn, None]
 
 
 def world_with(*systems, seed=5):
