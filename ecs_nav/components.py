@@ -382,7 +382,12 @@ class PathRequest:
 class Path:
     """A planned route: graph node ids, waypoint positions (k, 3: x, y, elevation), the index
     of the waypoint being walked to, and the plan's status. ``radius`` is seed 004's path
-    radius (a waypoint counts as reached within it); ``mode`` once / patrol (ping-pong) / loop."""
+    radius (a waypoint counts as reached within it); ``mode`` once / patrol (ping-pong) / loop.
+
+    Replacing ``waypoints`` with a new array is how a route changes: once the Path belongs to
+    an entity of a World, every such assignment is reported to that World
+    (``World.take_rewritten_paths``), so the PathFollowSystem reloads exactly those paths
+    instead of looking at every path every tick. Editing the array in place is not reported."""
 
     nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -406,6 +411,17 @@ class Path:
         if self.mode not in PATH_MODES:
             raise ValueError(f"Path.mode: must be one of {', '.join(PATH_MODES)}, got {self.mode!r}")
         self.radius = _positive("Path", "radius", self.radius)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name == "waypoints":
+            owner = self.__dict__.get("_owner")
+            if owner is not None:
+                owner[0].add(owner[1])
+
+    def _watch(self, rewritten: set, entity: int) -> None:
+        """Report later ``waypoints`` assignments as ``entity`` into ``rewritten``."""
+        self._owner = (rewritten, entity)
 
     def __eq__(self, other):
         if not isinstance(other, Path):

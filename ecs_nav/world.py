@@ -86,6 +86,7 @@ class World:
         self._name = f"ecs_nav-{next(_world_ids)}"
         self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
         self._pending_despawn: dict[int, None] = {}
+        self._rewritten_paths: set[int] = set()
         self._stepping = False
         self._closed = False
         self._systems: list[System] = []
@@ -125,6 +126,9 @@ class World:
                 f"spawn: {type(views[0]).__name__} needs a Position (view components live in the agent table)"
             )
         entity = esper.create_entity(*components)
+        for component in components:
+            if isinstance(component, Path):
+                component._watch(self._rewritten_paths, entity)
         if views:
             table = self.table
             row = table.add_row(entity)
@@ -182,6 +186,15 @@ class World:
         if isinstance(component, TableView):
             raise ValueError(f"add_component: give {type(component).__name__} to spawn(), not afterwards")
         esper.add_component(entity, component)
+        if isinstance(component, Path):
+            component._watch(self._rewritten_paths, entity)
+
+    def take_rewritten_paths(self) -> np.ndarray:
+        """Entities whose ``Path.waypoints`` was assigned since the last call, ascending (int64);
+        the record is cleared. The PathFollowSystem calls this once per tick."""
+        taken = np.fromiter(sorted(self._rewritten_paths), np.int64, len(self._rewritten_paths))
+        self._rewritten_paths.clear()
+        return taken
 
     def remove_component(self, entity: int, component_type: type) -> Any:
         self._enter()

@@ -42,15 +42,15 @@ waypoint once that entity is gone); the last waypoint for a path given without a
 for a ``"partial"`` path (the goal itself cannot be reached).
 
 Change detection (the contract with whoever writes paths): a path is (re)loaded when its
-entity gets a new ``Path`` component, when ``Path.waypoints`` is a new array, or when a
-``PathChanged`` / ``PathFailed`` event for the entity was emitted earlier in the tick. A path
+entity gets a new ``Path`` component, when ``Path.waypoints`` is assigned a new array (the
+World records the assignment: ``World.take_rewritten_paths``, so no per-tick scan of every
+path), or when a ``PathChanged`` / ``PathFailed`` event for the entity was emitted earlier in
+the tick. A path
 whose status is ``"unreachable"``, or that has no waypoints, gives FOLLOW_NONE and no steering
 target. ``Path.index`` is the waypoint walked to; this system owns it while it follows.
 """
 
 from __future__ import annotations
-
-from operator import attrgetter
 
 import numpy as np
 
@@ -68,9 +68,6 @@ STUCK_EPSILON = 1e-3
 
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
-
-
-_WAYPOINTS = attrgetter("waypoints")
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -110,8 +107,6 @@ class PathFollowSystem(System):
         self.rows = np.zeros(0, np.int64)
         self.paths: list[Path] = []
         self.path_id = np.zeros(0, np.int64)
-        self._wp_refs: list[np.ndarray] = []  # keeps the arrays alive, so their ids stay unique
-        self.wp_id = np.zeros(0, np.int64)
         self.mode = np.zeros(0, np.int8)
         self.active = np.zeros(0, bool)  # has a waypoint to follow
         self.cur = np.zeros((0, 2))  # current waypoint
@@ -125,12 +120,12 @@ class PathFollowSystem(System):
         self.target_row = np.zeros(0, np.int64)
         self.last_pos = np.zeros((0, 2))
 
-    _ARRAYS = ("wp_id", "mode", "active", "cur", "nxt", "has_nxt", "leg", "last_once", "final_leg",
+    _ARRAYS = ("mode", "active", "cur", "nxt", "has_nxt", "leg", "last_once", "final_leg",
                "final", "target_ent", "last_pos")
 
     def state(self) -> bytes:
         parts = [self.ents.tobytes()]
-        parts += [np.ascontiguousarray(getattr(self, a)).tobytes() for a in self._ARRAYS if a != "wp_id"]
+        parts += [np.ascontiguousarray(getattr(self, a)).tobytes() for a in self._ARRAYS]
         return b"".join(parts)
 
     def _rebuild(self, world, items) -> np.ndarray:
@@ -147,7 +142,7 @@ class PathFollowSystem(System):
             paths = [p for p, k in zip(paths, keep) if k]
         m = len(ents)
         old_ents, old = self.ents, {a: getattr(self, a) for a in self._ARRAYS}
-        old_paths, old_refs, old_path_id = self.paths, self._wp_refs, self.path_id  # noqa: F841 (alive)
+        old_paths, old_path_id = self.paths, self.path_id  # noqa: F841 (alive: ids stay unique)
         # rows that lost their Path: no longer following
         gone = np.setdiff1d(old_ents, ents)
         if gone.size:
@@ -158,7 +153,6 @@ class PathFollowSystem(System):
         self._empty()
         self.ents, self.rows, self.paths = ents, rows, paths
         self.path_id = np.fromiter(map(id, paths), np.int64, m)
-        self.wp_id = np.full(m, -1, np.int64)
         self.mode = np.zeros(m, np.int8)
         self.active = np.zeros(m, bool)
         self.cur = np.zeros((m, 2))
@@ -170,14 +164,12 @@ class PathFollowSystem(System):
         self.final = np.zeros((m, 2))
         self.target_ent = np.full(m, -1, np.int64)
         self.last_pos = table.pos[rows].copy()
-        self._wp_refs = [p.waypoints for p in paths]
         # carry the cache over for entities whose Path object is the same one
         reload = np.ones(m, bool)
         if old_ents.size and m:
             at = np.clip(np.searchsorted(old_ents, ents), 0, old_ents.size - 1)
             # ids compare identities: the old objects are alive here, so no new one shares an id
             same = (old_ents[at] == ents) & (old_path_id[at] == self.path_id)
-            same &= old["wp_id"][at] == np.fromiter((id(p.waypoints) for p in paths), np.int64, m)
             src = at[same]
             for a in self._ARRAYS:
                 getattr(self, a)[same] = old[a][src]
@@ -191,8 +183,6 @@ class PathFollowSystem(System):
     def _load(self, world, i: int) -> None:
         """(Re)start following the Path at cache position i from its own index."""
         table, path, row = world.table, self.paths[i], int(self.rows[i])
-        self._wp_refs[i] = path.waypoints
-        self.wp_id[i] = id(path.waypoints)
         self.mode[i] = _MODES[path.mode]
         self.final_leg[i] = False
         self.target_ent[i] = -1
@@ -322,6 +312,7 @@ class PathFollowSystem(System):
     def update(self, world) -> None:
         table = world.table
         items = world.query(Path)
+        rewritten = world.take_rewritten_paths()
         if items is not self._items:
             reload = self._rebuild(world, items)
             self._items = items
@@ -330,9 +321,10 @@ class PathFollowSystem(System):
         m = len(self.ents)
         if m == 0:
             return
-        # paths replaced in place (a new waypoints array) or announced by the PathfindSystem
-        ids = np.fromiter(map(id, map(_WAYPOINTS, self.paths)), np.int64, m)
-        changed = ids != self.wp_id
+        # paths given a new waypoints array, or announced by the PathfindSystem
+        changed = np.zeros(m, bool)
+        if rewritten.size:
+            changed |= np.isin(self.ents, rewritten)
         announced = [e.entity for e in world.events if isinstance(e, (PathChanged, PathFailed))]
         if announced:
             changed |= np.isin(self.ents, np.asarray(announced, np.int64))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ecs_nav import Agent, Position, SteeringWeights, TargetReached, Velocity, World
+from ecs_nav import Agent, Path, Position, SteeringWeights, TargetReached, Velocity, World
 from ecs_nav.world import System
 
 
@@ -152,3 +152,20 @@ def test_state_digest_is_deterministic_and_sensitive():
     finally:
         for w in (a, b, c):
             w.close()
+
+
+def test_rewritten_paths_are_recorded_per_entity_once_attached():
+    w = World()
+    loose = Path(waypoints=[(0, 0), (1, 0)])
+    loose.waypoints = np.zeros((2, 3))  # not attached yet: nobody to tell
+    a = w.spawn(Position(0, 0), loose)
+    b = w.spawn(Position(1, 0))
+    other = Path(waypoints=[(0, 0)])
+    w.add_component(b, other)
+    assert w.take_rewritten_paths().tolist() == []
+    other.waypoints = np.ones((1, 3))
+    loose.waypoints = np.ones((3, 3))
+    other.waypoints = np.ones((2, 3))
+    loose.index = 2  # only waypoints count
+    assert w.take_rewritten_paths().tolist() == [a, b]
+    assert w.take_rewritten_paths().tolist() == []
