@@ -181,6 +181,7 @@ def union_aabb(a: AABB, b: AABB) -> AABB:
 # meta  (8,):   xmin, ymin, xmax, ymax, floor, grid x0, grid y0, grid cell size
 # dims  (3,):   buckets in x, buckets in y, R
 # bptr, bitems: CSR bucket lists; an item < R is a rect, else circle item - R.
+# aabbs (R+C, 4): xmin, ymin, xmax, ymax of each item's footprint (same item numbering).
 
 
 def _pack_rect(shape: Box | Ramp, floor: float) -> list[float]:
@@ -339,7 +340,7 @@ def _seg_hits_circle(c, ax, ay, az, bx, by, bz):
 
 @nb.njit(cache=True)
 def _segment_blocked(G, ax, ay, az, bx, by, bz):
-    rects, circs, meta, dims, bptr, bitems = G
+    rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
     i0, i1, j0, j1 = _bucket_range(meta, dims, min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
     for j in range(j0, j1 + 1):
@@ -537,33 +538,64 @@ def _try_move(G, x, y, r, e, mc, bh):
 
 
 @nb.njit(cache=True)
-def _resolve_circles(G, px, py, nx, ny, radius, elev, max_climb, body_height, out_x, out_y, out_e):
-    meta = G[2]
-    for a in range(px.shape[0]):
-        x, y, e = px[a], py[a], elev[a]
-        r, mc = max(radius[a], MIN_COLLISION_RADIUS), max_climb[a]
-        mx, my = nx[a] - x, ny[a] - y
-        dist = math.hypot(mx, my)
-        step = 0.5 * r
-        n_sub = max(1, int(math.ceil(dist / step)))
-        sx, sy = mx / n_sub, my / n_sub
-        for _ in range(n_sub):
-            # slide: the full step pushed out of walls; else each axis alone; else stay
-            bx, by, be, bpen = _try_move(G, x + sx, y + sy, r, e, mc, body_height)
-            if bpen > 1e-6:
-                cx, cy, ce, pen = _try_move(G, x + sx, y, r, e, mc, body_height)
-                if pen < bpen:
-                    bx, by, be, bpen = cx, cy, ce, pen
-                cx, cy, ce, pen = _try_move(G, x, y + sy, r, e, mc, body_height)
-                if pen < bpen:
-                    bx, by, be, bpen = cx, cy, ce, pen
-                if bpen > 1e-6 and _penetration(G, x, y, r, e + mc, e + body_height) <= bpen:
-                    bx, by, be = x, y, e
-            x, y, e = bx, by, be
-        out_x[a], out_y[a], out_e[a] = x, y, e
+def _open_floor(G, x0, y0, x1, y1, r, e):
+    """True when a disc of radius ``r`` standing on the floor (``e``) sweeps from (x0, y0) to
+    (x1, y1) inside the bounds and clear of every shape's footprint box: nothing there can
+    stop, lift or lower it, so the full sweep below would end exactly at (x1, y1) on the floor.
+    Most agents most ticks take this test instead of the sweep."""
+    meta, dims, bptr, bitems, aabbs = G[2], G[3], G[4], G[5], G[6]
+    if e != meta[4]:
+        return False
+    reach = r + 1e-6 + _EPS
+    lx, hx = min(x0, x1) - reach, max(x0, x1) + reach
+    ly, hy = min(y0, y1) - reach, max(y0, y1) + reach
+    if lx < meta[0] or ly < meta[1] or hx > meta[2] or hy > meta[3]:
+        return False
+    i0, i1, j0, j1 = _bucket_range(meta, dims, lx, ly, hx, hy)
+    for j in range(j0, j1 + 1):
+        for i in range(i0, i1 + 1):
+            b = j * dims[0] + i
+            for k in range(bptr[b], bptr[b + 1]):
+                box = aabbs[bitems[k]]
+                if box[0] <= hx and box[2] >= lx and box[1] <= hy and box[3] >= ly:
+                    return False
+    return True
+
+
+@nb.njit(cache=True)
+def _resolve_circle(G, x, y, nx, ny, radius, e, mc, body_height):
+    """One disc moved from (x, y) at elevation e toward (nx, ny): (x, y, elevation)."""
+    r = max(radius, MIN_COLLISION_RADIUS)
+    if _open_floor(G, x, y, nx, ny, r, e):
+        return nx, ny, e
+    mx, my = nx - x, ny - y
+    dist = math.hypot(mx, my)
+    step = 0.5 * r
+    n_sub = max(1, int(math.ceil(dist / step)))
+    sx, sy = mx / n_sub, my / n_sub
+    for _ in range(n_sub):
+        # slide: the full step pushed out of walls; else each axis alone; else stay
+        bx, by, be, bpen = _try_move(G, x + sx, y + sy, r, e, mc, body_height)
+        if bpen > 1e-6:
+            cx, cy, ce, pen = _try_move(G, x + sx, y, r, e, mc, body_height)
+            if pen < bpen:
+                bx, by, be, bpen = cx, cy, ce, pen
+            cx, cy, ce, pen = _try_move(G, x, y + sy, r, e, mc, body_height)
+            if pen < bpen:
+                bx, by, be, bpen = cx, cy, ce, pen
+            if bpen > 1e-6 and _penetration(G, x, y, r, e + mc, e + body_height) <= bpen:
+                bx, by, be = x, y, e
+        x, y, e = bx, by, be
     # the map's edge: never outside the bounds even if radius exceeds half the map
+    x, y = _clamp_bounds(G[2], x, y, 0.0)
+    return x, y, e
+
+
+@nb.njit(cache=True)
+def _resolve_circles(G, px, py, nx, ny, radius, elev, max_climb, body_height, out_x, out_y, out_e):
     for a in range(px.shape[0]):
-        out_x[a], out_y[a] = _clamp_bounds(meta, out_x[a], out_y[a], 0.0)
+        out_x[a], out_y[a], out_e[a] = _resolve_circle(G, px[a], py[a], nx[a], ny[a], radius[a], elev[a],
+                                                       max_climb[a], body_height)
 
 
 @nb.njit(cache=True)
@@ -804,7 +836,7 @@ class MapGeometry:
         np.cumsum(np.bincount(bucket, minlength=nbx * nby), out=bptr[1:])
         meta = np.array([xmin, ymin, xmax, ymax, self.floor, xmin, ymin, cell], dtype=np.float64)
         dims = np.array([nbx, nby, rects.shape[0]], dtype=np.int64)
-        return (rects, circs, meta, dims, bptr, bitems)
+        return (rects, circs, meta, dims, bptr, bitems, aabbs)
 
     # --- queries ---------------------------------------------------------------------------
 

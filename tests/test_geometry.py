@@ -316,3 +316,27 @@ def test_agents_never_end_inside_a_wall(geometry, seed):
         # the agent stands on a surface at its position
         assert np.array_equal(geometry.surface_height(new_pos, new_elev), new_elev)
         pos, elev = new_pos, new_elev
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(geometry=random_maps(), seed=st.integers(0, 2**31 - 1))
+def test_open_floor_shortcut_agrees_with_the_full_sweep(geometry, seed):
+    """resolve_circles skips the sweep for a disc on the floor whose swept box touches no shape's
+    footprint box; with every footprint box made the whole map the sweep always runs, and the
+    results must agree."""
+    from ecs_nav.geometry import _resolve_circles
+
+    rng = np.random.default_rng(seed)
+    k = 300
+    radius = rng.uniform(0.0, 0.6, k)
+    pos = rng.uniform(-9.5, 9.5, (k, 2))
+    elev = geometry.surface_height(pos, 0.0)
+    step = rng.normal(0, 1, pos.shape) * rng.choice([0.05, 0.5, 5.0], (k, 1))
+    fast, fast_elev = geometry.resolve_circles(pos, pos + step, radius, elev, 0.5)
+    data = geometry.kernel_data()
+    everywhere = np.tile(np.asarray(BOUNDS), (data[6].shape[0], 1))
+    out = np.empty(k), np.empty(k), np.empty(k)
+    _resolve_circles(data[:6] + (everywhere,), pos[:, 0].copy(), pos[:, 1].copy(), pos[:, 0] + step[:, 0],
+                     pos[:, 1] + step[:, 1], radius, elev, np.full(k, 0.5), 2.0, *out)
+    assert np.allclose(fast, np.stack(out[:2], axis=1), atol=1e-9)
+    assert np.array_equal(fast_elev, out[2])

@@ -61,7 +61,7 @@ def _point_rect_dist(s, t, lo, hi, hw):
 def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi),
     exact up to ``reach`` (shapes farther than that from the segment may be left out: inf)."""
-    rects, circs, meta, dims, bptr, bitems = G
+    rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
     best = np.inf
     i0, i1, j0, j1 = _bucket_range(
