@@ -563,8 +563,10 @@ def _open_floor(G, x0, y0, x1, y1, r, e):
 
 
 @nb.njit(cache=True)
-def _resolve_circle(G, x, y, nx, ny, radius, e, mc, body_height):
-    """One disc moved from (x, y) at elevation e toward (nx, ny): (x, y, elevation)."""
+def resolve_disc(G, x, y, nx, ny, radius, e, mc, body_height):
+    """One disc (``radius``, standing at elevation ``e``, climbing at most ``mc``) moved from
+    (x, y) toward (nx, ny) against the packed map ``G``: returns (x, y, elevation). The compiled
+    core of ``MapGeometry.resolve_circles`` (see there), for other kernels; inputs trusted."""
     r = max(radius, MIN_COLLISION_RADIUS)
     if _open_floor(G, x, y, nx, ny, r, e):
         return nx, ny, e
@@ -594,7 +596,7 @@ def _resolve_circle(G, x, y, nx, ny, radius, e, mc, body_height):
 @nb.njit(cache=True)
 def _resolve_circles(G, px, py, nx, ny, radius, elev, max_climb, body_height, out_x, out_y, out_e):
     for a in range(px.shape[0]):
-        out_x[a], out_y[a], out_e[a] = _resolve_circle(G, px[a], py[a], nx[a], ny[a], radius[a], elev[a],
+        out_x[a], out_y[a], out_e[a] = resolve_disc(G, px[a], py[a], nx[a], ny[a], radius[a], elev[a],
                                                        max_climb[a], body_height)
 
 

@@ -128,6 +128,22 @@ def _bounds(lo, hi):
     return low, high
 
 
+@nb.njit(cache=True)
+def _grid(lo, hi, cell_size):
+    """Bin boxes (lo, hi) into cells of at least ``cell_size``, doubled until the cell cap
+    holds: (origin x, origin y, cell size, cols, rows, cell_start, cell_items)."""
+    origin, top = _bounds(lo, hi)
+    cap = max(64, MAX_CELLS_PER_ITEM * lo.shape[0])
+    while True:
+        cols = int((top[0] - origin[0]) // cell_size) + 1
+        rows = int((top[1] - origin[1]) // cell_size) + 1
+        if cols * rows <= cap:
+            break
+        cell_size *= 2.0
+    cell_start, cell_items = _bin_boxes(lo, hi, origin[0], origin[1], 1.0 / cell_size, cols, rows)
+    return origin[0], origin[1], cell_size, cols, rows, cell_start, cell_items
+
+
 def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     """Bin items into a uniform grid in O(items + cells).
 
@@ -143,17 +159,8 @@ def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     cell_size = float(cell_size)
     if not (np.isfinite(cell_size) and cell_size > 0):
         raise ValueError(f"cell_size must be finite and > 0, got {cell_size}")
-    k = lo.shape[0]
-    origin, top = _bounds(lo, hi)
-    extent = top - origin
-    cap = max(64, MAX_CELLS_PER_ITEM * k)
-    while True:
-        cols, rows = (int(e // cell_size) + 1 for e in extent)
-        if cols * rows <= cap:
-            break
-        cell_size *= 2.0
-    cell_start, cell_items = _bin_boxes(lo, hi, origin[0], origin[1], 1.0 / cell_size, cols, rows)
-    return UniformGrid(origin, cell_size, cols, rows, cell_start, cell_items)
+    ox, oy, cell_size, cols, rows, cell_start, cell_items = _grid(lo, hi, cell_size)
+    return UniformGrid(np.array([ox, oy]), cell_size, cols, rows, cell_start, cell_items)
 
 
 @nb.njit(cache=True)
@@ -284,10 +291,20 @@ def brute_force_neighbours(pos, radius, max_neighbours: int | None = None):
 
 
 @nb.njit(cache=True)
-def _relax_pass(pos, radius, max_radius, movable, ids, resolve_factor, ox, oy, inv_cell, cols,
-                rows, cell_start, cell_items):
-    """One Jacobi pass: every agent's displacement from the same positions, then all applied."""
+def relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor):
+    """One Jacobi pass of ``relax_overlaps`` (compiled; arrays trusted): every movable agent's
+    displacement from the same positions, then all applied. Returns the new (k, 2) positions.
+
+    Two agents push only where their bodies overlap in height too: ``|elevation_i -
+    elevation_j| < body_height`` (an agent on a wall top does not push one at its foot)."""
     k = pos.shape[0]
+    max_radius = 0.0
+    for i in range(k):
+        max_radius = max(max_radius, radius[i])
+    if k < 2 or max_radius == 0.0:
+        return pos.copy()
+    ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
+    inv_cell = 1.0 / cell
     disp = np.zeros((k, 2))
     for i in range(k):
         if not movable[i]:
@@ -303,7 +320,7 @@ def _relax_pass(pos, radius, max_radius, movable, ids, resolve_factor, ox, oy, i
                 c = cy * cols + cx
                 for s in range(cell_start[c], cell_start[c + 1]):
                     j = cell_items[s]
-                    if j == i:
+                    if j == i or abs(elevation[i] - elevation[j]) >= body_height:
                         continue
                     contact = radius[i] + radius[j]
                     dx = pos[i, 0] - pos[j, 0]
@@ -329,6 +346,7 @@ def _relax_pass(pos, radius, max_radius, movable, ids, resolve_factor, ox, oy, i
 
 
 def relax_overlaps(pos, radius, iterations: int = 4, movable=None, *, entity_ids=None,
+                   elevation=None, body_height: float = np.inf,
                    resolve_factor: float = COLLISION_RESOLVE_FACTOR) -> np.ndarray:
     """Push overlapping agents (circles) apart, as DetourCrowd's collision passes do.
 
@@ -349,6 +367,9 @@ def relax_overlaps(pos, radius, iterations: int = 4, movable=None, *, entity_ids
         iterations: number of passes (DetourCrowd: 4).
         movable: (k,) bool, None = all; agents that are not movable never move but still push.
         entity_ids: (k,) int ids breaking ties between coincident agents; None = rows.
+        elevation, body_height: (k,) heights the agents stand at (None: all 0) and their body
+            height; agents whose bodies do not overlap in height (``|e_i - e_j| >=
+            body_height``) do not push each other.
 
     Returns:
         (k, 2) new positions (``pos`` is not modified).
@@ -362,12 +383,13 @@ def relax_overlaps(pos, radius, iterations: int = 4, movable=None, *, entity_ids
         entity_ids, dtype=np.int64)
     if ids.shape != (k,):
         raise ValueError(f"entity_ids must have shape ({k},)")
-    max_radius = float(radius.max(initial=0.0))
-    if k < 2 or max_radius == 0.0:
-        return pos
+    elevation = np.zeros(k) if elevation is None else np.ascontiguousarray(
+        np.broadcast_to(np.asarray(elevation, dtype=np.float64), (k,)))
+    if not np.all(np.isfinite(elevation)):
+        raise ValueError("elevation must be finite")
+    if not body_height > 0:
+        raise ValueError(f"body_height must be > 0, got {body_height}")
     for _ in range(int(iterations)):
-        grid = build_grid(pos, 2.0 * max_radius)
-        pos = _relax_pass(pos, radius, max_radius, movable, ids, float(resolve_factor),
-                          *grid.kernel_args())
+        pos = relax_pass(pos, radius, movable, ids, elevation, float(body_height), float(resolve_factor))
     return pos
 

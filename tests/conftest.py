@@ -1,10 +1,16 @@
-"""Shared fixtures: where the Moving AI benchmark maps live."""
+"""Shared fixtures: where the Moving AI benchmark maps live; the hypothesis profile."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `make test` and CI replay the same examples every run (a red run can be re-run and debugged);
+# ECS_NAV_SOAK=1 explores new ones
+settings.register_profile("ecs_nav", derandomize=os.environ.get("ECS_NAV_SOAK") != "1")
+settings.load_profile("ecs_nav")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -181,6 +181,25 @@ def test_static_colliders_push_but_are_not_pushed():
     assert t.pos[row(world, e), 0] >= 1.0 - 1e-2
 
 
+def test_agents_at_different_heights_do_not_push_each_other():
+    """One agent on a 2 m box top, one at the box's foot, overlapping in plan: their bodies
+    (2 m tall) do not meet, so neither moves; two on the top do push."""
+    top = MapGeometry(BOUNDS, boxes=[Box((0, 0), (4, 4), 2.0)])  # x, y in [-2, 2]
+    world = World(seed=0, dt=0.1)
+    world.map = top
+    world.add_systems(PhysicsSystem())
+    up = spawn_agent(world, 1.8, 0.0, radius=0.5)
+    down = spawn_agent(world, 2.5, 0.0, radius=0.5)
+    t = world.table
+    assert (t.elevation[row(world, up)], t.elevation[row(world, down)]) == (2.0, 0.0)
+    world.run(3)
+    assert t.pos[row(world, up)] == pytest.approx([1.8, 0.0])
+    assert t.pos[row(world, down)] == pytest.approx([2.5, 0.0])
+    neighbour = spawn_agent(world, 1.0, 0.0, radius=0.5)
+    world.run(3)
+    assert np.linalg.norm(t.pos[row(world, up)] - t.pos[row(world, neighbour)]) > 0.9
+
+
 def test_relaxation_never_pushes_an_agent_into_a_wall():
     wall = MapGeometry(BOUNDS, boxes=[Box((0, 0), (0.1, 20), 3.0)])  # x in [-0.05, 0.05]
     world = World(seed=0, dt=1.0 / 60.0)

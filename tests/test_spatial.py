@@ -93,6 +93,14 @@ def test_relax_two_agents_moves_each_half_of_the_factor():
     np.testing.assert_array_equal(pos, [[0.0, 0.0], [1.0, 0.0]])  # input untouched
 
 
+def test_relax_only_agents_whose_bodies_overlap_in_height():
+    pos = np.array([[0.0, 0.0], [1.0, 0.0]])
+    apart = relax_overlaps(pos, 1.0, iterations=1, elevation=[0.0, 2.0], body_height=2.0)
+    np.testing.assert_array_equal(apart, pos)
+    close = relax_overlaps(pos, 1.0, iterations=1, elevation=[0.0, 1.5], body_height=2.0)
+    np.testing.assert_allclose(close, [[-0.35, 0.0], [1.35, 0.0]])
+
+
 def test_relax_coincident_agents_separate_by_id():
     pos = np.zeros((2, 2))
     out = relax_overlaps(pos, 0.5, iterations=1, entity_ids=[7, 3], resolve_factor=1.0)

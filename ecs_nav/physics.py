@@ -1,0 +1,166 @@
+"""Compiled kernels of the PhysicsSystem: integration, the velocity left after a collision,
+agent-agent relaxation against the map, and the heading's yaw lerp.
+
+Arrays in, arrays out (or updated in place where the docstring says so); shapes are (k, 2)
+float64 for positions and velocities, (k,) for per-agent scalars. The kernels trust their
+input: ``systems/physics.py`` validates and refuses non-finite values. ``G`` is a map's packed
+``MapGeometry.kernel_data()``; without a map pass ``NO_MAP`` and ``use_map=False``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ecs_nav.geometry import resolve_disc
+from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
+
+NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
+          np.zeros(0, np.int64), np.zeros((0, 4)))
+"""A packed map of the right types for kernels called with ``use_map=False``."""
+
+
+@nb.njit(cache=True)
+def integrate(pos, vel, max_speed, dt):
+    """Truncate ``vel`` to ``max_speed`` (in place); return ``pos + vel * dt`` (k, 2)."""
+    out = np.empty_like(pos)
+    for i in range(pos.shape[0]):
+        speed = math.hypot(vel[i, 0], vel[i, 1])
+        if speed > max_speed[i]:
+            scale = max_speed[i] / speed
+            vel[i, 0] *= scale
+            vel[i, 1] *= scale
+        out[i, 0] = pos[i, 0] + vel[i, 0] * dt
+        out[i, 1] = pos[i, 1] + vel[i, 1] * dt
+    return out
+
+
+@nb.njit(cache=True)
+def resolve_map(G, start, target, radius, elevation, max_climb, body_height):
+    """Every disc swept from ``start`` toward ``target`` against the map (``resolve_disc``):
+    returns (positions (k, 2), elevations (k,))."""
+    k = start.shape[0]
+    pos = np.empty((k, 2))
+    elev = np.empty(k)
+    for i in range(k):
+        pos[i, 0], pos[i, 1], elev[i] = resolve_disc(G, start[i, 0], start[i, 1], target[i, 0], target[i, 1],
+                                                     radius[i], elevation[i], max_climb[i], body_height)
+    return pos, elev
+
+
+@nb.njit(cache=True)
+def slide_velocity(start, target, resolved, vel, dt, tolerance):
+    """Where the map removed motion (``resolved`` differs from ``target`` by more than
+    ``tolerance * (1 + step)``), ``vel`` becomes the displacement actually made over ``dt``
+    -- along a wall that is the tangential part, head-on zero -- never faster than before.
+    In place."""
+    for i in range(start.shape[0]):
+        step = math.hypot(target[i, 0] - start[i, 0], target[i, 1] - start[i, 1])
+        miss = math.hypot(resolved[i, 0] - target[i, 0], resolved[i, 1] - target[i, 1])
+        if miss <= tolerance * (1.0 + step):
+            continue
+        ax = (resolved[i, 0] - start[i, 0]) / dt
+        ay = (resolved[i, 1] - start[i, 1]) / dt
+        actual = math.hypot(ax, ay)
+        limit = math.hypot(vel[i, 0], vel[i, 1])
+        scale = limit / actual if actual > limit else 1.0
+        vel[i, 0] = ax * scale
+        vel[i, 1] = ay * scale
+
+
+@nb.njit(cache=True)
+def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
+                 tolerance, resolve_factor=COLLISION_RESOLVE_FACTOR):
+    """Agent-agent non-penetration: up to ``iterations`` Jacobi passes of ``spatial.relax_pass``,
+    each followed by the map for the agents it moved (swept from their collision-free position,
+    so relaxation never pushes an agent into or through a wall). An agent the map held back
+    (it kept less than half of its correction: pinned against a wall) is not movable for the
+    remaining passes, so the agents pressing on it take the whole overlap. Stops early once a
+    pass moves no agent farther than ``tolerance``.
+
+    ``pos`` (k, 2) and ``elevation`` (k,) are updated in place; ``movable`` is not modified.
+    Returns the number of passes run."""
+    k = pos.shape[0]
+    movable = movable.copy()
+    passes = 0
+    for _ in range(iterations):
+        relaxed = relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor)
+        passes += 1
+        worst = 0.0
+        for i in range(k):
+            sx = relaxed[i, 0] - pos[i, 0]
+            sy = relaxed[i, 1] - pos[i, 1]
+            shift2 = sx * sx + sy * sy
+            if shift2 == 0.0:
+                continue
+            worst = max(worst, shift2)
+            if use_map:
+                x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], relaxed[i, 0], relaxed[i, 1], radius[i],
+                                       elevation[i], max_climb[i], body_height)
+                if (x - pos[i, 0]) * sx + (y - pos[i, 1]) * sy < 0.5 * shift2:
+                    movable[i] = False
+                relaxed[i, 0] = x
+                relaxed[i, 1] = y
+                elevation[i] = e
+        if worst == 0.0:
+            break
+        pos[:] = relaxed
+        if worst < tolerance * tolerance:
+            break
+    return passes
+
+
+@nb.njit(cache=True)
+def drop_velocity_into(vel, correction):
+    """Contacts moved an agent by ``correction``: remove the component of ``vel`` against it
+    (an inelastic contact; the correction itself is not added). In place."""
+    for i in range(vel.shape[0]):
+        cx, cy = correction[i, 0], correction[i, 1]
+        norm2 = cx * cx + cy * cy
+        push = vel[i, 0] * cx + vel[i, 1] * cy
+        if push < 0.0 and norm2 > 0.0:
+            vel[i, 0] -= push / norm2 * cx
+            vel[i, 1] -= push / norm2 * cy
+
+
+@nb.njit(cache=True)
+def _yaw_lerp(hx, hy, tx, ty, t):
+    a = math.atan2(hy, hx)
+    b = math.atan2(ty, tx)
+    qa0, qa1 = math.cos(a / 2), math.sin(a / 2)
+    qb0, qb1 = math.cos(b / 2), math.sin(b / 2)
+    if qa0 * qb0 + qa1 * qb1 < 0.0:
+        qb0, qb1 = -qb0, -qb1
+    yaw = 2.0 * math.atan2(qa1 + (qb1 - qa1) * t, qa0 + (qb0 - qa0) * t)
+    return math.cos(yaw), math.sin(yaw)
+
+
+def yaw_lerp(heading: np.ndarray, target: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Unity's ``Quaternion.Lerp(current, target, t)`` for rotations about the vertical axis.
+
+    ``heading`` and ``target`` are (k, 2) unit vectors, ``t`` (k,) in [0, 1]. A yaw ``a`` is the
+    quaternion (cos a/2, sin a/2); the lerp takes the shorter arc (flips the target when the
+    dot product is negative), normalises, and converts back. Returns (k, 2) unit vectors."""
+    heading = np.asarray(heading, np.float64)
+    target = np.asarray(target, np.float64)
+    t = np.broadcast_to(np.asarray(t, np.float64), heading.shape[:1])
+    out = np.empty_like(heading)
+    for i in range(heading.shape[0]):
+        out[i] = _yaw_lerp(heading[i, 0], heading[i, 1], target[i, 0], target[i, 1], t[i])
+    return out
+
+
+@nb.njit(cache=True)
+def turn_heading(heading, vel, turn_speed, dt, min_speed):
+    """The seed's ``Lerp(current, lookRotation, dt * turn_speed)`` toward the velocity (yaw only,
+    ``t`` clamped to [0, 1]) for agents faster than ``min_speed``; the rest keep their heading.
+    In place."""
+    for i in range(heading.shape[0]):
+        speed = math.hypot(vel[i, 0], vel[i, 1])
+        if speed <= min_speed:
+            continue
+        t = min(max(dt * turn_speed[i], 0.0), 1.0)
+        heading[i, 0], heading[i, 1] = _yaw_lerp(heading[i, 0], heading[i, 1], vel[i, 0] / speed,
+                                                 vel[i, 1] / speed, t)
