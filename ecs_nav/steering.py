@@ -89,8 +89,10 @@ def _points(value, k: int) -> np.ndarray:
 
 
 def length(v: np.ndarray) -> np.ndarray:
-    """(k,) Euclidean length of each row of (k, 2) ``v``."""
-    return np.hypot(v[..., 0], v[..., 1])
+    """(k,) Euclidean length of each row of (k, 2) ``v`` (``sqrt(x² + y²)``: three times as fast
+    as ``np.hypot``, which guards against overflow beyond 1e154 that no game coordinate needs)."""
+    x, y = v[..., 0], v[..., 1]
+    return np.sqrt(x * x + y * y)
 
 
 def normalize(v) -> np.ndarray:
@@ -532,6 +534,83 @@ def cohesion(pos, vel, max_speed, offsets, neighbour_rows) -> np.ndarray:
     pos = np.ascontiguousarray(pos, dtype=np.float64)
     centre, count = _neighbour_mean(pos, *_csr(offsets, neighbour_rows))
     return np.where((count > 0)[:, None], normalize(seek(pos, vel, centre, max_speed)), 0.0)
+
+
+@nb.njit(cache=True)
+def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
+    """One pass over the grid: per agent the neighbour count and the sums of the separation
+    push, the neighbours' positions and (``with_heading``) their headings; neighbours strictly
+    within radius[i], itself excluded; agents with radius 0 are skipped."""
+    k = pos.shape[0]
+    # the cells of one grid row are one contiguous span of these, read in order
+    near_pos = np.empty((cell_items.shape[0], 2))
+    near_heading = np.zeros((cell_items.shape[0] if with_heading else 0, 2))
+    for s in range(cell_items.shape[0]):
+        near_pos[s] = pos[cell_items[s]]
+        if with_heading:
+            near_heading[s] = heading[cell_items[s]]
+    count = np.zeros(k, np.int64)
+    sums = np.zeros((k, 6))  # push x, y; position x, y; heading x, y
+    for i in range(k):
+        r = radius[i]
+        if r <= 0.0:
+            continue
+        qx, qy = pos[i, 0], pos[i, 1]
+        cx0 = min(max(int(np.floor((qx - r - ox) * inv_cell)), 0), cols - 1)
+        cx1 = min(max(int(np.floor((qx + r - ox) * inv_cell)), 0), cols - 1)
+        cy0 = min(max(int(np.floor((qy - r - oy) * inv_cell)), 0), rows - 1)
+        cy1 = min(max(int(np.floor((qy + r - oy) * inv_cell)), 0), rows - 1)
+        n = 0
+        px = py = cx = cy_ = hx = hy = 0.0
+        for cy in range(cy0, cy1 + 1):
+            for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
+                dx = qx - near_pos[s, 0]
+                dy = qy - near_pos[s, 1]
+                d2 = dx * dx + dy * dy
+                if d2 >= r * r or cell_items[s] == i:
+                    continue
+                n += 1
+                if d2 > 0.0:
+                    px += dx / d2
+                    py += dy / d2
+                cx += near_pos[s, 0]
+                cy_ += near_pos[s, 1]
+                if with_heading:
+                    hx += near_heading[s, 0]
+                    hy += near_heading[s, 1]
+        count[i] = n
+        sums[i, 0], sums[i, 1], sums[i, 2], sums[i, 3], sums[i, 4], sums[i, 5] = px, py, cx, cy_, hx, hy
+    return count, sums
+
+
+def flock(pos, vel, heading, max_speed, radius, grid: UniformGrid | None = None,
+          alignment: bool = True, cohesion: bool = True):
+    """Separation, alignment and cohesion of every agent over *all* its neighbours within
+    ``radius`` (scalar or (k,); 0 = no neighbours) in one pass over a uniform grid, without
+    building the neighbour lists: the same forces as ``separation``/``alignment``/``cohesion``
+    over ``neighbours_within(pos, radius)`` (up to the order of summation), at about half the
+    cost. With a cap on neighbours use those (the closest are kept).
+
+    Args:
+        grid: ``build_grid(pos, ...)`` of this tick; built with cells of the largest radius
+            when None.
+        alignment, cohesion: compute these too (separation always is).
+
+    Returns:
+        (separation, alignment or None, cohesion or None), each (k, 2).
+    """
+    pos = np.ascontiguousarray(pos, dtype=np.float64)
+    heading = np.ascontiguousarray(heading, dtype=np.float64)
+    k = pos.shape[0]
+    radius = np.ascontiguousarray(_col(radius, k))
+    if grid is None:
+        grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
+    count, sums = _flock_sums(pos, heading, radius, bool(alignment), *grid.kernel_args())
+    some = (count > 0)[:, None]
+    n = np.maximum(count, 1)[:, None]
+    aligned = np.where(some, sums[:, 4:6] / n - heading, 0.0) if alignment else None
+    cohesive = np.where(some, normalize(seek(pos, vel, sums[:, 2:4] / n, max_speed)), 0.0) if cohesion else None
+    return np.ascontiguousarray(sums[:, 0:2]), aligned, cohesive
 
 
 def follow_flow(vel, field_direction, max_speed) -> np.ndarray:

@@ -291,12 +291,22 @@ class SteeringSystem(System):
         n = table.n
         grows = np.flatnonzero(table.is_agent[:n] | table.has_steering[:n])
         at = np.searchsorted(grows, srows)  # srows is a subset of grows
-        wants = on[:, list(_GROUP)].any(axis=1)
         radius = np.zeros(grows.size)
+        if grows.size == n:  # every row takes part (the usual crowd): views, not gathers
+            grows = slice(0, n)
+        wants = on[:, list(_GROUP)].any(axis=1)
         radius[at[wants]] = table.neighbour_radius[srows[wants]]
         gpos = table.pos[grows]
-        offsets, nrows = neighbours_within(gpos, radius, self.max_neighbours)
         sep_b, ali_b, coh_b = _GROUP
+        if self.max_neighbours is None:  # every neighbour counts: one pass, no neighbour lists
+            forces = st.flock(gpos, table.vel[grows], table.heading[grows], table.max_speed[grows], radius,
+                              alignment=on[:, ali_b].any(), cohesion=on[:, coh_b].any())
+            for b, force in zip(_GROUP, forces):
+                if on[:, b].any():
+                    i = np.flatnonzero(on[:, b])
+                    yield b, i, force[at[i]]
+            return
+        offsets, nrows = neighbours_within(gpos, radius, self.max_neighbours)
         if on[:, sep_b].any():
             i = np.flatnonzero(on[:, sep_b])
             yield sep_b, i, st.separation(gpos, offsets, nrows)[at[i]]

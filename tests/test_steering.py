@@ -237,6 +237,25 @@ def test_separation_alignment_cohesion_hand_case():
     np.testing.assert_allclose(S.separation(pos, offsets, rows)[0], sep[0])
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_flock_in_one_pass_equals_the_behaviours_over_neighbour_lists(seed):
+    rng = np.random.default_rng(seed)
+    k = 400
+    pos = rng.uniform(0, 20, (k, 2))
+    pos[:20] = pos[20:40]  # coincident pairs: no separation direction, still neighbours
+    angle = rng.uniform(0, 2 * math.pi, k)
+    heading = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    vel = rng.normal(0, 1, (k, 2))
+    max_speed = rng.uniform(1, 3, k)
+    radius = rng.choice([0.0, 0.5, 1.5, 3.0], k)
+    offsets, rows = neighbours_within(pos, radius)
+    sep, ali, coh = S.flock(pos, vel, heading, max_speed, radius)
+    np.testing.assert_allclose(sep, S.separation(pos, offsets, rows), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ali, S.alignment(heading, offsets, rows), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(coh, S.cohesion(pos, vel, max_speed, offsets, rows), rtol=1e-9, atol=1e-12)
+    assert np.count_nonzero(np.diff(offsets)) > k // 2  # the case is not empty
+
+
 def test_follow_flow():
     np.testing.assert_allclose(S.follow_flow(row(1, 0), row(0, 1), 3.0), [[-1, 3]])
 
