@@ -126,15 +126,27 @@ def drop_velocity_into(vel, correction):
 
 
 @nb.njit(cache=True)
+def _half_turn(hx, hy):
+    """The unit quaternion (cos a/2, sin a/2) of the unit heading (cos a, sin a), a in (-pi, pi],
+    without trigonometry: (1 + cos a, sin a) = 2 cos(a/2) (cos a/2, sin a/2)."""
+    w = 1.0 + hx
+    if w <= 1e-12:  # a = pi
+        return 0.0, 1.0
+    n = math.sqrt(w * w + hy * hy)
+    return w / n, hy / n
+
+
+@nb.njit(cache=True)
 def _yaw_lerp(hx, hy, tx, ty, t):
-    a = math.atan2(hy, hx)
-    b = math.atan2(ty, tx)
-    qa0, qa1 = math.cos(a / 2), math.sin(a / 2)
-    qb0, qb1 = math.cos(b / 2), math.sin(b / 2)
-    if qa0 * qb0 + qa1 * qb1 < 0.0:
+    qa0, qa1 = _half_turn(hx, hy)
+    qb0, qb1 = _half_turn(tx, ty)
+    if qa0 * qb0 + qa1 * qb1 < 0.0:  # the shorter arc
         qb0, qb1 = -qb0, -qb1
-    yaw = 2.0 * math.atan2(qa1 + (qb1 - qa1) * t, qa0 + (qb0 - qa0) * t)
-    return math.cos(yaw), math.sin(yaw)
+    q0 = qa0 + (qb0 - qa0) * t
+    q1 = qa1 + (qb1 - qa1) * t
+    # back to a heading: (cos 2b, sin 2b) = (q0² - q1², 2 q0 q1) / |q|²
+    n2 = q0 * q0 + q1 * q1
+    return (q0 * q0 - q1 * q1) / n2, 2.0 * q0 * q1 / n2
 
 
 def yaw_lerp(heading: np.ndarray, target: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -274,6 +274,23 @@ def test_yaw_lerp_takes_the_shorter_arc():
     assert yaw_lerp(h, target, np.array([1.0])) == pytest.approx(target)
 
 
+def test_yaw_lerp_is_unitys_quaternion_lerp_about_the_vertical_axis():
+    """Against the definition with angles: q(a) = (cos a/2, sin a/2), flip qb for the shorter
+    arc, lerp, yaw = 2 atan2(q1, q0)."""
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(-math.pi, math.pi, (2, 500))
+    t = rng.uniform(0, 1, 500)
+    t[:50] = rng.choice([0.0, 1.0], 50)
+    qa = np.stack([np.cos(a / 2), np.sin(a / 2)], axis=1)
+    qb = np.stack([np.cos(b / 2), np.sin(b / 2)], axis=1)
+    qb[np.einsum("ij,ij->i", qa, qb) < 0] *= -1
+    q = qa + (qb - qa) * t[:, None]
+    yaw = 2 * np.arctan2(q[:, 1], q[:, 0])
+    out = yaw_lerp(np.stack([np.cos(a), np.sin(a)], axis=1), np.stack([np.cos(b), np.sin(b)], axis=1), t)
+    np.testing.assert_allclose(out, np.stack([np.cos(yaw), np.sin(yaw)], axis=1), atol=1e-12)
+    np.testing.assert_allclose(np.hypot(out[:, 0], out[:, 1]), 1.0, atol=1e-15)
+
+
 # --- determinism and the NaN guard ----------------------------------------------------------------
 
 
