@@ -15,7 +15,7 @@ import numba as nb
 import numpy as np
 
 from ecs_nav.geometry import resolve_disc
-from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
+from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, _cell_range, _grid, relax_displacements
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
           np.zeros(0, np.int64), np.zeros((0, 4)))
@@ -73,42 +73,81 @@ def slide_velocity(start, target, resolved, vel, dt, tolerance):
 @nb.njit(cache=True)
 def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
                  tolerance, resolve_factor=COLLISION_RESOLVE_FACTOR):
-    """Agent-agent non-penetration: up to ``iterations`` Jacobi passes of ``spatial.relax_pass``,
-    each followed by the map for the agents it moved (swept from their collision-free position,
-    so relaxation never pushes an agent into or through a wall). An agent the map held back
-    (it kept less than half of its correction: pinned against a wall) is not movable for the
-    remaining passes, so the agents pressing on it take the whole overlap. Stops early once a
-    pass moves no agent farther than ``tolerance``.
+    """Agent-agent non-penetration: up to ``iterations`` Jacobi passes (DetourCrowd, as
+    ``spatial.relax_pass``), each followed by the map for the agents it moved (swept from their
+    collision-free position, so relaxation never pushes an agent into or through a wall). An
+    agent the map held back (it kept less than half of its correction: pinned against a wall)
+    is not movable for the remaining passes, so the agents pressing on it take the whole
+    overlap. Stops early once a pass moves no agent farther than ``tolerance``.
+
+    The result is that of full passes, at the cost of the contacts: the grid is built once
+    (queries reach further by the farthest any agent has moved since), and a pass after the
+    first visits only the agents that touched another in the pass before or lie within reach
+    of one that moved -- no other agent can have gained a contact.
 
     ``pos`` (k, 2) and ``elevation`` (k,) are updated in place; ``movable`` is not modified.
     Returns the number of passes run."""
     k = pos.shape[0]
+    max_radius = 0.0
+    for i in range(k):
+        max_radius = max(max_radius, radius[i])
+    if k < 2 or max_radius == 0.0 or iterations <= 0:
+        return 0
     movable = movable.copy()
+    ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
+    inv_cell = 1.0 / cell
+    start = pos.copy()
+    slack = 0.0
+    active = np.ones(k, np.bool_)
+    disp = np.empty((k, 2))
+    touching = np.empty(k, np.bool_)
+    moved = np.empty(k, np.int64)
     passes = 0
     for _ in range(iterations):
-        relaxed = relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor)
+        relax_displacements(pos, radius, max_radius, movable, active, ids, elevation, body_height,
+                            resolve_factor, slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
+                            disp, touching)
         passes += 1
         worst = 0.0
+        n_moved = 0
         for i in range(k):
-            sx = relaxed[i, 0] - pos[i, 0]
-            sy = relaxed[i, 1] - pos[i, 1]
+            sx, sy = disp[i, 0], disp[i, 1]
             shift2 = sx * sx + sy * sy
             if shift2 == 0.0:
                 continue
             worst = max(worst, shift2)
+            x, y = pos[i, 0] + sx, pos[i, 1] + sy
             if use_map:
-                x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], relaxed[i, 0], relaxed[i, 1], radius[i],
-                                       elevation[i], max_climb[i], body_height)
+                x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], x, y, radius[i], elevation[i], max_climb[i],
+                                       body_height)
                 if (x - pos[i, 0]) * sx + (y - pos[i, 1]) * sy < 0.5 * shift2:
                     movable[i] = False
-                relaxed[i, 0] = x
-                relaxed[i, 1] = y
                 elevation[i] = e
+            disp[i, 0] = x
+            disp[i, 1] = y
+            moved[n_moved] = i
+            n_moved += 1
         if worst == 0.0:
             break
-        pos[:] = relaxed
+        # apply (Jacobi: every displacement was computed from the same positions)
+        for m in range(n_moved):
+            i = moved[m]
+            pos[i, 0] = disp[i, 0]
+            pos[i, 1] = disp[i, 1]
+            slack = max(slack, math.hypot(pos[i, 0] - start[i, 0], pos[i, 1] - start[i, 1]))
         if worst < tolerance * tolerance:
             break
+        # the next pass: agents still touching, and every agent within reach of one that moved
+        for i in range(k):
+            active[i] = touching[i]
+        for m in range(n_moved):
+            i = moved[m]
+            reach = radius[i] + max_radius + slack
+            cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
+            cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
+            for cy in range(cy0, cy1 + 1):
+                for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
+                    active[cell_items[s]] = True
     return passes
 
 

@@ -291,6 +291,54 @@ def brute_force_neighbours(pos, radius, max_neighbours: int | None = None):
 
 
 @nb.njit(cache=True)
+def relax_displacements(pos, radius, max_radius, movable, active, ids, elevation, body_height, resolve_factor,
+                        slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items, disp, touching):
+    """The displacements of one Jacobi pass (DetourCrowd), written to ``disp`` (k, 2) for the
+    movable, ``active`` agents (others get 0); ``touching[i]`` says whether agent i overlaps
+    another. The grid may have been built from earlier positions: ``slack`` is the farthest any
+    agent moved since, added to the query reach, so no overlap is missed."""
+    k = pos.shape[0]
+    for i in range(k):
+        disp[i, 0] = 0.0
+        disp[i, 1] = 0.0
+        touching[i] = False
+        if not (movable[i] and active[i]):
+            continue
+        reach = radius[i] + max_radius + slack
+        cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
+        cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
+        sx = 0.0
+        sy = 0.0
+        contacts = 0
+        for cy in range(cy0, cy1 + 1):
+            for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
+                j = cell_items[s]
+                if j == i or abs(elevation[i] - elevation[j]) >= body_height:
+                    continue
+                contact = radius[i] + radius[j]
+                dx = pos[i, 0] - pos[j, 0]
+                dy = pos[i, 1] - pos[j, 1]
+                d2 = dx * dx + dy * dy
+                if d2 >= contact * contact:
+                    continue
+                # both movable: each takes half the penetration; against a fixed one, all
+                share = 0.5 if movable[j] else 1.0
+                d = np.sqrt(d2)
+                if d < COINCIDENT_DISTANCE:
+                    first = ids[i] < ids[j] or (ids[i] == ids[j] and i < j)
+                    sx += (-1.0 if first else 1.0) * contact * share * resolve_factor
+                else:
+                    scale = (contact - d) / d * share * resolve_factor
+                    sx += dx * scale
+                    sy += dy * scale
+                contacts += 1
+        if contacts > 0:
+            touching[i] = True
+            disp[i, 0] = sx / contacts
+            disp[i, 1] = sy / contacts
+
+
+@nb.njit(cache=True)
 def relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor):
     """One Jacobi pass of ``relax_overlaps`` (compiled; arrays trusted): every movable agent's
     displacement from the same positions, then all applied. Returns the new (k, 2) positions.
@@ -304,44 +352,11 @@ def relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor
     if k < 2 or max_radius == 0.0:
         return pos.copy()
     ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
-    inv_cell = 1.0 / cell
-    disp = np.zeros((k, 2))
-    for i in range(k):
-        if not movable[i]:
-            continue
-        reach = radius[i] + max_radius
-        cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
-        cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
-        sx = 0.0
-        sy = 0.0
-        contacts = 0
-        for cy in range(cy0, cy1 + 1):
-            for cx in range(cx0, cx1 + 1):
-                c = cy * cols + cx
-                for s in range(cell_start[c], cell_start[c + 1]):
-                    j = cell_items[s]
-                    if j == i or abs(elevation[i] - elevation[j]) >= body_height:
-                        continue
-                    contact = radius[i] + radius[j]
-                    dx = pos[i, 0] - pos[j, 0]
-                    dy = pos[i, 1] - pos[j, 1]
-                    d2 = dx * dx + dy * dy
-                    if d2 >= contact * contact:
-                        continue
-                    # both movable: each takes half the penetration; against a fixed one, all
-                    share = 0.5 if movable[j] else 1.0
-                    d = np.sqrt(d2)
-                    if d < COINCIDENT_DISTANCE:
-                        first = ids[i] < ids[j] or (ids[i] == ids[j] and i < j)
-                        sx += (-1.0 if first else 1.0) * contact * share * resolve_factor
-                    else:
-                        scale = (contact - d) / d * share * resolve_factor
-                        sx += dx * scale
-                        sy += dy * scale
-                    contacts += 1
-        if contacts > 0:
-            disp[i, 0] = sx / contacts
-            disp[i, 1] = sy / contacts
+    disp = np.empty((k, 2))
+    touching = np.empty(k, np.bool_)
+    relax_displacements(pos, radius, max_radius, movable, np.ones(k, np.bool_), ids, elevation, body_height,
+                        resolve_factor, 0.0, ox, oy, 1.0 / cell, cols, rows, cell_start, cell_items, disp,
+                        touching)
     return pos + disp
 
 
