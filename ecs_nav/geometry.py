@@ -259,22 +259,30 @@ def _shape_top_at(G, item, x, y):
 
 
 @nb.njit(cache=True)
-def _top_at(G, x, y, zmax):
-    """Highest walkable top at (x, y) at or below ``zmax`` (floor included); NaN off the map."""
-    meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
+def _top_among(G, items, first, last, x, y, zmax):
+    """Highest walkable top at (x, y) at or below ``zmax`` among the floor and the shapes
+    ``items[first:last]``; NaN off the map or where nothing lies below ``zmax``."""
+    meta = G[2]
     if not (meta[0] <= x <= meta[2] and meta[1] <= y <= meta[3]):
         return np.nan
     zlim = zmax + _EPS
     best = meta[4] if meta[4] <= zlim else -np.inf
-    i0, i1, j0, j1 = _bucket_range(meta, dims, x, y, x, y)
-    b = j0 * dims[0] + i0
-    for k in range(bptr[b], bptr[b + 1]):
-        h = _shape_top_at(G, bitems[k], x, y)
+    for k in range(first, last):
+        h = _shape_top_at(G, items[k], x, y)
         if h == h and h <= zlim and h > best:
             best = h
     if best == -np.inf:
         return np.nan
     return best
+
+
+@nb.njit(cache=True)
+def _top_at(G, x, y, zmax):
+    """Highest walkable top at (x, y) at or below ``zmax`` (floor included); NaN off the map."""
+    meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
+    i0, i1, j0, j1 = _bucket_range(meta, dims, x, y, x, y)
+    b = j0 * dims[0] + i0
+    return _top_among(G, bitems, bptr[b], bptr[b + 1], x, y, zmax)
 
 
 @nb.njit(cache=True)

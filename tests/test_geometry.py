@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import BOUNDS, random_maps
 
 from ecs_nav.geometry import MIN_COLLISION_RADIUS, Box, Circle, MapGeometry, Ramp
-
-BOUNDS = (-10.0, -10.0, 10.0, 10.0)
-
 
 # --- shapes --------------------------------------------------------------------------------------
 
@@ -270,29 +268,6 @@ def test_corner_of_two_walls():
     g = MapGeometry(BOUNDS, boxes=[Box((0, 3), (6, 2), 3.0), Box((3, 0), (2, 6), 3.0)])
     pos, _ = g.resolve_circles([[0, 0]], [[5, 5]], 0.5, 0.0, 0.5)
     assert pos[0] == pytest.approx([1.5, 1.5])
-
-
-@st.composite
-def random_maps(draw):
-    boxes = [
-        Box(
-            (draw(st.floats(-8, 8)), draw(st.floats(-8, 8))),
-            (draw(st.floats(0.05, 4)), draw(st.floats(0.05, 4))),
-            draw(st.sampled_from([0.3, 1.0, 3.0])),
-        )
-        for _ in range(draw(st.integers(0, 8)))
-    ]
-    circles = [
-        Circle((draw(st.floats(-8, 8)), draw(st.floats(-8, 8))), draw(st.floats(0.1, 2)), 2.0)
-        for _ in range(draw(st.integers(0, 4)))
-    ]
-    ramps = []
-    for _ in range(draw(st.integers(0, 2))):
-        start = (draw(st.floats(-8, 8)), draw(st.floats(-8, 8)))
-        angle, length = draw(st.floats(0, 2 * math.pi)), draw(st.floats(1, 8))
-        end = (start[0] + length * math.cos(angle), start[1] + length * math.sin(angle))
-        ramps.append(Ramp(start, end, draw(st.floats(0.5, 3)), 0.0, draw(st.floats(0.5, 3))))
-    return MapGeometry(BOUNDS, boxes=boxes, ramps=ramps, circles=circles)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import random_maps
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
-from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.steering import apply_steering, seek
 from ecs_nav.world import System
 from systems.physics import PhysicsSystem
@@ -31,7 +32,6 @@ from systems.physics import PhysicsSystem
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 EXAMPLES = 400 if SOAK else 25
 TICKS = 240 if SOAK else 60
-BOUNDS = (-10.0, -10.0, 10.0, 10.0)
 
 BODY_HEIGHT = 2.0
 """PhysicsSystem's default body height: agents further apart in elevation do not collide."""
@@ -65,29 +65,6 @@ class KernelDriver(System):
         force = seek(pos, vel, self.targets, t.max_speed[:n])
         t.force[:n] = force
         t.vel[:n] = apply_steering(vel, force, t.mass[:n], t.max_speed[:n], t.max_force[:n], world.dt)
-
-
-@st.composite
-def random_maps(draw):
-    boxes = [
-        Box(
-            (draw(st.floats(-8, 8)), draw(st.floats(-8, 8))),
-            (draw(st.floats(0.05, 4)), draw(st.floats(0.05, 4))),
-            draw(st.sampled_from([0.3, 1.0, 3.0])),
-        )
-        for _ in range(draw(st.integers(0, 8)))
-    ]
-    circles = [
-        Circle((draw(st.floats(-8, 8)), draw(st.floats(-8, 8))), draw(st.floats(0.1, 2)), 2.0)
-        for _ in range(draw(st.integers(0, 4)))
-    ]
-    ramps = []
-    for _ in range(draw(st.integers(0, 2))):
-        start = (draw(st.floats(-8, 8)), draw(st.floats(-8, 8)))
-        angle, length = draw(st.floats(0, 2 * math.pi)), draw(st.floats(1, 8))
-        end = (start[0] + length * math.cos(angle), start[1] + length * math.sin(angle))
-        ramps.append(Ramp(start, end, draw(st.floats(0.5, 3)), 0.0, draw(st.floats(0.5, 3))))
-    return MapGeometry(BOUNDS, boxes=boxes, ramps=ramps, circles=circles)
 
 
 def populate(world: World, geometry: MapGeometry, rng: np.random.Generator, count: int, steering: bool):

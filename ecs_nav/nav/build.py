@@ -56,7 +56,7 @@ from ecs_nav.geometry import (
     MapGeometry,
     _bucket_range,
     _segment_blocked,
-    _shape_top_at,
+    _top_among,
     _top_at,
     _wall_distance,
 )
@@ -184,18 +184,7 @@ def _shape_aabb_hits(G, item, x0, y0, x1, y1):
 @nb.njit(cache=True)
 def _local_top(G, cand, n_cand, x, y, zmax):
     """``_top_at`` over the shapes ``cand[:n_cand]`` only (the caller's neighbourhood)."""
-    meta = G[2]
-    if not (meta[0] <= x <= meta[2] and meta[1] <= y <= meta[3]):
-        return np.nan
-    zlim = zmax + 1e-9
-    best = meta[4] if meta[4] <= zlim else -np.inf
-    for q in range(n_cand):
-        h = _shape_top_at(G, cand[q], x, y)
-        if h == h and h <= zlim and h > best:
-            best = h
-    if best == -np.inf:
-        return np.nan
-    return best
+    return _top_among(G, cand, 0, n_cand, x, y, zmax)
 
 
 @nb.njit(cache=True)
