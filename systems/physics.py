@@ -44,16 +44,22 @@ NaN guard: every result is computed first and checked; if a velocity, position, 
 heading of a moving row is not finite, ``FloatingPointError`` names the entity ids and the
 table is left untouched (refuse rather than propagate).
 
-Limitation: agent-agent contacts are not swept: an agent that moves about a diameter in one
-tick can end coincident with another and be separated on the far side (map walls are swept,
-agents are not).
+Sub-steps: agent-agent contacts are not swept (map walls are), so a tick in which some
+colliding agent would move more than its radius is cut into that many sub-steps of steps 1-6
+(at most ``max_substeps``, default 8); then the relative step of two agents never exceeds the
+sum of their radii and neither can pass through the other between two relaxations. A crowd at
+ordinary speeds (a step well under a radius) runs one step; only an agent faster than
+``max_substeps`` radii per tick can still pass through another.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ecs_nav import physics as kernels
+from ecs_nav.geometry import MIN_COLLISION_RADIUS
 from ecs_nav.physics import yaw_lerp  # noqa: F401 (the heading rule, importable with the system)
 from ecs_nav.world import System
 
@@ -62,6 +68,9 @@ HEADING_EPSILON = 1e-3
 
 RELAX_TOLERANCE = 1e-3
 """Relaxation stops once a pass corrects no agent by more than this (length units)."""
+
+MAX_SUBSTEPS = 8
+"""Default cap on the sub-steps of one tick (see ``PhysicsSystem``)."""
 
 COLLISION_TOLERANCE = 1e-9
 """A resolved position this close to the integrated one (relative to the step) is no collision."""
@@ -92,12 +101,16 @@ class PhysicsSystem(System):
         body_height: the agents' height: a solid whose base is at or above ``elevation +
             body_height`` is overhead, not a wall.
         heading_epsilon: minimum speed for the heading to turn toward the velocity.
+        max_substeps: the most sub-steps a tick is cut into so that no colliding agent moves
+            more than its radius between two relaxations (agents faster than ``max_substeps``
+            radii per tick can still pass through each other); 1 turns sub-stepping off.
     """
 
     name = "PhysicsSystem"
 
     def __init__(self, relax_iterations: int = 8, body_height: float = 2.0,
-                 heading_epsilon: float = HEADING_EPSILON, relax_tolerance: float = RELAX_TOLERANCE):
+                 heading_epsilon: float = HEADING_EPSILON, relax_tolerance: float = RELAX_TOLERANCE,
+                 max_substeps: int = MAX_SUBSTEPS):
         if int(relax_iterations) < 0:
             raise ValueError(f"PhysicsSystem.relax_iterations: must be >= 0, got {relax_iterations!r}")
         if not (body_height > 0 and np.isfinite(body_height)):
@@ -106,6 +119,9 @@ class PhysicsSystem(System):
             raise ValueError(f"PhysicsSystem.heading_epsilon: must be >= 0, got {heading_epsilon!r}")
         if not (relax_tolerance >= 0 and np.isfinite(relax_tolerance)):
             raise ValueError(f"PhysicsSystem.relax_tolerance: must be >= 0, got {relax_tolerance!r}")
+        if isinstance(max_substeps, bool) or int(max_substeps) < 1:
+            raise ValueError(f"PhysicsSystem.max_substeps: must be >= 1, got {max_substeps!r}")
+        self.max_substeps = int(max_substeps)
         self.relax_iterations = int(relax_iterations)
         self.relax_tolerance = float(relax_tolerance)
         self.body_height = float(body_height)
@@ -113,7 +129,6 @@ class PhysicsSystem(System):
 
     def update(self, world) -> None:
         t = world.table
-        dt = world.dt
         moving = t.live("is_agent") & t.live("has_velocity")
         rows = np.flatnonzero(moving)
         if rows.size == 0:
@@ -125,13 +140,47 @@ class PhysicsSystem(System):
         pos0 = t.live("pos")[sel].copy()
         vel = t.live("vel")[sel].copy()
         _check(entities, velocity=vel, position=pos0)
+        pos, elev = pos0, t.live("elevation")[sel].copy()
+        substeps = self._substeps(world, sel, moving, vel)
+        for _ in range(substeps):
+            pos, vel, elev = self._move(world, sel, moving, entities, pos, vel, elev, world.dt / substeps)
+
+        # 7. heading toward the velocity
+        heading = t.live("heading")[sel].copy()
+        kernels.turn_heading(heading, vel, t.live("turn_speed")[sel], world.dt, self.heading_epsilon)
+
+        # NaN guard: nothing is written unless everything is finite
+        _check(entities, position=pos, velocity=vel, heading=heading, elevation=elev)
+        t.live("prev_pos")[sel] = pos0
+        t.live("pos")[sel] = pos
+        t.live("vel")[sel] = vel
+        t.live("elevation")[sel] = elev
+        t.live("heading")[sel] = heading
+
+    def _substeps(self, world, sel, moving, vel) -> int:
+        """Sub-steps this tick: enough that no colliding agent moves more than its radius in one
+        (then no two can pass through each other between relaxations), at most max_substeps."""
+        t = world.table
+        if self.max_substeps == 1:
+            return 1
+        radius = t.live("radius")[sel]
+        collides = t.live("has_collider")[sel] & (radius > 0)
+        if not collides.any():
+            return 1
+        speed = np.sqrt(np.einsum("ij,ij->i", vel, vel))
+        step = np.minimum(speed, t.live("max_speed")[sel]) * world.dt
+        need = float(np.max(np.where(collides, step / np.maximum(radius, MIN_COLLISION_RADIUS), 0.0)))
+        return int(min(max(math.ceil(need), 1), self.max_substeps)) if np.isfinite(need) else 1
+
+    def _move(self, world, sel, moving, entities, pos0, vel, elev, dt):
+        """Steps 1-6 over ``dt``: returns (position, velocity, elevation) of the moving rows."""
+        t = world.table
+        vel = vel.copy()
         with np.errstate(over="ignore", invalid="ignore"):
             target = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
         _check(entities, **{"position (pos + vel * dt)": target})
-
         radius = t.live("radius")
         max_climb = t.live("max_climb")
-        elev = t.live("elevation")[sel].copy()
         gmap = world.map
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
 
@@ -159,15 +208,4 @@ class PhysicsSystem(System):
             # the contacts removed motion: drop the velocity component against the correction
             kernels.drop_velocity_into(vel, relaxed - pos)
             pos, elev = relaxed, all_elev[sel]
-
-        # 7. heading toward the velocity
-        heading = t.live("heading")[sel].copy()
-        kernels.turn_heading(heading, vel, t.live("turn_speed")[sel], dt, self.heading_epsilon)
-
-        # NaN guard: nothing is written unless everything is finite
-        _check(entities, position=pos, velocity=vel, heading=heading, elevation=elev)
-        t.live("prev_pos")[sel] = pos0
-        t.live("pos")[sel] = pos
-        t.live("vel")[sel] = vel
-        t.live("elevation")[sel] = elev
-        t.live("heading")[sel] = heading
+        return pos, vel, elev
