@@ -5,7 +5,8 @@ A scene has a ``[world]`` table (seed, dt, system settings), a ``[map]`` (bounds
 a ``[navmap]`` (scan parameters), named ``[prefab.NAME]`` component sets, and ``[[entity]]``
 entries listing components by name with their fields. An entity with ``count = N`` and a
 ``spawn_area = [xmin, ymin, xmax, ymax]`` is a crowd of N identical agents, placed by the
-World's seeded generator.
+World's seeded generator on free floor: a member's disc (its Collider radius) never overlaps a
+solid it could not climb onto from the floor, nor stands on a box top inside the area.
 
 Validation reports every problem at once, one line each, with where it is::
 
@@ -470,13 +471,16 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
     placement = np.random.default_rng([world.seed, 0x5CE4E])
     by_name: dict[str, int] = {}
     deferred: list[tuple[int, dict]] = []
-    for entry in scene.entities:
+    for index, entry in enumerate(scene.entities):
         count = entry.get("count", 1)
         area = entry.get("spawn_area")
         positions = None
         if area is not None:
-            lo, hi = np.array(area[:2]), np.array(area[2:])
-            positions = lo + placement.random((count, 2)) * (hi - lo)
+            positions = _crowd_positions(world.map, entry, count, area, placement)
+            if positions.shape[0] < count:
+                where = f"entity[{index}]" + (f' "{entry["name"]}"' if "name" in entry else "")
+                raise SceneError([f"{scene.source}: {where} spawn_area: room for only {positions.shape[0]} of "
+                                  f"{count} agents on free floor in {list(area)}"])
         for k in range(count):
             components, refs = _instantiate(entry["components"], None if positions is None else positions[k])
             entity = world.spawn(*components)
@@ -494,6 +498,32 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
             else:
                 setattr(component, key, by_name[ref_name])
     return world
+
+
+CROWD_PLACEMENT_TRIES = 50
+"""A crowd draws at most this many candidate positions per member before giving up."""
+
+
+def _crowd_positions(geometry, entry: dict, count: int, area, placement) -> np.ndarray:
+    """Up to ``count`` positions drawn uniformly in ``area`` where a member stands on free
+    floor (with a map: its disc overlaps no wall at the floor's height, and no top is higher
+    than it can climb from the floor), in draw order."""
+    lo, hi = np.array(area[:2], dtype=np.float64), np.array(area[2:], dtype=np.float64)
+    if geometry is None:
+        return lo + placement.random((count, 2)) * (hi - lo)
+    spec = entry["components"]
+    radius = float(spec.get("Collider", {}).get("radius", 0.0))
+    climb = float(spec.get("Agent", {}).get("max_climb", Agent().max_climb))
+    floor = geometry.floor
+    found = np.zeros((0, 2))
+    for _ in range(CROWD_PLACEMENT_TRIES):
+        cand = lo + placement.random((2 * count, 2)) * (hi - lo)
+        free = geometry.penetration(cand, radius, floor, climb) <= 0
+        free &= geometry.surface_height(cand) <= floor + climb
+        found = np.vstack([found, cand[free]])
+        if found.shape[0] >= count:
+            return found[:count]
+    return found
 
 
 def _instantiate(spec: dict[str, dict], position: np.ndarray | None):

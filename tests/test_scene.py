@@ -2,6 +2,7 @@
 
 import textwrap
 
+import numpy as np
 import pytest
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity
@@ -189,3 +190,41 @@ def test_round_trip_is_equivalent(tmp_path):
 def test_builtin_scenes_validate(name):
     scene = parse_scene(name)
     assert scene.entities
+
+
+CROWD_BY_A_WALL = """
+[world]
+systems = []
+[map]
+bounds = [-10, -10, 10, 10]
+[[map.box]]
+center = [0, 0]
+size = [2, 4]
+height = 3
+[[entity]]
+name = "crowd"
+count = 40
+spawn_area = {area}
+Agent = {{}}
+Collider = {{ radius = 0.4 }}
+"""
+
+
+def test_crowd_is_placed_on_free_floor_not_in_or_on_walls(tmp_path):
+    world = load_scene(write(tmp_path, CROWD_BY_A_WALL.format(area="[-2, -3, 2, 3]")))
+    try:
+        t = world.table
+        assert t.n == 40
+        pos, radius = t.pos[:40], t.radius[:40]
+        assert world.map.penetration(pos, radius, 0.0, 0.5).max() == 0.0
+        assert np.all(t.elevation[:40] == 0.0)
+        assert np.all((pos >= [-2, -3]) & (pos <= [2, 3]))
+    finally:
+        world.close()
+
+
+def test_crowd_without_room_names_the_entity(tmp_path):
+    with pytest.raises(SceneError) as info:
+        load_scene(write(tmp_path, CROWD_BY_A_WALL.format(area="[-0.5, -1, 0.5, 1]")))
+    assert info.value.problems[0].endswith(
+        'entity[0] "crowd" spawn_area: room for only 0 of 40 agents on free floor in [-0.5, -1, 0.5, 1]')
