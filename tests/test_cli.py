@@ -12,7 +12,7 @@ from ecs_nav.cli import main
 def test_list_shows_builtin_scenes(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for name in ("chase", "steering", "patrol"):
+    for name in ("chase", "steering", "patrol", "crowd"):
         assert any(line.startswith(name) for line in out.splitlines())
 
 
