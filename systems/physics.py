@@ -10,12 +10,12 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compile
 3. map collisions: ``physics.resolve_map`` (``MapGeometry.resolve_circles``'s kernel)
    -- a disc cannot enter a solid rising more than ``max_climb`` above its surface, it slides
    along walls, motion is sub-stepped so nothing tunnels, elevation follows box tops/ramps;
-4. agent-agent non-penetration: ``physics.relax_agents`` (DetourCrowd's few Jacobi passes of
-   ``spatial.relax_pass``, the uniform grid rebuilt from the current positions each pass) over
-   every row with a Collider; rows that do not move (a Collider without Agent/Velocity) push
-   but are never pushed; two agents push only where their bodies overlap in height
-   (``|elevation_i - elevation_j| < body_height``: one on a wall top and one at its foot do
-   not);
+4. agent-agent non-penetration: ``physics.relax_agents`` (DetourCrowd's few Jacobi passes over
+   a uniform grid built once per tick; after the first pass only agents still in contact, or
+   near one that moved, are visited) over every row with a Collider; rows that do not move
+   (a Collider without Agent/Velocity) push but are never pushed; two agents push only where
+   their bodies overlap in height (``|elevation_i - elevation_j| < body_height``: one on a
+   wall top and one at its foot do not);
 5. after *each* relaxation pass the rows it moved are resolved against the map, swept from
    their collision-free position to the relaxed one, so relaxation never pushes an agent into
    (or through) a wall; an agent the map held back (it kept less than half of its correction:
@@ -60,7 +60,6 @@ import numpy as np
 
 from ecs_nav import physics as kernels
 from ecs_nav.geometry import MIN_COLLISION_RADIUS
-from ecs_nav.physics import yaw_lerp  # noqa: F401 (the heading rule, importable with the system)
 from ecs_nav.world import System
 
 HEADING_EPSILON = 1e-3
@@ -141,7 +140,7 @@ class PhysicsSystem(System):
         vel = t.live("vel")[sel].copy()
         _check(entities, velocity=vel, position=pos0)
         pos, elev = pos0, t.live("elevation")[sel].copy()
-        substeps = self._substeps(world, sel, moving, vel)
+        substeps = self._substeps(world, sel, vel)
         for _ in range(substeps):
             pos, vel, elev = self._move(world, sel, moving, entities, pos, vel, elev, world.dt / substeps)
 
@@ -157,7 +156,7 @@ class PhysicsSystem(System):
         t.live("elevation")[sel] = elev
         t.live("heading")[sel] = heading
 
-    def _substeps(self, world, sel, moving, vel) -> int:
+    def _substeps(self, world, sel, vel) -> int:
         """Sub-steps this tick: enough that no colliding agent moves more than its radius in one
         (then no two can pass through each other between relaxations), at most max_substeps."""
         t = world.table

@@ -8,10 +8,10 @@ import pytest
 
 from ecs_nav import Agent, Collider, Position, Velocity, World
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
-from ecs_nav.physics import relax_agents
+from ecs_nav.physics import relax_agents, yaw_lerp
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
 from ecs_nav.world import System
-from systems.physics import PhysicsSystem, yaw_lerp
+from systems.physics import PhysicsSystem
 
 
 class Drive(System):
