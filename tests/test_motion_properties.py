@@ -40,7 +40,9 @@ WALL_TOLERANCE = 1e-6
 OVERLAP_TOLERANCE = 0.15
 """How far two agents' discs may overlap after a tick, as a fraction of the sum of their radii,
 unless both are held by walls (within this fraction of their radius of one: a squeeze between
-two pillars narrower than the pair leaves an overlap nothing can remove).
+two pillars narrower than the pair leaves an overlap nothing can remove), or one of them has just
+stepped off a ledge onto the other (agents at different heights do not collide, so one can
+stand at the foot of the ledge another walks off; the tolerance holds again the tick after).
 Relaxation (a few passes a tick, DetourCrowd) leaves a residue in a pile-up that the following
 ticks resolve: measured over 2,400 soak examples of 240 ticks, the 99th percentile of the worst
 overlap of a run is about 0.03 of the radii sum; the worst, about 0.1, are transient jams where
@@ -99,7 +101,7 @@ def populate(world: World, geometry: MapGeometry, rng: np.random.Generator, coun
     return np.array(targets, dtype=np.float64).reshape(-1, 2)
 
 
-def check_invariants(world: World, geometry: MapGeometry) -> None:
+def check_invariants(world: World, geometry: MapGeometry, elev_before: np.ndarray | None = None) -> None:
     t = world.table
     n = t.n
     pos, vel, heading, elev = t.pos[:n], t.vel[:n], t.heading[:n], t.elevation[:n]
@@ -124,6 +126,11 @@ def check_invariants(world: World, geometry: MapGeometry) -> None:
     # hard constraint, their overlap is not
     pinned = geometry.penetration(pos, radius * (1 + OVERLAP_TOLERANCE), elev, climb) > 0
     overlap[pinned[:, None] & pinned[None, :]] = -np.inf
+    # an agent that stepped off a ledge this tick may land on one below (the map puts it down
+    # where it falls); it must be within the tolerance one tick later, when this no longer holds
+    if elev_before is not None:
+        dropped = elev_before - elev > t.max_climb[:n]
+        overlap[dropped, :] = overlap[:, dropped] = -np.inf
     np.fill_diagonal(overlap, -np.inf)
     allowed = OVERLAP_TOLERANCE * (radius[:, None] + radius[None, :])
     excess = overlap - allowed
@@ -149,8 +156,9 @@ def run_property(geometry, seed, count, dt, use_system):
             world.add_systems(KernelDriver(targets), PhysicsSystem())
         check_invariants(world, geometry)
         for _ in range(TICKS):
+            elev_before = world.table.elevation[: world.table.n].copy()
             world.step()
-            check_invariants(world, geometry)
+            check_invariants(world, geometry, elev_before)
     finally:
         world.close()
 
