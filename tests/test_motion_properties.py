@@ -198,9 +198,22 @@ def _ledges():
     return MapGeometry(BOUNDS, boxes=boxes, circles=[Circle((1.25, 0.0), 2.0, 2.0)])
 
 
+def _pile_up():
+    """The ledge map, shrunk by hypothesis: a pile-up after a drop that needs 12 passes."""
+    boxes = [Box((0.0, 0.0), (1.96298080366063, 1.3798443876519573), 0.3),
+             Box((-2.3706935318880786, 0.0), (2.811695075310305, 2.297500368942759), 3.0),
+             Box((7.022589445285128, -0.5), (3.8558572335688863, 1.297352249259772), 3.0),
+             Box((2.0, 2.5003936585073685), (2.6986682656392498, 3.6398476169867755), 1.0),
+             Box((0.0, 0.0), (2.0, 0.390311133616378), 0.3),
+             Box((5.289731143928538, -1.1722876909943292), (1.1, 1.9120006162255754), 1.0),
+             Box((-2.75, 0.0), (1.0, 3.0), 1.0)]
+    return MapGeometry(BOUNDS, boxes=boxes, circles=[Circle((1.25, 0.0), 1.90625, 2.0)])
+
+
 @pytest.mark.parametrize("make_map, seed, count, dt, use_system", [
     pytest.param(_squeeze, 260708162, 24, 1 / 60, False, id="squeeze"),
     pytest.param(_ledges, 13550, 34, 1 / 30, True, id="ledge-drop"),
+    pytest.param(_pile_up, 13550, 34, 1 / 30, True, id="pile-up"),
 ])
 def test_cases_the_soak_run_found(make_map, seed, count, dt, use_system):
     """Full-length (240 ticks) replays of examples that once broke the property."""
