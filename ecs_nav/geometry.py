@@ -44,13 +44,17 @@ however thin, can be stepped over."""
 # --- shapes ------------------------------------------------------------------------------------
 
 
-def _scalar(name: str, value, nonneg: bool = False) -> float:
+def _scalar(name: str, value, nonneg: bool = False, positive: bool = False) -> float:
+    """``value`` as a finite float (> 0 with ``positive``, >= 0 with ``nonneg``); else a
+    ValueError naming ``name``."""
     try:
         v = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
+    if positive and v <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
     if nonneg and v < 0:
         raise ValueError(f"{name} must be >= 0, got {value!r}")
     return v

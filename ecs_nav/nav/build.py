@@ -55,6 +55,7 @@ from ecs_nav.geometry import (
     AABB,
     MapGeometry,
     _bucket_range,
+    _scalar,
     _segment_blocked,
     _top_among,
     _top_at,
@@ -67,20 +68,6 @@ LEDGE_RAYS = 16
 LEDGE_STEP = 0.25
 """Largest radial step between ledge samples."""
 _CLIMB_TOL = 1e-9
-
-
-def _finite(name: str, value, positive: bool = False, nonneg: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if positive and v <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    if nonneg and v < 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
-    return v
 
 
 @dataclass(frozen=True)
@@ -117,20 +104,20 @@ class ScanParams:
             raise ValueError(
                 f"scan_range must be (half_x, ray_height, half_y), got {self.scan_range!r}"
             ) from None
-        scan = (_finite("scan_range[0]", hx, positive=True), _finite("scan_range[1]", ray),
-                _finite("scan_range[2]", hy, positive=True))
+        scan = (_scalar("scan_range[0]", hx, positive=True), _scalar("scan_range[1]", ray),
+                _scalar("scan_range[2]", hy, positive=True))
         object.__setattr__(self, "scan_range", scan)
-        object.__setattr__(self, "spacing", _finite("spacing", self.spacing, positive=True))
-        object.__setattr__(self, "max_climb", _finite("max_climb", self.max_climb, nonneg=True))
-        object.__setattr__(self, "clearance", _finite("clearance", self.clearance, nonneg=True))
-        object.__setattr__(self, "agent_radius", _finite("agent_radius", self.agent_radius, nonneg=True))
-        object.__setattr__(self, "agent_height", _finite("agent_height", self.agent_height, positive=True))
-        object.__setattr__(self, "link_lift", _finite("link_lift", self.link_lift, nonneg=True))
+        object.__setattr__(self, "spacing", _scalar("spacing", self.spacing, positive=True))
+        object.__setattr__(self, "max_climb", _scalar("max_climb", self.max_climb, nonneg=True))
+        object.__setattr__(self, "clearance", _scalar("clearance", self.clearance, nonneg=True))
+        object.__setattr__(self, "agent_radius", _scalar("agent_radius", self.agent_radius, nonneg=True))
+        object.__setattr__(self, "agent_height", _scalar("agent_height", self.agent_height, positive=True))
+        object.__setattr__(self, "link_lift", _scalar("link_lift", self.link_lift, nonneg=True))
         try:
             cx, cy = self.center
         except (TypeError, ValueError):
             raise ValueError(f"center must be (x, y), got {self.center!r}") from None
-        object.__setattr__(self, "center", (_finite("center[0]", cx), _finite("center[1]", cy)))
+        object.__setattr__(self, "center", (_scalar("center[0]", cx), _scalar("center[1]", cy)))
         if self.cols < 1 or self.rows < 1:
             raise ValueError(f"spacing {self.spacing} is larger than the scan range {self.scan_range}")
 
