@@ -219,6 +219,14 @@ def test_factor_cache_follows_the_graph_version():
     assert admissibility_factor(g) == pytest.approx(0.5)
 
 
+def test_reverse_graph_follows_the_graph_version():
+    g = grid_graph(np.zeros((1, 3), bool))
+    np.testing.assert_allclose(distance_field(g, [0])[0], [0, 1, 2])
+    g.costs[:] = 0.5
+    g.version += 1
+    np.testing.assert_allclose(distance_field(g, [0])[0], [0, 0.5, 1])
+
+
 def test_scratch_reuse_between_queries_matches_fresh_graphs():
     rng = np.random.default_rng(7)
     blocked = rng.random((30, 30)) < 0.25

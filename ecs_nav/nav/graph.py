@@ -80,7 +80,7 @@ class NavGraph:
     grid: GridIndex
     max_climb: float = float("inf")
     version: int = 0
-    _reverse: NavGraph | None = field(default=None, repr=False, compare=False)
+    _reverse: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, graph)
 
     @classmethod
     def from_edges(
@@ -132,14 +132,23 @@ class NavGraph:
         """(m,) source node of each edge (the COO row of the CSR)."""
         return np.repeat(np.arange(self.node_count, dtype=np.int64), np.diff(self.indptr))
 
+    def cache_key(self) -> tuple:
+        """Changes whenever the graph may have: ``version`` bumped or an array replaced. Caches
+        derived from the graph (its reverse, search buffers) are rebuilt when it differs."""
+        return (self.version, id(self.indptr), id(self.indices), id(self.costs), id(self.positions),
+                id(self.walkable))
+
     def reverse(self) -> NavGraph:
-        """The graph with every edge turned round (cached): searches *to* a goal run on it."""
-        if self._reverse is None:
-            self._reverse = NavGraph.from_edges(
+        """The graph with every edge turned round (cached until ``cache_key`` changes):
+        searches *to* a goal run on it."""
+        key = self.cache_key()
+        if self._reverse is None or self._reverse[0] != key:
+            reverse = NavGraph.from_edges(
                 self.positions, self.walkable, self.indices, self.edge_sources(), self.costs,
                 self.grid, self.kinds, self.max_climb, self.version,
             )
-        return self._reverse
+            self._reverse = (key, reverse)
+        return self._reverse[1]
 
     # --- the seed's query API -------------------------------------------------------------
 

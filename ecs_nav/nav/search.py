@@ -276,7 +276,7 @@ class _SearchState:
         n = graph.node_count
         if n >= np.iinfo(np.int32).max:
             raise ValueError(f"graph too large for the search kernels ({n} nodes)")
-        self.key = _state_key(graph)
+        self.key = graph.cache_key()
         self.xy = np.ascontiguousarray(graph.positions[:, :2])
         self.adjacency = _packed_adjacency(graph)
         self.nodes = np.zeros(n, dtype=NODE_DTYPE)
@@ -322,13 +322,9 @@ def _packed_adjacency(graph: NavGraph) -> tuple:
     return adj, costs, np.uint64(32), np.uint64(0xFFFFFFFF)
 
 
-def _state_key(graph: NavGraph) -> tuple:
-    return (graph.version, id(graph.indptr), id(graph.indices), id(graph.costs), id(graph.positions))
-
-
 def _state(graph: NavGraph) -> _SearchState:
     state = graph.__dict__.get("_search_state")
-    key = _state_key(graph)
+    key = graph.cache_key()
     if state is None or state.nodes.shape[0] != graph.node_count:
         state = _SearchState(graph)
         graph.__dict__["_search_state"] = state
