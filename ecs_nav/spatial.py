@@ -80,11 +80,11 @@ def per_item(value, k: int, name: str) -> np.ndarray:
 
 @nb.njit(cache=True)
 def _cell_range(lo, hi, origin, inv_cell, n):
-    """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis."""
-    c0 = int(np.floor((lo - origin) * inv_cell))
-    c1 = int(np.floor((hi - origin) * inv_cell))
-    c0 = min(max(c0, 0), n - 1)
-    c1 = min(max(c1, 0), n - 1)
+    """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis (clamped as
+    floats first, so a huge query cannot overflow the integer conversion)."""
+    top = n - 1.0
+    c0 = int(min(max(np.floor((lo - origin) * inv_cell), 0.0), top))
+    c1 = int(min(max(np.floor((hi - origin) * inv_cell), 0.0), top))
     return c0, c1
 
 
@@ -199,6 +199,7 @@ def _sort_by_distance(rows, d2, n):
         d2[:n] = d2[:n][by_row]
         by_d2 = np.argsort(d2[:n], kind="mergesort")
         rows[:n] = rows[:n][by_d2]
+        d2[:n] = d2[:n][by_d2]
         return
     for a in range(1, n):
         r = rows[a]

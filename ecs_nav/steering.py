@@ -24,7 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
-from ecs_nav.spatial import UniformGrid, build_grid
+from ecs_nav.spatial import UniformGrid, _cell_range, build_grid
 
 # --- constants (seed 001 / Buckland) ---------------------------------------------------------
 
@@ -280,10 +280,8 @@ def _obstacle_avoidance(pos, heading, radius, box_length, centres, obstacle_radi
             continue
         # obstacles are binned by their bounding boxes: the cells within box of pos hold every
         # obstacle whose centre is closer than box + its radius (Buckland's tagging range)
-        c0x = min(max(int(np.floor((px - box - ox) * inv_cell)), 0), cols - 1)
-        c1x = min(max(int(np.floor((px + box - ox) * inv_cell)), 0), cols - 1)
-        c0y = min(max(int(np.floor((py - box - oy) * inv_cell)), 0), rows - 1)
-        c1y = min(max(int(np.floor((py + box - oy) * inv_cell)), 0), rows - 1)
+        c0x, c1x = _cell_range(px - box, px + box, ox, inv_cell, cols)
+        c0y, c1y = _cell_range(py - box, py + box, oy, inv_cell, rows)
         best_ip = np.inf
         best = -1
         best_x = 0.0
@@ -382,10 +380,8 @@ def _wall_avoidance(pos, heading, feeler_length, wall_a, wall_b, ox, oy, inv_cel
         px, py = pos[i, 0], pos[i, 1]
         hx, hy = heading[i, 0], heading[i, 1]
         reach = feeler_length[i]
-        c0x = min(max(int(np.floor((px - reach - ox) * inv_cell)), 0), cols - 1)
-        c1x = min(max(int(np.floor((px + reach - ox) * inv_cell)), 0), cols - 1)
-        c0y = min(max(int(np.floor((py - reach - oy) * inv_cell)), 0), rows - 1)
-        c1y = min(max(int(np.floor((py + reach - oy) * inv_cell)), 0), rows - 1)
+        c0x, c1x = _cell_range(px - reach, px + reach, ox, inv_cell, cols)
+        c0y, c1y = _cell_range(py - reach, py + reach, oy, inv_cell, rows)
         best_overshoot = 0.0
         for f in range(3):
             if f == 0:
@@ -556,10 +552,8 @@ def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows
         if r <= 0.0:
             continue
         qx, qy = pos[i, 0], pos[i, 1]
-        cx0 = min(max(int(np.floor((qx - r - ox) * inv_cell)), 0), cols - 1)
-        cx1 = min(max(int(np.floor((qx + r - ox) * inv_cell)), 0), cols - 1)
-        cy0 = min(max(int(np.floor((qy - r - oy) * inv_cell)), 0), rows - 1)
-        cy1 = min(max(int(np.floor((qy + r - oy) * inv_cell)), 0), rows - 1)
+        cx0, cx1 = _cell_range(qx - r, qx + r, ox, inv_cell, cols)
+        cy0, cy1 = _cell_range(qy - r, qy + r, oy, inv_cell, rows)
         n = 0
         px = py = cx = cy_ = hx = hy = 0.0
         for cy in range(cy0, cy1 + 1):

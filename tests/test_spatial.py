@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from ecs_nav import steering as S
 from ecs_nav.spatial import (
     brute_force_neighbours,
     build_grid,
@@ -140,3 +141,21 @@ def test_relax_pair_converges_geometrically():
     residual = 2.0 - np.linalg.norm(out[1] - out[0])
     assert residual == pytest.approx(1.5 * 0.3**4)
     assert np.allclose(out.mean(axis=0), pos.mean(axis=0))  # symmetric pushes
+
+
+def test_a_huge_query_radius_clamps_to_the_grid_instead_of_overflowing():
+    rng = np.random.default_rng(2)
+    pos = rng.uniform(0, 10, (50, 2))
+    offsets, rows = neighbours_within(pos, 1e20, grid=build_grid(pos, 1.0))
+    assert rows.size == 50 * 49
+    sep, _, _ = S.flock(pos, np.zeros((50, 2)), np.tile([1.0, 0.0], (50, 1)), 1.0, 1e20, grid=build_grid(pos, 1.0))
+    np.testing.assert_allclose(sep, S.separation(pos, offsets, rows), atol=1e-9)
+
+
+def test_long_neighbour_lists_are_sorted_by_distance():
+    rng = np.random.default_rng(3)
+    pos = rng.uniform(0, 3, (200, 2))  # > 64 neighbours each: the two-sort path
+    offsets, rows = neighbours_within(pos, 5.0)
+    d = np.linalg.norm(pos[rows] - pos[np.repeat(np.arange(200), np.diff(offsets))], axis=1)
+    for i in range(200):
+        assert np.all(np.diff(d[offsets[i]:offsets[i + 1]]) >= 0)
