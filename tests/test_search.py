@@ -347,3 +347,24 @@ def test_one_way_links_are_followed_forwards_only():
     assert astar(g, 2, 0, heuristic="zero").status == STATUS_PARTIAL
     dist, next_hop = distance_field(g, 2)
     assert dist.tolist() == [2.0, 1.0, 0.0] and next_hop.tolist() == [1, 2, -1]
+
+
+def test_path_from_field_rejects_starts_outside_the_field():
+    # the compiled trace reads next_hop[start] unchecked: a bad start was a segfault
+    g = grid_graph(np.zeros((1, 10), bool))
+    _, next_hop = distance_field(g, 0)
+    for bad in (100000, 10, -2):
+        with pytest.raises(ValueError, match=f"start {bad} "):
+            path_from_field(next_hop, bad)
+    with pytest.raises(ValueError, match="integer"):
+        path_from_field(next_hop, 2.5)
+    with pytest.raises(ValueError, match=r"starts\[1\] = 100000 "):
+        paths_from_field(next_hop, [3, 100000, -5])
+    with pytest.raises(ValueError, match=r"starts\[0\] = -2 "):
+        paths_from_field(next_hop, np.array([-2]))
+    with pytest.raises(ValueError, match="integer"):
+        paths_from_field(next_hop, [1.5])
+    assert path_from_field(next_hop, np.int64(9)).tolist() == list(range(9, -1, -1))
+    assert path_from_field(next_hop, -1).tolist() == []
+    offsets, nodes = paths_from_field(next_hop, [])
+    assert offsets.tolist() == [0] and nodes.size == 0

@@ -2,8 +2,10 @@
 
 All three run one compiled kernel (numba, ``cache=True``) over the graph's flat CSR arrays:
 an indexed binary heap with decrease-key, on buffers kept per graph and reused between
-queries. A query never clears an O(n) buffer: a node's scratch record is valid only when its
-stamp equals the query's generation number.
+queries. A point query (``astar``, ``dijkstra`` with a goal) never clears an O(n) buffer: a
+node's scratch record is valid only when its stamp equals the query's generation number. A
+whole-graph search (``dijkstra`` without a goal, ``distance_field``) returns an array per node,
+so it allocates and fills O(n) records for its answer.
 
 Results are exact: costs equal ``scipy.sparse.csgraph.shortest_path`` on the same graph (the
 A* heuristic is scaled so that it stays consistent, see ``admissibility_factor``). Graphs of up
@@ -22,6 +24,7 @@ then lower node id.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import numba
@@ -507,12 +510,37 @@ def distance_field(graph: NavGraph, goals, max_cost: float = math.inf) -> tuple[
     return _field(graph.reverse(), goals, float(max_cost))
 
 
+def _check_starts(next_hop: np.ndarray, starts) -> np.ndarray:
+    """``starts`` as an int64 array, each in ``-1 .. len(next_hop) - 1``; else a ValueError
+    naming the first bad one (the compiled trace reads ``next_hop[start]`` unchecked)."""
+    s = np.asarray(starts)
+    if s.size and s.dtype.kind not in "iu":
+        raise ValueError(f"starts must be integer node ids, got dtype {s.dtype}")
+    s = np.ascontiguousarray(s, dtype=np.int64).reshape(-1)
+    n = len(next_hop)
+    bad = np.flatnonzero((s < -1) | (s >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"starts[{i}] = {int(s[i])} is not a node of the field (valid: -1..{n - 1})")
+    return s
+
+
 def path_from_field(next_hop: np.ndarray, start: int) -> np.ndarray:
     """Node ids from ``start`` to its goal along a ``distance_field`` next-hop array.
 
     ``[start]`` alone when start is a goal, or when it cannot reach one (check
-    ``distance[start]`` to tell them apart)."""
-    offsets, nodes = _trace_many(next_hop, np.array([start], dtype=np.int64))
+    ``distance[start]`` to tell them apart); empty for a start of -1.
+
+    Raises:
+        ValueError: ``start`` is not an integer in ``-1 .. len(next_hop) - 1``.
+    """
+    try:
+        i = operator.index(start)
+    except TypeError:
+        raise ValueError(f"start must be an integer node id, got {start!r}") from None
+    if not -1 <= i < len(next_hop):
+        raise ValueError(f"start {i} is not a node of the field (valid: -1..{len(next_hop) - 1})")
+    offsets, nodes = _trace_many(next_hop, np.array([i], dtype=np.int64))
     return nodes
 
 
@@ -520,5 +548,10 @@ def paths_from_field(next_hop: np.ndarray, starts) -> tuple[np.ndarray, np.ndarr
     """Paths of many agents along one ``distance_field``, in one compiled pass.
 
     Returns ``(offsets, nodes)``: agent i's path is ``nodes[offsets[i]:offsets[i + 1]]``, as
-    ``path_from_field`` would return it; a start of -1 gives an empty path."""
-    return _trace_many(next_hop, np.ascontiguousarray(starts, dtype=np.int64))
+    ``path_from_field`` would return it; a start of -1 gives an empty path.
+
+    Raises:
+        ValueError: a start is not an integer in ``-1 .. len(next_hop) - 1`` (the message names
+            the first one).
+    """
+    return _trace_many(next_hop, _check_starts(next_hop, starts))
