@@ -639,7 +639,10 @@ def _as_points(points, name: str = "points") -> np.ndarray:
         p = p[None, :]
     if p.ndim != 2 or p.shape[1] < 2:
         raise ValueError(f"{name} must have shape (k, 2), got {np.shape(points)}")
-    return np.ascontiguousarray(p[:, :2])
+    p = np.ascontiguousarray(p[:, :2])
+    if not np.all(np.isfinite(p)):
+        raise ValueError(f"{name} must be finite")
+    return p
 
 
 def _per_point(value, k: int, name: str) -> np.ndarray:

@@ -315,3 +315,13 @@ def test_open_floor_shortcut_agrees_with_the_full_sweep(geometry, seed):
                      pos[:, 1] + step[:, 1], radius, elev, np.full(k, 0.5), 2.0, *out)
     assert np.allclose(fast, np.stack(out[:2], axis=1), atol=1e-9)
     assert np.array_equal(fast_elev, out[2])
+
+
+@pytest.mark.parametrize("query", [
+    lambda g: g.penetration([[np.nan, 0.0]], 0.5, 0.0, 0.5),
+    lambda g: g.surface_height([[0.0, np.inf]]),
+])
+def test_non_finite_query_points_are_refused_not_answered(query):
+    g = MapGeometry(BOUNDS, boxes=[Box((0, 0), (2, 2), 1.0)])
+    with pytest.raises(ValueError, match="finite"):
+        query(g)
