@@ -13,7 +13,8 @@ the rows whose waypoint changes this tick go through a Python loop that reads th
 Per tick, for the rows that follow a waypoint:
 
 * **reached** (seed 004): ``|pos - waypoint| <= path radius``; or the last step swept past it:
-  the closest point of the segment ``prev_pos -> pos`` is within the radius, or the agent
+  the closest point of the segment from the position at the previous tick (``last_pos``) to
+  ``pos`` is within the radius, or the agent
   crossed the plane through the waypoint perpendicular to the leg that leads to it (seed
   002's "passed the node in the direction of travel"; a distance threshold alone makes a fast
   agent orbit its waypoint).
@@ -29,8 +30,8 @@ Per tick, for the rows that follow a waypoint:
   target still walks up to it. Within ``stopping_distance`` of the final target (at any index,
   as in seed 000 where the test is the distance to the target): STOPPED, ``TargetReached`` once,
   and the heading turns toward the target with ``Lerp(current, look, dt * turn_speed)``, yaw
-  only (interpolating the yaw angle: Unity's ``Quaternion.Lerp`` normalises, and a plain vector
-  lerp stalls when the target is exactly behind). A STOPPED agent re-arms when the target is
+  only: Unity's ``Quaternion.Lerp``, the same kernel the PhysicsSystem turns headings with
+  (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the target is
   further than ``stopping_distance + STOP_HYSTERESIS``.
 * **stuck** (seed 002, top down): a following row whose closest approach to its steering target
   (``best_distance``) has not improved by ``STUCK_EPSILON`` for ``stuck_ticks`` ticks emits
@@ -42,10 +43,9 @@ waypoint once that entity is gone); the last waypoint for a path given without a
 for a ``"partial"`` path (the goal itself cannot be reached).
 
 Change detection (the contract with whoever writes paths): a path is (re)loaded when its
-entity gets a new ``Path`` component, when ``Path.waypoints`` is assigned a new array (the
+entity gets a new ``Path`` component or when ``Path.waypoints`` is assigned a new array (the
 World records the assignment: ``World.take_rewritten_paths``, so no per-tick scan of every
-path), or when a ``PathChanged`` / ``PathFailed`` event for the entity was emitted earlier in
-the tick. A path
+path). The PathfindSystem assigns the waypoints of every path it writes. A path
 whose status is ``"unreachable"``, or that has no waypoints, gives FOLLOW_NONE and no steering
 target. ``Path.index`` is the waypoint walked to; this system owns it while it follows.
 """
@@ -55,7 +55,9 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.events import Stuck, TargetReached, WaypointReached
+from ecs_nav.physics import turn_heading
+from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
 
@@ -72,11 +74,6 @@ _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = np.hypot(v[..., 0], v[..., 1])[..., None]
-    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
 
 
 class PathFollowSystem(System):
@@ -102,23 +99,24 @@ class PathFollowSystem(System):
 
     # --- the cache aligned with the sorted path entities -----------------------------------------
 
-    def _empty(self) -> None:
-        self.ents = np.zeros(0, np.int64)
-        self.rows = np.zeros(0, np.int64)
+    def _empty(self, m: int = 0) -> None:
+        """A cache for m paths, nothing loaded yet."""
+        self.ents = np.zeros(m, np.int64)
+        self.rows = np.zeros(m, np.int64)
         self.paths: list[Path] = []
-        self.path_id = np.zeros(0, np.int64)
-        self.mode = np.zeros(0, np.int8)
-        self.active = np.zeros(0, bool)  # has a waypoint to follow
-        self.cur = np.zeros((0, 2))  # current waypoint
-        self.nxt = np.zeros((0, 2))  # the waypoint after it (skip ahead)
-        self.has_nxt = np.zeros(0, bool)
-        self.leg = np.zeros((0, 2))  # unit direction of the leg leading to cur (zero: none)
-        self.last_once = np.zeros(0, bool)  # on the last waypoint of a once-path
-        self.final_leg = np.zeros(0, bool)  # last waypoint reached: steering at the final target
-        self.final = np.zeros((0, 2))  # fixed final target (goal or last waypoint)
-        self.target_ent = np.zeros(0, np.int64)  # final target entity (-1: fixed point)
-        self.target_row = np.zeros(0, np.int64)
-        self.last_pos = np.zeros((0, 2))
+        self.path_id = np.zeros(m, np.int64)
+        self.mode = np.zeros(m, np.int8)
+        self.active = np.zeros(m, bool)  # has a waypoint to follow
+        self.cur = np.zeros((m, 2))  # current waypoint
+        self.nxt = np.zeros((m, 2))  # the waypoint after it (skip ahead)
+        self.has_nxt = np.zeros(m, bool)
+        self.leg = np.zeros((m, 2))  # unit direction of the leg leading to cur (zero: none)
+        self.last_once = np.zeros(m, bool)  # on the last waypoint of a once-path
+        self.final_leg = np.zeros(m, bool)  # last waypoint reached: steering at the final target
+        self.final = np.zeros((m, 2))  # fixed final target (goal or last waypoint)
+        self.target_ent = np.full(m, -1, np.int64)  # final target entity (-1: fixed point)
+        self.target_row = np.full(m, -1, np.int64)
+        self.last_pos = np.zeros((m, 2))  # position at the previous tick (the swept test)
 
     _ARRAYS = ("mode", "active", "cur", "nxt", "has_nxt", "leg", "last_once", "final_leg",
                "final", "target_ent", "last_pos")
@@ -150,19 +148,9 @@ class PathFollowSystem(System):
             gone_rows = gone_rows[gone_rows >= 0]
             table.follow_state[gone_rows] = FOLLOW_NONE
             table.has_steer_target[gone_rows] = False
-        self._empty()
+        self._empty(m)
         self.ents, self.rows, self.paths = ents, rows, paths
         self.path_id = np.fromiter(map(id, paths), np.int64, m)
-        self.mode = np.zeros(m, np.int8)
-        self.active = np.zeros(m, bool)
-        self.cur = np.zeros((m, 2))
-        self.nxt = np.zeros((m, 2))
-        self.has_nxt = np.zeros(m, bool)
-        self.leg = np.zeros((m, 2))
-        self.last_once = np.zeros(m, bool)
-        self.final_leg = np.zeros(m, bool)
-        self.final = np.zeros((m, 2))
-        self.target_ent = np.full(m, -1, np.int64)
         self.last_pos = table.pos[rows].copy()
         # carry the cache over for entities whose Path object is the same one
         reload = np.ones(m, bool)
@@ -223,21 +211,14 @@ class PathFollowSystem(System):
         self._skip_reached(world, i, emit=False)
 
     def _advance_index(self, path: Path, mode: int, k: int) -> bool:
-        """Step path.index once; False when a once-path is already on its last waypoint."""
-        if mode == _MODE_ONCE:
-            if path.index >= k - 1:
-                return False
-            path.index += 1
-        elif mode == _MODE_LOOP:
-            path.index = (path.index + 1) % k
-        else:
-            if k == 1:
-                return False
-            nxt = path.index + path.direction
-            if not 0 <= nxt < k:
-                path.direction = -path.direction
-                nxt = path.index + path.direction
-            path.index = nxt
+        """Step path.index once (a patrol turns at either end); False when there is nowhere to
+        go (a once-path on its last waypoint, a one-waypoint loop or patrol)."""
+        nxt = self._peek_next(path, mode, k)
+        if nxt < 0:
+            return False
+        if mode == _MODE_PATROL and nxt != path.index + path.direction:
+            path.direction = -path.direction
+        path.index = nxt
         return True
 
     def _peek_next(self, path: Path, mode: int, k: int) -> int:
@@ -259,7 +240,7 @@ class PathFollowSystem(System):
         mode = int(self.mode[i])
         cur = wp[path.index, :2]
         self.cur[i] = cur
-        self.leg[i] = _unit(cur - np.asarray(leg_from, dtype=np.float64))
+        self.leg[i] = normalize(cur - np.asarray(leg_from, dtype=np.float64))
         j = self._peek_next(path, mode, k)
         self.has_nxt[i] = j >= 0
         self.nxt[i] = wp[j, :2] if j >= 0 else cur
@@ -321,13 +302,8 @@ class PathFollowSystem(System):
         m = len(self.ents)
         if m == 0:
             return
-        # paths given a new waypoints array, or announced by the PathfindSystem
-        changed = np.zeros(m, bool)
-        if rewritten.size:
-            changed |= np.isin(self.ents, rewritten)
-        announced = [e.entity for e in world.events if isinstance(e, (PathChanged, PathFailed))]
-        if announced:
-            changed |= np.isin(self.ents, np.asarray(announced, np.int64))
+        # paths given a new waypoints array (the PathfindSystem's included)
+        changed = np.isin(self.ents, rewritten) if rewritten.size else np.zeros(m, bool)
         changed[reload] = True
         for i in np.flatnonzero(changed):
             self._load(world, int(i))
@@ -413,17 +389,10 @@ class PathFollowSystem(System):
         self.last_pos = pos
 
     def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:
-        """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only (on the angle)."""
+        """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""
         table = world.table
-        h = table.heading[rows]
-        has_look = np.hypot(look[:, 0], look[:, 1]) > 0
-        if not has_look.any():
-            return
-        rows, h, look = rows[has_look], h[has_look], look[has_look]
-        current = np.arctan2(h[:, 1], h[:, 0])
-        delta = np.arctan2(h[:, 0] * look[:, 1] - h[:, 1] * look[:, 0], np.einsum("ij,ij->i", h, look))
-        t = np.minimum(world.dt * table.turn_speed[rows], 1.0)
-        angle = current + delta * t
-        table.heading[rows] = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        heading = table.heading[rows]
+        turn_heading(heading, np.ascontiguousarray(look), table.turn_speed[rows], world.dt, 0.0)
+        table.heading[rows] = heading
 
 

@@ -204,8 +204,12 @@ def test_heading_turns_toward_the_target_at_turn_speed():
     w.step()
     row = w.table.row_of(e)
     assert w.table.follow_state[row] == FOLLOW_STOPPED and len(log) == 1
-    angle = math.degrees(math.atan2(*w.table.heading[row][::-1]))
-    assert angle == pytest.approx(90.0 - 90.0 * 10.0 / 60.0)
+    # Unity's Quaternion.Lerp from yaw 90 to yaw 0 with t = dt * turn_speed = 1/6: the half-angle
+    # quaternions (cos 45, sin 45) and (1, 0) lerped, yaw = 2 atan2
+    t = 10.0 / 60.0
+    q = np.array([math.cos(math.pi / 4), math.sin(math.pi / 4)]) * (1 - t) + np.array([1.0, 0.0]) * t
+    want = 2 * math.atan2(q[1], q[0])
+    assert w.table.heading[row] == pytest.approx((math.cos(want), math.sin(want)), abs=1e-12)
     w.run(120)
     assert w.table.heading[row] == pytest.approx((1.0, 0.0), abs=1e-6)
     assert len(log) == 1
