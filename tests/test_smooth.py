@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_build import NPC_START, PLAYER_START, WALL_HEIGHT, chase_geometry, shortest_path
 
-from ecs_nav.geometry import Box, Circle, MapGeometry
+from ecs_nav.geometry import MIN_COLLISION_RADIUS, Box, Circle, MapGeometry
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.nav.smooth import line_walkable, smooth_path
 
@@ -134,3 +134,39 @@ def test_smoothing_never_crosses_a_collider(geometry, radius, seed):
         assert np.all(pen <= 0.0), (geometry.shapes, out, pen.max())
         seg = np.column_stack([out[:, :2], out[:, 2] + 0.2])
         assert not geometry.segment_blocked(seg[:-1], seg[1:]).any()
+
+
+def test_line_walkable_checks_its_arguments_like_smooth_path():
+    geometry = MapGeometry((-10, -10, 10, 10))
+    a, b = [-5, 0, 0], [5, 0, 0]
+    for kwargs, name in (
+        ({"step": 0}, "step"),  # was a ZeroDivisionError
+        ({"step": -0.5}, "step"),  # was silently one sample
+        ({"step": float("nan")}, "step"),
+        ({"radius": -1}, "radius"),
+        ({"max_climb": float("nan")}, "max_climb"),
+        ({"body_height": float("inf")}, "body_height"),
+        ({"radius": "wide"}, "radius"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            line_walkable(geometry, a, b, **kwargs)
+        with pytest.raises(ValueError, match=name):
+            smooth_path(np.array([a, [0, 1, 0], b], dtype=float), geometry, **kwargs)
+    with pytest.raises(ValueError, match="a x and y"):
+        line_walkable(geometry, [float("nan"), 0, 0], b)
+    with pytest.raises(ValueError, match="b must be a point"):
+        line_walkable(geometry, a, [1, 2])
+    assert line_walkable(geometry, a, b, step=10)
+
+
+def test_a_point_agent_keeps_the_physics_collision_radius_off_walls():
+    # the physics collides a radius-0 agent as a disc of MIN_COLLISION_RADIUS: a line grazing a
+    # wall closer than that is not walked straight, so it is no shortcut either
+    gap = MIN_COLLISION_RADIUS / 2
+    geometry = MapGeometry((-10, -10, 10, 10), boxes=[Box((0, 1 + gap), (2, 2), 3.0)])  # y >= gap
+    a, b = [-5, 0, 0], [5, 0, 0]
+    assert not line_walkable(geometry, a, b, radius=0.0)
+    pos, _ = geometry.resolve_circles(np.array([[-1.5, 0.0]]), np.array([[1.5, 0.0]]), 0.0, np.zeros(1), 0.5)
+    assert pos[0, 1] < 0.0, "the physics pushes a point agent off the wall"
+    far = MapGeometry((-10, -10, 10, 10), boxes=[Box((0, 1 + 2 * MIN_COLLISION_RADIUS), (2, 2), 3.0)])
+    assert line_walkable(far, a, b, radius=0.0)

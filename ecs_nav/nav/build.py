@@ -68,6 +68,8 @@ LEDGE_RAYS = 16
 LEDGE_STEP = 0.25
 """Largest radial step between ledge samples."""
 _CLIMB_TOL = 1e-9
+"""Rounding allowance on ``max_climb`` in every climb and ledge test (links, the scan's ledge
+rays, ``nav.smooth``'s line walk)."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
                 ok = False
         # ledge: the ground within radius may not drop by more than max_climb. The floor lies
         # under every point of the map, so a node within max_climb of it has no ledge.
-        floor_min = h - max_climb - 1e-9
+        floor_min = h - max_climb - _CLIMB_TOL
         if ok and n_cand > 0 and meta[4] < floor_min:
             for ring in range(1, n_rings + 1):
                 if not ok:

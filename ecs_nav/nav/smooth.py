@@ -8,7 +8,8 @@ elevation an agent would have (the highest surface within ``max_climb`` above it
 
 - the disc of ``radius`` swept along each step touches no wall (exact segment-to-shape distance
   in the ground plane, walls taken relative to the tracked elevation), so the smoothed path
-  never crosses a collider even for a wide agent;
+  never crosses a collider even for a wide agent; as in the physics, the disc is at least
+  ``MIN_COLLISION_RADIUS`` wide (a point agent keeps as far off walls as it does there);
 - the ground never drops by more than ``max_climb`` between samples (no shortcut off a ledge),
   never ends (no shortcut across the map's edge), and the walk arrives within ``max_climb`` of
   the target waypoint's elevation (no shortcut along the floor under a wall-top waypoint).
@@ -23,7 +24,16 @@ import math
 import numba as nb
 import numpy as np
 
-from ecs_nav.geometry import MapGeometry, _bucket_range, _local, _rect_wall_span, _top_at
+from ecs_nav.geometry import (
+    MIN_COLLISION_RADIUS,
+    MapGeometry,
+    _bucket_range,
+    _local,
+    _rect_wall_span,
+    _scalar,
+    _top_at,
+)
+from ecs_nav.nav.build import _CLIMB_TOL
 
 
 @nb.njit(cache=True)
@@ -104,7 +114,7 @@ def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
 def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, step):
     length = math.hypot(bx - ax, by - ay)
     n = max(1, int(math.ceil(length / step)))
-    clear = max(radius, 1e-9)
+    clear = max(radius, MIN_COLLISION_RADIUS)  # the physics' collision disc (resolve_disc)
     e = ae
     px, py = ax, ay
     for k in range(1, n + 1):
@@ -112,11 +122,11 @@ def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, st
         if _segment_wall_distance(G, px, py, qx, qy, e + max_climb, e + body_height, clear) < clear:
             return False
         h = _top_at(G, qx, qy, e + max_climb)
-        if not (h >= e - max_climb - 1e-9):  # a ledge, or off the map (NaN)
+        if not (h >= e - max_climb - _CLIMB_TOL):  # a ledge, or off the map (NaN)
             return False
         e = h
         px, py = qx, qy
-    return not (be == be) or abs(e - be) <= max_climb + 1e-9
+    return not (be == be) or abs(e - be) <= max_climb + _CLIMB_TOL
 
 
 @nb.njit(cache=True)
@@ -139,13 +149,38 @@ def _smooth(G, w, radius, max_climb, body_height, step):
     return keep[:m]
 
 
+def _walk_args(radius, max_climb, body_height, step) -> tuple[float, float, float, float]:
+    """The agent and sampling arguments of ``line_walkable``/``smooth_path`` as floats; a
+    ValueError naming a bad one (finite; >= 0, and step > 0)."""
+    return (
+        _scalar("radius", radius, nonneg=True),
+        _scalar("max_climb", max_climb, nonneg=True),
+        _scalar("body_height", body_height, nonneg=True),
+        _scalar("step", step, positive=True),
+    )
+
+
+def _point(name: str, p) -> np.ndarray:
+    """``p`` as a (3,) float64 point (x, y, elevation) with finite x and y."""
+    try:
+        q = np.asarray(p, dtype=np.float64).reshape(3)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a point (x, y, elevation), got {p!r}") from None
+    if not np.all(np.isfinite(q[:2])):
+        raise ValueError(f"{name} x and y must be finite, got {p!r}")
+    return q
+
+
 def line_walkable(geometry: MapGeometry, a, b, radius: float = 0.0, max_climb: float = 0.5,
                   body_height: float = 2.0, step: float = 0.25) -> bool:
-    """Can a disc of ``radius`` walk straight from ``a`` to ``b`` ((3,) x, y, elevation)?"""
-    a = np.asarray(a, dtype=np.float64).reshape(3)
-    b = np.asarray(b, dtype=np.float64).reshape(3)
-    return bool(_line_walkable(geometry.kernel_data(), a[0], a[1], a[2], b[0], b[1], b[2], float(radius),
-                               float(max_climb), float(body_height), float(step)))
+    """Can a disc of ``radius`` walk straight from ``a`` to ``b`` ((3,) x, y, elevation)?
+
+    Raises ValueError for a point with non-finite x or y, a negative or non-finite
+    ``radius``/``max_climb``/``body_height``, or a ``step`` that is not finite and > 0."""
+    a, b = _point("a", a), _point("b", b)
+    radius, max_climb, body_height, step = _walk_args(radius, max_climb, body_height, step)
+    return bool(_line_walkable(geometry.kernel_data(), a[0], a[1], a[2], b[0], b[1], b[2], radius,
+                               max_climb, body_height, step))
 
 
 def smooth_path(
@@ -166,13 +201,8 @@ def smooth_path(
         raise ValueError(f"waypoints must have shape (k, 3), got {w.shape}")
     if not np.all(np.isfinite(w[:, :2])):
         raise ValueError("waypoint x and y must be finite")
-    for name, v in (("radius", radius), ("max_climb", max_climb), ("body_height", body_height)):
-        if not (math.isfinite(v) and v >= 0):
-            raise ValueError(f"{name} must be finite and >= 0, got {v}")
-    if not (math.isfinite(step) and step > 0):
-        raise ValueError(f"step must be finite and > 0, got {step}")
+    radius, max_climb, body_height, step = _walk_args(radius, max_climb, body_height, step)
     if w.shape[0] <= 2:
         return w.copy()
-    keep = _smooth(geometry.kernel_data(), np.ascontiguousarray(w), float(radius), float(max_climb),
-                   float(body_height), float(step))
+    keep = _smooth(geometry.kernel_data(), np.ascontiguousarray(w), radius, max_climb, body_height, step)
     return w[keep].copy()
