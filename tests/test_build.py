@@ -12,7 +12,7 @@ from scipy.sparse.csgraph import connected_components, dijkstra
 
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, region_nodes, scan_heightfield
-from ecs_nav.nav.graph import NavGraph
+from ecs_nav.nav.graph import EDGE_LINK, EDGE_WALK, NavGraph
 
 # --- the seed's scene --------------------------------------------------------------------------------
 
@@ -297,6 +297,43 @@ def test_rebuild_region_equals_a_full_rebuild_on_the_chase_scene():
     assert g.version == len(changes)
     # the south ramp is gone: the two sides are apart again
     assert shortest_path(g, g.nearest_node(NPC_START, 0.0), g.nearest_node(PLAYER_START, 0.0)) == []
+
+
+def test_rebuild_region_keeps_off_mesh_links_whose_ends_still_stand():
+    geometry = MapGeometry((-10, -10, 10, 10), boxes=[Box((0, 0), (1, 1), 3.0)])
+    params = ScanParams(scan_range=(10.0, 10.0, 10.0), spacing=1.0, clearance=0.3)
+    scan = scan_heightfield(geometry, params)
+    cols = scan.grid.cols
+
+    def node(x, y):  # the slot at (x, y) on this 1 m grid from (-10, -10)
+        return (y + 10) * cols + (x + 10)
+
+    # one-way links next to the box: into (-1, 1), out of (0, 1), and into (1, 0), which the
+    # move below puts on the box's edge (a ledge: not walkable)
+    links = [(node(-8, -8), node(-1, 1), 2.0), (node(0, 1), node(-8, -8), 3.0), (node(-8, 8), node(1, 0), 4.0)]
+    src = np.concatenate([scan.edge_sources(), [a for a, _, _ in links]])
+    dst = np.concatenate([scan.indices, [b for _, b, _ in links]])
+    cost = np.concatenate([scan.costs, [c for _, _, c in links]])
+    kinds = np.concatenate([scan.kinds, np.full(len(links), EDGE_LINK, np.uint8)])
+    g = NavGraph.from_edges(scan.positions, scan.walkable, src, dst, cost, scan.grid, kinds,
+                            scan.max_climb)
+    aabb = geometry.move(0, (0.5, 0.0))
+    region = region_nodes(g, params, aabb)
+    assert {node(-1, 1), node(0, 1), node(1, 0)} <= set(region.tolist())
+    g = rebuild_region(g, geometry, params, aabb)
+    assert not g.walkable[node(1, 0)]
+    for a, b, c in links[:2]:
+        assert g.distance(a, b) == c, "the rebuild dropped the link"
+        lo, hi = g.indptr[a], g.indptr[a + 1]
+        assert g.kinds[lo:hi][g.indices[lo:hi] == b].tolist() == [EDGE_LINK]
+    assert g.kinds.tolist().count(EDGE_LINK) == 2
+    # everything else is the scan of the moved geometry
+    walk = g.kinds == EDGE_WALK
+    full = scan_heightfield(geometry, params)
+    np.testing.assert_array_equal(g.positions, full.positions)
+    assert sorted(zip(g.edge_sources()[walk].tolist(), g.indices[walk].tolist(), strict=True)) == sorted(
+        zip(full.edge_sources().tolist(), full.indices.tolist(), strict=True)
+    )
 
 
 @st.composite

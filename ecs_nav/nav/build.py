@@ -40,7 +40,8 @@ Note the seed's 0.2 lift also refuses a climbable step (0.2 < step <= max_climb)
 near the lower node; raise ``link_lift`` to ``max_climb`` to link such steps wherever they are.
 
 Dynamic obstacles: :func:`rebuild_region` re-scans the node slots near a changed AABB and
-re-links only the links touching them; everything else is kept, node ids do not change.
+re-links only the walk links touching them; everything else is kept (off-mesh links too, while
+both their ends stay walkable), node ids do not change.
 """
 
 from __future__ import annotations
@@ -339,10 +340,13 @@ def region_nodes(graph: NavGraph, params: ScanParams, aabb: AABB) -> np.ndarray:
 def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, aabb: AABB) -> NavGraph:
     """Rebuild only the part of ``graph`` that a change of the shapes inside ``aabb`` touches.
 
-    Re-scans the slots of :func:`region_nodes`, re-links the links touching them and keeps
-    every other link as it was (kinds included). Node ids are unchanged; the result's
+    Re-scans the slots of :func:`region_nodes`, re-links the walk links touching them and keeps
+    every other link as it was (kinds included). A link of another kind (``EDGE_LINK``,
+    ``EDGE_DROP``: added to the graph, not found by the scan) is kept even in the region, as
+    long as both its ends are still walkable. Node ids are unchanged; the result's
     ``version`` is ``graph.version + 1``. Equal to a full :func:`scan_heightfield` of the
-    changed geometry when ``aabb`` covers the change (``MapGeometry.move``/``remove`` return it)."""
+    changed geometry, plus the surviving links, when ``aabb`` covers the change
+    (``MapGeometry.move``/``remove`` return it)."""
     grid = params.grid()
     if grid != graph.grid:
         raise ValueError(f"params describe grid {grid}, the graph was built on {graph.grid}")
@@ -355,9 +359,15 @@ def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, a
     in_region = np.zeros(graph.node_count, dtype=bool)
     in_region[todo] = True
     src_old = graph.edge_sources()
-    keep = ~(in_region[src_old] | in_region[graph.indices])
+    dst_old = graph.indices
+    walkable = ~np.isnan(hs)
+    # walk links touching the region are re-derived by the scan; the others (off-mesh links,
+    # added by hand) are not the scan's to remake: kept while both their ends stand
+    keep = ~(in_region[src_old] | in_region[dst_old]) | (
+        (graph.kinds != EDGE_WALK) & walkable[src_old] & walkable[dst_old]
+    )
     src = np.concatenate([src_old[keep], src_new])
-    dst = np.concatenate([graph.indices[keep].astype(np.int64), dst_new])
+    dst = np.concatenate([dst_old[keep].astype(np.int64), dst_new])
     cost = np.concatenate([graph.costs[keep], cost_new])
     kinds = np.concatenate([graph.kinds[keep], np.full(src_new.shape, EDGE_WALK, np.uint8)])
     return _graph(grid, hs, src, dst, cost, params, graph.version + 1, kinds)
