@@ -159,22 +159,9 @@ class ScanParams:
 
 @nb.njit(cache=True)
 def _shape_aabb_hits(G, item, x0, y0, x1, y1):
-    """Does shape ``item``'s ground-plane AABB meet the box [x0, x1] x [y0, y1]?"""
-    rects, circs = G[0], G[1]
-    n_rect = rects.shape[0]
-    if item < n_rect:
-        r = rects[item]
-        ex = abs(r[2]) * r[4] + abs(r[3]) * r[5]
-        ey = abs(r[3]) * r[4] + abs(r[2]) * r[5]
-        return r[0] + ex >= x0 and r[0] - ex <= x1 and r[1] + ey >= y0 and r[1] - ey <= y1
-    c = circs[item - n_rect]
-    return c[0] + c[2] >= x0 and c[0] - c[2] <= x1 and c[1] + c[2] >= y0 and c[1] - c[2] <= y1
-
-
-@nb.njit(cache=True)
-def _local_top(G, cand, n_cand, x, y, zmax):
-    """``_top_at`` over the shapes ``cand[:n_cand]`` only (the caller's neighbourhood)."""
-    return _top_among(G, cand, 0, n_cand, x, y, zmax)
+    """Does shape ``item``'s ground-plane AABB (packed in ``G[6]``) meet the box [x0, x1] x [y0, y1]?"""
+    box = G[6][item]
+    return box[2] >= x0 and box[0] <= x1 and box[3] >= y0 and box[1] <= y1
 
 
 @nb.njit(cache=True)
@@ -230,7 +217,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
                     break
                 rho = radius * ring / n_rings
                 for d in range(n_rays):
-                    g = _local_top(G, cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
+                    g = _top_among(G, cand, 0, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
                     if not (g >= floor_min):
                         ok = False
                         break

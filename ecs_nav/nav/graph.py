@@ -23,8 +23,6 @@ EDGE_DROP = 1
 EDGE_LINK = 2
 """An off-mesh link (jump, teleporter): one-way, its cost set by whoever adds it."""
 
-EDGE_KIND_NAMES = {EDGE_WALK: "walk", EDGE_DROP: "drop", EDGE_LINK: "link"}
-
 
 @dataclass(frozen=True)
 class GridIndex:
