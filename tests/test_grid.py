@@ -150,6 +150,9 @@ def test_bad_arguments():
         grid_graph(np.zeros(5, bool))
     with pytest.raises(ValueError, match="cell_size"):
         grid_graph(np.zeros((2, 2), bool), cell_size=0.0)
+    for bad in ("wide", None, float("nan"), math.inf, -1.0):  # a non-number was a TypeError
+        with pytest.raises(ValueError, match="cell_size"):
+            grid_graph(np.zeros((2, 2), bool), cell_size=bad)
 
 
 # --- Moving AI files ---------------------------------------------------------------------------
