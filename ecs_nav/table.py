@@ -8,7 +8,7 @@ re-points the moved entity's bound component views, so removal is O(1) and rows 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +20,7 @@ class ColumnSpec:
 
     shape: tuple[int, ...]
     dtype: type
-    default: float | int | bool = 0
+    default: float | int | bool | tuple = 0
 
 
 def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
@@ -31,7 +31,7 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
         # kinematics (Position, Velocity; PhysicsSystem owns pos/elevation)
         "pos": ColumnSpec((2,), f8),
         "vel": ColumnSpec((2,), f8),
-        "heading": ColumnSpec((2,), f8),  # unit vector; initialised to +x by the World
+        "heading": ColumnSpec((2,), f8, (1.0, 0.0)),  # unit vector, +x at first
         "elevation": ColumnSpec((), f8),
         # Collider (agents are circles)
         "radius": ColumnSpec((), f8),
@@ -94,7 +94,7 @@ class AgentTable:
             arr = np.empty((self._capacity, *spec.shape), dtype=spec.dtype)
             self._columns[name] = arr
             setattr(self, name, arr)
-        self._row_of: dict[int, int] = {}
+        self._row_by_entity = np.full(64, -1, np.int64)  # entity id -> row (-1: none)
         self._views: list[list] = [[] for _ in range(self._capacity)]
 
     # --- introspection --------------------------------------------------------------------
@@ -103,24 +103,27 @@ class AgentTable:
     def capacity(self) -> int:
         return self._capacity
 
-    def column_names(self) -> Iterator[str]:
-        return iter(self._specs)
-
     def live(self, name: str) -> np.ndarray:
         """The live rows ``[0:n)`` of column ``name`` (a view: writes go to the table)."""
         return self._columns[name][: self.n]
 
     def row_of(self, entity: int) -> int:
         """Row of ``entity``; KeyError when it has none."""
-        return self._row_of[entity]
+        row = self._row_by_entity[entity] if 0 <= entity < self._row_by_entity.size else -1
+        if row < 0:
+            raise KeyError(entity)
+        return int(row)
 
     def has(self, entity: int) -> bool:
-        return entity in self._row_of
+        return 0 <= entity < self._row_by_entity.size and self._row_by_entity[entity] >= 0
 
-    def rows_of(self, entities: np.ndarray) -> np.ndarray:
-        """Rows of many entities at once; -1 for an entity without a row."""
-        get = self._row_of.get
-        return np.fromiter((get(int(e), -1) for e in entities), dtype=np.int64, count=len(entities))
+    def rows_of(self, entities) -> np.ndarray:
+        """Rows of many entities at once (one array lookup); -1 for an entity without a row."""
+        entities = np.asarray(entities, dtype=np.int64).reshape(-1)
+        known = (entities >= 0) & (entities < self._row_by_entity.size)
+        rows = np.full(entities.size, -1, np.int64)
+        rows[known] = self._row_by_entity[entities[known]]
+        return rows
 
     def __len__(self) -> int:
         return self.n
@@ -129,15 +132,21 @@ class AgentTable:
 
     def add_row(self, entity: int) -> int:
         """Append a row for ``entity`` filled with the column defaults; returns the row."""
-        if entity in self._row_of:
-            raise ValueError(f"entity {entity} already has row {self._row_of[entity]}")
+        if entity < 0:
+            raise ValueError(f"entity ids are >= 0, got {entity}")
+        if self.has(entity):
+            raise ValueError(f"entity {entity} already has row {self.row_of(entity)}")
+        if entity >= self._row_by_entity.size:
+            grown = np.full(max(2 * self._row_by_entity.size, entity + 1), -1, np.int64)
+            grown[: self._row_by_entity.size] = self._row_by_entity
+            self._row_by_entity = grown
         if self.n == self._capacity:
             self._grow(self._capacity * 2)
         row = self.n
         for name, spec in self._specs.items():
             self._columns[name][row] = spec.default
         self._columns["entity"][row] = entity
-        self._row_of[entity] = row
+        self._row_by_entity[entity] = row
         self._views[row] = []
         self.n += 1
         return row
@@ -148,7 +157,8 @@ class AgentTable:
 
     def remove_row(self, entity: int) -> None:
         """Remove ``entity``'s row: the last row moves into the hole (O(1))."""
-        row = self._row_of.pop(entity)
+        row = self.row_of(entity)
+        self._row_by_entity[entity] = -1
         for view in self._views[row]:
             view._unbind()
         last = self.n - 1
@@ -156,7 +166,7 @@ class AgentTable:
             for arr in self._columns.values():
                 arr[row] = arr[last]
             moved = int(self._columns["entity"][row])
-            self._row_of[moved] = row
+            self._row_by_entity[moved] = row
             self._views[row] = self._views[last]
             for view in self._views[row]:
                 view._row = row

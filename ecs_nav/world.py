@@ -132,7 +132,6 @@ class World:
         if views:
             table = self.table
             row = table.add_row(entity)
-            table.heading[row] = (1.0, 0.0)
             for view in views:
                 view._bind(table, row)
             present = set(types)

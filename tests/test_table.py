@@ -75,3 +75,17 @@ def test_views_read_their_own_entity_after_random_spawn_despawn(ops):
             assert collider.radius == pytest.approx(0.1 + k / 1000)
             assert weights.weights.get("seek", 0.0) == pytest.approx(k / 10)
             assert world.get(entity, Position) is pos
+
+
+def test_rows_of_many_entities_with_unknown_and_large_ids():
+    t = AgentTable({"entity": ColumnSpec((), np.int64, -1), "x": ColumnSpec((2,), np.float64, (1.0, 2.0))})
+    for e in (3, 500, 7):
+        t.add_row(e)
+    assert t.x[t.row_of(500)].tolist() == [1.0, 2.0]  # a vector default
+    np.testing.assert_array_equal(t.rows_of([7, 3, 4, -2, 10**6, 500]), [2, 0, -1, -1, -1, 1])
+    t.remove_row(3)
+    assert not t.has(3) and t.row_of(7) == 0 and t.rows_of([3]).tolist() == [-1]
+    with pytest.raises(KeyError):
+        t.row_of(3)
+    with pytest.raises(ValueError, match="already"):
+        t.add_row(500)
