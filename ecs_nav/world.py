@@ -58,6 +58,20 @@ class System(esper.Processor):
         return b""
 
 
+def refuse_non_finite(system: str, entities: np.ndarray, **arrays: np.ndarray) -> None:
+    """Raise FloatingPointError naming ``system`` and the entities whose row in any of
+    ``arrays`` ((k,) or (k, d), aligned with ``entities``) is not finite: a system computes
+    first, checks, and refuses rather than write NaN into the table."""
+    for what, arr in arrays.items():
+        finite = np.isfinite(arr)
+        if finite.all():
+            continue
+        bad = ~finite.all(axis=1) if arr.ndim == 2 else ~finite
+        ids = [int(e) for e in entities[bad]]
+        shown = ", ".join(map(str, ids[:20])) + (f" ... ({len(ids)} in all)" if len(ids) > 20 else "")
+        raise FloatingPointError(f"{system}: non-finite {what} for entity id(s) {shown}; refusing to update")
+
+
 class World:
     """A simulation: entities, their components, the systems and the fixed-step clock.
 

@@ -60,7 +60,7 @@ import numpy as np
 
 from ecs_nav import physics as kernels
 from ecs_nav.geometry import MIN_COLLISION_RADIUS
-from ecs_nav.world import System
+from ecs_nav.world import System, refuse_non_finite
 
 HEADING_EPSILON = 1e-3
 """Speeds (units/s) at or below this leave the heading as it is (no direction to face)."""
@@ -73,19 +73,6 @@ MAX_SUBSTEPS = 8
 
 COLLISION_TOLERANCE = 1e-9
 """A resolved position this close to the integrated one (relative to the step) is no collision."""
-
-
-def _check(entities: np.ndarray, **arrays: np.ndarray) -> None:
-    """Raise FloatingPointError naming the entities whose value in any of ``arrays`` is not
-    finite (refuse rather than propagate)."""
-    for what, arr in arrays.items():
-        finite = np.isfinite(arr)
-        if finite.all():
-            continue
-        bad = ~finite.all(axis=1) if arr.ndim == 2 else ~finite
-        ids = [int(e) for e in entities[bad]]
-        shown = ", ".join(map(str, ids[:20])) + (f" ... ({len(ids)} in all)" if len(ids) > 20 else "")
-        raise FloatingPointError(f"PhysicsSystem: non-finite {what} for entity id(s) {shown}; refusing to update")
 
 
 class PhysicsSystem(System):
@@ -141,7 +128,7 @@ class PhysicsSystem(System):
 
         pos0 = t.live("pos")[sel].copy()
         vel = t.live("vel")[sel].copy()
-        _check(entities, velocity=vel, position=pos0)
+        refuse_non_finite(self.name, entities, velocity=vel, position=pos0)
         pos, elev = pos0, t.live("elevation")[sel].copy()
         substeps = self._substeps(world, sel, vel)
         for _ in range(substeps):
@@ -152,7 +139,7 @@ class PhysicsSystem(System):
         kernels.turn_heading(heading, vel, t.live("turn_speed")[sel], world.dt, self.heading_epsilon)
 
         # NaN guard: nothing is written unless everything is finite
-        _check(entities, position=pos, velocity=vel, heading=heading, elevation=elev)
+        refuse_non_finite(self.name, entities, position=pos, velocity=vel, heading=heading, elevation=elev)
         t.live("prev_pos")[sel] = pos0
         t.live("pos")[sel] = pos
         t.live("vel")[sel] = vel
@@ -180,7 +167,7 @@ class PhysicsSystem(System):
         vel = vel.copy()
         with np.errstate(over="ignore", invalid="ignore"):
             target = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
-        _check(entities, **{"position (pos + vel * dt)": target})
+        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
         radius = t.live("radius")
         max_climb = t.live("max_climb")
         gmap = world.map

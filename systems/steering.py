@@ -47,7 +47,7 @@ import numpy as np
 from ecs_nav import steering as st
 from ecs_nav.spatial import neighbours_within
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.world import System
+from ecs_nav.world import System, refuse_non_finite
 
 B = st.B
 N_BEHAVIOURS = len(st.BEHAVIOURS)
@@ -235,10 +235,10 @@ class SteeringSystem(System):
             i = rows_for(b, state == FOLLOW_STOPPED)
             put(b, i, -vel[i] * (col("mass")[i] / world.dt)[:, None])
         if used[B["follow_flow"]]:
-            direction = self._flow(world, srows)
+            i = rows_for(B["follow_flow"])
+            direction = self._flow(world, srows[i])  # only the rows that follow it
             if direction is not None:
-                i = rows_for(B["follow_flow"])
-                put(B["follow_flow"], i, st.follow_flow(vel[i], direction[i], max_speed[i]))
+                put(B["follow_flow"], i, st.follow_flow(vel[i], direction, max_speed[i]))
 
         # --- combine per row ----------------------------------------------------------------
         max_force = col("max_force")
@@ -253,7 +253,7 @@ class SteeringSystem(System):
                 u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
                                     for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
                 force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
-        self._refuse_nonfinite("force", force, ents)
+        refuse_non_finite(self.name, ents, **{"steering force": force})
 
         # --- seed 004's pipeline --------------------------------------------------------------
         moving = col("has_velocity")
@@ -262,27 +262,19 @@ class SteeringSystem(System):
         if moving.any():
             i = slice(None) if all_moving else np.flatnonzero(moving)
             new_vel = st.apply_steering(vel[i], force[i], col("mass")[i], max_speed[i], max_force[i], world.dt)
-            self._refuse_nonfinite("velocity", new_vel, ents[i])
+            refuse_non_finite(self.name, ents[i], velocity=new_vel)
             if used[B["follow_path"]]:
                 halt = (on[i, B["follow_path"]] & (col("follow_state")[i] == FOLLOW_STOPPED)
                         & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
                 new_vel[halt] = 0.0
         if new_wander is not None:
-            self._refuse_nonfinite("wander target", new_wander[1], table.entity[new_wander[0]])
+            refuse_non_finite(self.name, table.entity[new_wander[0]], **{"wander target": new_wander[1]})
 
         table.force[sel] = force
         if new_vel is not None:
             table.vel[srows if all_moving else srows[moving]] = new_vel
         if new_wander is not None:
             table.wander_target[new_wander[0]] = new_wander[1]
-
-    @staticmethod
-    def _refuse_nonfinite(what: str, values: np.ndarray, ents: np.ndarray) -> None:
-        bad = ~np.isfinite(values).all(axis=1)
-        if bad.any():
-            raise FloatingPointError(
-                f"SteeringSystem: non-finite steering {what} for entities {ents[bad].tolist()[:20]}"
-                " (refusing to write it into the table)")
 
     def _group(self, world, srows, on):
         """Separation, alignment and cohesion over the neighbour CSR of all agents; yields
