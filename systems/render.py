@@ -78,6 +78,12 @@ def _no_context_message(module: Any, exc: BaseException) -> str:
             "Without a display, rendering needs EGL (Mesa's libEGL, e.g. apt install libegl1 libgl1-mesa-dri).")
 
 
+def _no_fonts_message(exc: BaseException) -> str:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (f"cannot load a font for the HUD text: {reason}. Text needs FreeType and fontconfig "
+            "(e.g. apt install libfontconfig1), or leave out the \"hud\" layer.")
+
+
 def offscreen_window() -> Any:
     """The process's one hidden window: the GL context that captures render in (made once)."""
     global _offscreen
@@ -497,8 +503,11 @@ class Renderer:
         """A block of monospaced text on a translucent panel, in window pixels."""
         label = self._labels.get(key)
         if label is None:
-            label = pyglet.text.Label("", font_name=["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"],
-                                      font_size=11, multiline=True, width=2000, color=(235, 235, 235, 255))
+            try:
+                label = pyglet.text.Label("", font_name=["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"],
+                                          font_size=11, multiline=True, width=2000, color=(235, 235, 235, 255))
+            except ImportError as exc:  # pyglet loads FreeType and fontconfig with the first font
+                raise RenderUnavailable(_no_fonts_message(exc)) from exc
             self._labels[key] = label
         if label.text != text:
             label.text = text

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.render
 
 @pytest.fixture(scope="module")
 def gl_window():
-    render = pytest.importorskip("systems.render")
+    import systems.render as render
+
     try:
         return render.offscreen_window()
     except render.RenderUnavailable as exc:
@@ -119,10 +120,7 @@ def test_chase_scene_frame(gl_window):
     import ecs_nav
     from ecs_nav.viewer import render_frame
 
-    try:
-        world = ecs_nav.load_scene("chase")
-    except Exception as exc:  # the chase scene is written separately
-        pytest.skip(f"chase scene not loadable here: {exc}")
+    world = ecs_nav.load_scene("chase")
     world.run(5)
     image = render_frame(world, (1280, 720), hud=False)
     assert image.shape == (720, 1280, 3) and image.std() > 10
@@ -308,14 +306,9 @@ def test_reload_loads_the_scene_again(gl_window):
     from ecs_nav.scene import builtin_scenes
     from ecs_nav.viewer import Viewer
 
-    names = builtin_scenes()
-    if not names:
-        pytest.skip("no built-in scenes yet")
-    try:
-        world = ecs_nav.load_scene(names[0], seed=1)
-    except Exception as exc:
-        pytest.skip(f"scene {names[0]} does not load here: {exc}")
-    v = Viewer(world, gl_window, scene=names[0], seed=1)
+    name = builtin_scenes()[0]
+    world = ecs_nav.load_scene(name, seed=1)
+    v = Viewer(world, gl_window, scene=name, seed=1)
     try:
         v.update(0.2)
         first = v.world
@@ -362,6 +355,23 @@ def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
     assert "EGL" in str(info.value) and "\n" not in str(info.value)
 
 
+def test_missing_font_libraries_fail_in_one_line(gl_window, monkeypatch):
+    """Without FreeType/fontconfig pyglet's first Label raises ImportError: that is a
+    RenderUnavailable naming the package, which the CLI turns into exit 3."""
+    import systems.render as render
+
+    def no_freetype(*args, **kwargs):
+        raise ImportError('Library "freetype" not found.')
+
+    monkeypatch.setattr(render.pyglet.text, "Label", no_freetype)
+    system = render.RenderSystem(size=(160, 100))  # a fresh Renderer: no Label made yet
+    world = scene_world()
+    assert system.capture(world, layers={"map"}).shape == (100, 160, 3)  # no text: no fonts needed
+    with pytest.raises(render.RenderUnavailable, match="freetype") as info:
+        system.capture(world, layers={"map", "hud"})
+    assert "libfontconfig1" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_agents_wider_than_a_point_sprite_are_drawn_as_quads(gl_window):
     from ecs_nav.viewer import render_frame
 
@@ -382,10 +392,7 @@ def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_wi
     import ecs_nav
     from systems.render import RenderSystem
 
-    try:
-        plain, drawn = ecs_nav.load_scene("chase"), ecs_nav.load_scene("chase")
-    except Exception as exc:
-        pytest.skip(f"chase scene not loadable here: {exc}")
+    plain, drawn = ecs_nav.load_scene("chase"), ecs_nav.load_scene("chase")
     frames = []
     drawn.add_systems(RenderSystem(size=(320, 180), every=60, on_frame=frames.append))
     plain.run(180)
