@@ -48,6 +48,3 @@ class Stuck:
 
     entity: int
     tick: int
-
-
-EVENT_TYPES = (TargetReached, WaypointReached, PathChanged, PathFailed, Stuck)

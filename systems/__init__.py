@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-SYSTEM_NAMES = ("graph_build", "pathfind", "path_follow", "steering", "physics", "render")
-"""Scene-file names of the systems, in tick order."""
+SYSTEM_NAMES = ("graph_build", "pathfind", "path_follow", "steering", "physics")
+"""Scene-file names of the systems, in tick order. The RenderSystem is not among them: the
+viewer and the captures make their own, so a scene never loads pyglet."""
 
 
 def make_systems(names, settings: dict[str, Any] | None = None) -> list:
     """Instances of the named systems, configured from a scene's ``[world]`` settings.
 
-    Imports lazily: a headless run never imports the renderer (and so never pyglet)."""
+    Imports lazily: a system that a scene does not name is never imported."""
     settings = settings or {}
     out = []
     for name in names:
@@ -36,10 +37,6 @@ def make_systems(names, settings: dict[str, Any] | None = None) -> list:
             from systems.physics import PhysicsSystem
 
             out.append(PhysicsSystem())
-        elif name == "render":
-            from systems.render import RenderSystem
-
-            out.append(RenderSystem())
         else:
             raise ValueError(f"unknown system {name!r} (known: {', '.join(SYSTEM_NAMES)})")
     return out
