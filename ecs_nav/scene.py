@@ -40,6 +40,7 @@ from ecs_nav.components import (
     Velocity,
 )
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.world import World
 
 if sys.version_info >= (3, 11):
@@ -127,6 +128,9 @@ def parse_scene(path_or_name: str | os.PathLike) -> Scene:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SceneError([f"{path}: cannot read: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise SceneError([f"{path}: not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+                          " (scene files are TOML, which is UTF-8)"]) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -162,15 +166,21 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
     if not isinstance(entities, list):
         report("entity", "must be an array of tables ([[entity]])")
         entities = []
-    names = {}
+    names: dict[str, int] = {}
     for i, entry in enumerate(entities):
         where = f"entity[{i}]"
         if not isinstance(entry, dict):
             report(where, f"must be a table, got {_kind(entry)}")
             continue
-        if "name" in entry:
-            where += f' "{entry["name"]}"'
-            names.setdefault(entry["name"], i)
+        name = entry.get("name")
+        if "name" in entry and not isinstance(name, str):
+            report(f"{where} name", f"must be a string, got {_kind(name)} {name!r}")
+        elif isinstance(name, str):
+            where += f' "{name}"'
+            if name in names:  # a reference to it would bind to the first
+                report(f"{where} name", f"duplicate: entity[{names[name]}] is already named {name!r}"
+                       " (names must be unique; a crowd is one entry with a count)")
+            names.setdefault(name, i)
         merged = _merge_prefab(entry, prefabs, where, report)
         if merged is not None:
             scene.entities.append(merged)
@@ -230,6 +240,10 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
             report("map.grid", f"must be a multi-line string of tiles, got {_kind(section['grid'])}")
         else:
             out["grid"] = section["grid"].strip("\n")
+            try:  # lines are counted from the grid's first line
+                parse_ascii_grid(out["grid"])
+            except ValueError as exc:
+                report("map.grid", str(exc))
     if "movingai" in section:
         out["movingai"] = str(section["movingai"])
         found = _find_map_file(out["movingai"], base_dir)
@@ -237,6 +251,12 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
             report("map.movingai", f"file not found: {out['movingai']} (looked beside the scene and in $ECS_NAV_MAPS)")
         else:
             out["movingai_path"] = found
+            try:  # the message names the file and its line
+                read_movingai_map(found)
+            except ValueError as exc:
+                report("map.movingai", str(exc))
+            except OSError as exc:
+                report("map.movingai", f"{found}: cannot read: {exc.strerror}")
     for key in ("cell_size", "wall_height"):
         if key in section:
             out[key] = _number(section, key, "map", report, default=1.0, positive=True)
@@ -437,12 +457,8 @@ def build_geometry(map_spec: dict[str, Any]) -> tuple[MapGeometry | None, np.nda
     placement = {"cell_size": map_spec.get("cell_size", 1.0), "origin": tuple(map_spec.get("origin", (0.0, 0.0)))}
     blocked = None
     if "grid" in map_spec:
-        from ecs_nav.nav.grid import parse_ascii_grid
-
         blocked = parse_ascii_grid(map_spec["grid"])
     elif "movingai_path" in map_spec:
-        from ecs_nav.nav.grid import read_movingai_map
-
         blocked = read_movingai_map(map_spec["movingai_path"])
     if blocked is not None:
         geometry = MapGeometry.from_grid(blocked, placement["cell_size"], placement["origin"],
@@ -468,7 +484,7 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
     world.add_systems(*make_systems(scene.systems, scene.settings))
     # Crowd placement draws from its own stream of the seed, so building a scene leaves
     # world.rng untouched (a saved scene, with explicit positions, then loads equal).
-    placement = np.random.default_rng([world.seed, 0x5CE4E])
+    spawn_rng = np.random.default_rng([world.seed, 0x5CE4E])
     by_name: dict[str, int] = {}
     deferred: list[tuple[int, dict]] = []
     for index, entry in enumerate(scene.entities):
@@ -476,7 +492,7 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
         area = entry.get("spawn_area")
         positions = None
         if area is not None:
-            positions = _crowd_positions(world.map, entry, count, area, placement)
+            positions = _crowd_positions(world.map, entry, count, area, spawn_rng)
             if positions.shape[0] < count:
                 where = f"entity[{index}]" + (f' "{entry["name"]}"' if "name" in entry else "")
                 raise SceneError([f"{scene.source}: {where} spawn_area: room for only {positions.shape[0]} of "
@@ -504,20 +520,20 @@ CROWD_PLACEMENT_TRIES = 50
 """A crowd draws at most this many candidate positions per member before giving up."""
 
 
-def _crowd_positions(geometry, entry: dict, count: int, area, placement) -> np.ndarray:
+def _crowd_positions(geometry, entry: dict, count: int, area, rng: np.random.Generator) -> np.ndarray:
     """Up to ``count`` positions drawn uniformly in ``area`` where a member stands on free
     floor (with a map: its disc overlaps no wall at the floor's height, and no top is higher
     than it can climb from the floor), in draw order."""
     lo, hi = np.array(area[:2], dtype=np.float64), np.array(area[2:], dtype=np.float64)
     if geometry is None:
-        return lo + placement.random((count, 2)) * (hi - lo)
+        return lo + rng.random((count, 2)) * (hi - lo)
     spec = entry["components"]
     radius = float(spec.get("Collider", {}).get("radius", 0.0))
     climb = float(spec.get("Agent", {}).get("max_climb", Agent().max_climb))
     floor = geometry.floor
     found = np.zeros((0, 2))
     for _ in range(CROWD_PLACEMENT_TRIES):
-        cand = lo + placement.random((2 * count, 2)) * (hi - lo)
+        cand = lo + rng.random((2 * count, 2)) * (hi - lo)
         free = geometry.penetration(cand, radius, floor, climb) <= 0
         free &= geometry.surface_height(cand) <= floor + climb
         found = np.vstack([found, cand[free]])
@@ -547,7 +563,9 @@ def _instantiate(spec: dict[str, dict], position: np.ndarray | None):
 
 
 def scene_to_dict(world: World) -> dict[str, Any]:
-    """The World's current state as scene data: saving then loading gives an equal World."""
+    """The World's current state as scene data: saving then loading gives an equal World
+    (the same ``state_digest()``). A name carried by several entities is written once, on
+    the first of them: the one a reference binds to."""
     scene: Scene = world.resources.get("scene") or Scene()
     data: dict[str, Any] = {"world": {"seed": world.seed, "dt": world.dt, **scene.settings,
                                       "systems": [s for s in scene.systems]}}
@@ -557,11 +575,15 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     if world.navmap is not None:
         data["navmap"] = _fields_of(world.navmap)
     names = {e: n.value for e, (n,) in world.query(Name)}
+    written: set[str] = set()
     entities = []
     for entity in world.entities():
         entry: dict[str, Any] = {}
-        if entity in names:
+        # A scene's names are unique: a name that several entities carry (a crowd's members)
+        # is written on the first of them, which is the one a reference to it binds to.
+        if entity in names and names[entity] not in written:
             entry["name"] = names[entity]
+            written.add(names[entity])
         for comp_name, cls in COMPONENTS.items():
             component = world.try_get(entity, cls)
             if component is not None:

@@ -228,3 +228,76 @@ def test_crowd_without_room_names_the_entity(tmp_path):
         load_scene(write(tmp_path, CROWD_BY_A_WALL.format(area="[-0.5, -1, 0.5, 1]")))
     assert info.value.problems[0].endswith(
         'entity[0] "crowd" spawn_area: room for only 0 of 40 agents on free floor in [-0.5, -1, 0.5, 1]')
+
+
+def test_bad_grid_is_reported_by_validation_with_its_line_and_column(tmp_path):
+    got = problems(tmp_path, """
+        [world]
+        systems = []
+        [map]
+        grid = '''
+        ....
+        ..x.
+        '''
+    """)
+    assert got == ["map.grid: line 2, column 3: unknown terrain character 'x' (passable: '.GS', blocked: '@OTW#')"]
+    (ragged,) = problems(tmp_path, "[map]\ngrid = '''\n....\n...\n'''\n")
+    assert ragged.startswith("map.grid: line 2: 3 characters, expected 4")
+
+
+def test_bad_movingai_file_is_reported_by_validation_with_the_file_and_line(tmp_path):
+    bad = tmp_path / "bad.map"
+    bad.write_text("type octile\nheight -3\nwidth 4\nmap\n....\n")
+    (line,) = problems(tmp_path, '[world]\nsystems = []\n[map]\nmovingai = "bad.map"\n')
+    assert line == f"map.movingai: {bad.resolve()}: line 2: height must be a positive integer, got '-3'"
+    short = tmp_path / "short.map"
+    short.write_text("type octile\nheight 3\nwidth 4\nmap\n....\n")
+    (line,) = problems(tmp_path, '[map]\nmovingai = "short.map"\n')
+    assert line.startswith(f"map.movingai: {short.resolve()}: line ") and "expected 3 map lines" in line
+
+
+def test_duplicate_and_non_string_entity_names_are_reported(tmp_path):
+    got = problems(tmp_path, """
+        [world]
+        systems = []
+        [[entity]]
+        name = "npc"
+        Position = { x = 0, y = 0 }
+        [[entity]]
+        name = 7
+        Position = { x = 1, y = 0 }
+        [[entity]]
+        name = "npc"
+        Position = { x = 2, y = 0 }
+    """)
+    assert got == [
+        "entity[1] name: must be a string, got an integer 7",
+        "entity[2] \"npc\" name: duplicate: entity[0] is already named 'npc'"
+        " (names must be unique; a crowd is one entry with a count)",
+    ]
+
+
+def test_a_named_crowd_saves_its_name_once_and_loads_again(tmp_path):
+    world = load_scene(write(tmp_path, CROWD_BY_A_WALL.format(area="[-9, -9, -3, -3]")))
+    try:
+        text = save_scene(world)
+        assert text.count('name = "crowd"') == 1
+        again = load_scene(write(tmp_path, text, "saved.toml"))
+        assert again.state_digest() == world.state_digest()
+        again.close()
+    finally:
+        world.close()
+
+
+def test_non_utf8_scene_file_names_the_file(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('# caf\xe9\n[world]\nseed = 1\n'.encode("latin-1"))
+    with pytest.raises(SceneError) as info:
+        parse_scene(path)
+    assert info.value.problems == [
+        f"{path}: not UTF-8 text: byte 0xe9 at offset 5 (scene files are TOML, which is UTF-8)"]
+
+
+def test_render_is_not_a_scene_system(tmp_path):
+    (line,) = problems(tmp_path, '[world]\nsystems = ["physics", "render"]\n')
+    assert line.startswith("world.systems: unknown system 'render'")
