@@ -1,6 +1,8 @@
 """The ``ecs-nav`` command: list, validate, run and view scenes.
 
-Bad input gives a non-zero exit and one line per problem on stderr, never a traceback.
+Bad input gives a non-zero exit and one line per problem on stderr, never a traceback. Exit
+codes: 2 bad input (arguments, scene files, output file names), 3 no OpenGL context or fonts
+for rendering, 1 missing capture packages (imageio).
 """
 
 from __future__ import annotations
@@ -11,8 +13,25 @@ import os
 import sys
 import time
 
+EXIT_MISSING_PACKAGE = 1
 EXIT_BAD_INPUT = 2
 EXIT_NO_DISPLAY = 3
+
+
+def _int_at_least(minimum: int):
+    """An argparse ``type=`` for integers >= ``minimum`` (its message names the option)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
 
 
 def _scene_description(path) -> str:
@@ -44,18 +63,24 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def _has_display() -> bool:
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
+    from systems.render import display_available  # imports no pyglet
 
-    if not args.headless and not (args.screenshot or args.record) and _has_display():
+    if not args.headless and not (args.screenshot or args.record) and display_available():
         from ecs_nav.viewer import run_viewer
 
         run_viewer(args.scene, seed=args.seed)
         return 0
+    if args.screenshot or args.record:  # output names and packages: checked before the run, not after it
+        from ecs_nav import viewer
+
+        if args.screenshot:
+            viewer.check_screenshot_path(args.screenshot)
+            viewer.check_media(args.screenshot)
+        if args.record:
+            viewer.check_record_path(args.record, tuple(args.size))
+            viewer.check_media(args.record)
     world = load_scene(args.scene, seed=args.seed)
     start = time.perf_counter()
     if args.record:
@@ -114,44 +139,46 @@ def build_parser() -> argparse.ArgumentParser:
                                    "the time per system. With a display and without --headless, --screenshot "
                                    "or --record, the viewer opens instead (close it to end).")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
-    p.add_argument("--ticks", type=int, default=600, help="fixed ticks to run (default 600)")
-    p.add_argument("--seed", type=int, default=None, help="override the scene's seed")
+    p.add_argument("--ticks", type=_int_at_least(0), default=600, help="fixed ticks to run (default 600)")
+    p.add_argument("--seed", type=_int_at_least(0), default=None, help="override the scene's seed")
     p.add_argument("--headless", action="store_true", help="never open a window")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--screenshot", metavar="PNG", help="render the final frame off-screen to this file")
     p.add_argument("--record", metavar="GIF_OR_MP4", help="record the run off-screen to this file")
-    p.add_argument("--size", type=int, nargs=2, default=(1280, 720), metavar=("W", "H"),
+    p.add_argument("--size", type=_int_at_least(1), nargs=2, default=(1280, 720), metavar=("W", "H"),
                    help="frame size for --screenshot/--record (default 1280 720)")
-    p.add_argument("--fps", type=int, default=30, help="frames per second of --record (default 30)")
+    p.add_argument("--fps", type=_int_at_least(1), default=30, help="frames per second of --record (default 30)")
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
-    p.add_argument("--seed", type=int, default=None, help="override the scene's seed")
+    p.add_argument("--seed", type=_int_at_least(0), default=None, help="override the scene's seed")
     p.set_defaults(fn=cmd_view)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from ecs_nav.scene import SceneError
+    from ecs_nav.viewer import MediaUnavailable
+    from systems.render import RenderUnavailable
 
     args = build_parser().parse_args(argv)
-    if getattr(args, "ticks", 1) is not None and getattr(args, "ticks", 1) < 0:
-        print("ecs-nav: error: --ticks must be >= 0", file=sys.stderr)
-        return EXIT_BAD_INPUT
     try:
         return args.fn(args)
     except SceneError as exc:
         for line in exc.problems:
             print(f"ecs-nav: error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except RenderUnavailable as exc:  # no display, no EGL, no fonts for the viewer or a capture
+        print(f"ecs-nav: error: {exc}", file=sys.stderr)
+        return EXIT_NO_DISPLAY
+    except MediaUnavailable as exc:
+        print(f"ecs-nav: error: {exc}", file=sys.stderr)
+        return EXIT_MISSING_PACKAGE
     except (ValueError, OSError) as exc:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except RuntimeError as exc:  # no display / no EGL for the viewer or capture
-        print(f"ecs-nav: error: {exc}", file=sys.stderr)
-        return EXIT_NO_DISPLAY
 
 
 if __name__ == "__main__":

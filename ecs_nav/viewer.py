@@ -348,8 +348,7 @@ class Viewer:
         return True
 
 
-def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[int, int] = (1280, 720),
-               paused: bool = False) -> None:
+def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[int, int] = (1280, 720)) -> None:
     """Open a window on ``scene`` (a scene file or a built-in scene name) and run until it is
     closed. Raises ``systems.render.RenderUnavailable`` with a one-line reason when there is
     no display to open a window on."""
@@ -369,7 +368,6 @@ def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[in
     except Exception as exc:
         raise render.RenderUnavailable(f"cannot open a window: {type(exc).__name__}: {exc}") from exc
     viewer = Viewer(world, window, scene=scene, seed=seed)
-    viewer.paused = paused
     p.clock.schedule(viewer.update)
     try:
         p.app.run(1 / 60)
@@ -402,13 +400,58 @@ def render_frame(world: World, size: tuple[int, int] = (1280, 720), layers: Iter
     return _capture_system().capture(world, size=(int(size[0]), int(size[1])), camera=camera, layers=layers)
 
 
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
+"""File types a screenshot can be written as."""
+
+VIDEO_EXTENSIONS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
+"""File types a recording can be written as besides .gif (through imageio-ffmpeg)."""
+
+
+class MediaUnavailable(RuntimeError):
+    """imageio (or, for videos, imageio-ffmpeg) is not installed: captures cannot be written."""
+
+
+def check_screenshot_path(out_path: str | os.PathLike) -> FilePath:
+    """The screenshot's path, or ValueError when its extension is not an image type we write."""
+    out = FilePath(out_path)
+    if out.suffix.lower() not in IMAGE_EXTENSIONS:
+        raise ValueError(f"screenshot: {str(out)!r}: the file must end in one of {', '.join(IMAGE_EXTENSIONS)}")
+    return out
+
+
+def check_record_path(out_path: str | os.PathLike, size: tuple[int, int] = (1280, 720)) -> FilePath:
+    """The recording's path, or ValueError when its extension is not .gif or a video type, or
+    when a video is asked for at an odd frame size (H.264 needs even sizes)."""
+    out = FilePath(out_path)
+    ext = out.suffix.lower()
+    if ext != ".gif" and ext not in VIDEO_EXTENSIONS:
+        raise ValueError(f"record: {str(out)!r}: the file must end in .gif or one of {', '.join(VIDEO_EXTENSIONS)}")
+    width, height = int(size[0]), int(size[1])
+    if width < 1 or height < 1:
+        raise ValueError(f"record: the frame size must be at least 1x1 pixels, got {width}x{height}")
+    if ext != ".gif" and (width % 2 or height % 2):
+        raise ValueError(f"record: video frames need even sizes, got {width}x{height}")
+    return out
+
+
+def check_media(out_path: str | os.PathLike) -> None:
+    """Raise MediaUnavailable unless the packages that write ``out_path``'s type are installed
+    (imageio; for videos imageio-ffmpeg too, which ships its own ffmpeg)."""
+    _imageio()
+    if FilePath(out_path).suffix.lower() in VIDEO_EXTENSIONS:
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError as exc:
+            raise MediaUnavailable("recording a video needs imageio-ffmpeg: pip install 'ecs-nav[media]'") from exc
+
+
 def screenshot(world: World, out_path: str | os.PathLike, size: tuple[int, int] = (1280, 720),
                layers: Iterable[str] | None = None, hud: bool = True,
                camera: draw.Camera | None = None) -> FilePath:
-    """Render ``world`` offscreen and write it as a PNG (or any image format imageio knows by
-    the extension); returns the path written."""
+    """Render ``world`` offscreen and write it as an image, PNG or another type of
+    :data:`IMAGE_EXTENSIONS` by the extension; returns the path written."""
+    out = check_screenshot_path(out_path)
     image = render_frame(world, size, layers, hud, camera)
-    out = FilePath(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     _imageio().v3.imwrite(out, image)
     return out
@@ -446,12 +489,9 @@ def _imageio():
         import imageio
         import imageio.v2
         import imageio.v3
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError("capture needs imageio: pip install 'ecs-nav[media]'") from exc
+    except ImportError as exc:  # depends on the install
+        raise MediaUnavailable("screenshots and recordings need imageio: pip install 'ecs-nav[media]'") from exc
     return imageio
-
-
-VIDEO_EXTENSIONS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
 
 
 def record(world: World, ticks: int, out_path: str | os.PathLike, size: tuple[int, int] = (1280, 720),
@@ -461,6 +501,10 @@ def record(world: World, ticks: int, out_path: str | os.PathLike, size: tuple[in
     one before the first tick), and write them as a GIF or video (by the extension of
     ``out_path``: .gif, .mp4, .webm, .mkv, .mov, .avi) at ``fps`` frames per second.
 
+    A video is encoded as it goes; a GIF is held in memory until the end (imageio's pillow
+    writer saves every frame at once when it closes, 2.7 MB a 1280x720 frame), so record long
+    runs as .mp4.
+
     ``every`` defaults to the ticks in one frame at real-time speed (1 / (fps * world.dt)).
     ``progress`` None shows a progress bar on stderr for recordings of 100 frames or more.
     The world advances exactly as ``world.run(ticks)`` would. Returns the path written."""
@@ -469,18 +513,15 @@ def record(world: World, ticks: int, out_path: str | os.PathLike, size: tuple[in
         raise ValueError(f"record: ticks must be >= 0, got {ticks}")
     if not fps > 0:
         raise ValueError(f"record: fps must be > 0, got {fps!r}")
-    out = FilePath(out_path)
+    out = check_record_path(out_path, size)
     ext = out.suffix.lower()
-    if ext != ".gif" and ext not in VIDEO_EXTENSIONS:
-        raise ValueError(f"record: {out.name!r}: the file must end in .gif or one of {', '.join(VIDEO_EXTENSIONS)}")
     width, height = int(size[0]), int(size[1])
-    if ext != ".gif" and (width % 2 or height % 2):
-        raise ValueError(f"record: video frames need even sizes, got {width}x{height}")
     every = max(1, round(1.0 / (fps * world.dt))) if every is None else int(every)
     if every < 1:
         raise ValueError(f"record: every must be >= 1, got {every}")
     frames = ticks // every + 1
     bar = _Progress(frames, f"recording {out.name}", frames >= 100 if progress is None else progress)
+    check_media(out)
     imageio = _imageio()
     out.parent.mkdir(parents=True, exist_ok=True)
     if ext == ".gif":

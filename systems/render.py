@@ -587,7 +587,9 @@ class RenderSystem(System):
                 layers: Iterable[str] | None = None, overlay: list[str] | None = None) -> np.ndarray:
         """Render ``world`` offscreen and return the (height, width, 3) uint8 RGB image.
         ``overlay`` None draws the capture HUD (tick, time, agents) when the "hud" layer is on."""
-        width, height = size or self.size
+        width, height = (int(v) for v in (size or self.size))
+        if width < 1 or height < 1:
+            raise ValueError(f"capture: the frame size must be positive pixels, got {width}x{height}")
         window = offscreen_window()
         target = self._targets.get((width, height))
         if target is None:

@@ -169,6 +169,13 @@ def test_screenshot_and_record(gl_window, tmp_path, capsys):
     assert reader.count_frames() == 4 and reader.get_meta_data()["fps"] == 20
     with pytest.raises(ValueError, match="must end in .gif"):
         record(world, 1, tmp_path / "run.txt")
+    with pytest.raises(ValueError, match="at least 1x1 pixels, got -5x10"):
+        record(world, 1, tmp_path / "run.gif", size=(-5, 10))
+    with pytest.raises(ValueError, match="must be positive pixels, got 0x0"):
+        screenshot(world, tmp_path / "zero.png", size=(0, 0))
+    with pytest.raises(ValueError, match="must end in one of .png"):
+        screenshot(world, tmp_path / "shot.xyz")
+    assert world.tick == 32
 
 
 # --- the viewer ------------------------------------------------------------------------------------
