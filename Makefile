@@ -8,21 +8,23 @@ OUT    ?= out
 
 .PHONY: demo test bench lint clean
 
+# A venv made without python3-venv (ensurepip) has a python but no pip: make it again.
 $(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[dev,media]"
 	@touch $(STAMP)
 
 # With a display: the interactive viewer on the chase scene. Without one: the same scene
-# recorded off-screen (pyglet's headless EGL mode) to $(OUT)/chase.gif.
+# recorded off-screen (pyglet's headless EGL mode) to $(OUT)/chase.mp4 (encoded as it goes;
+# a GIF of 900 frames would be held in memory whole).
 demo: $(STAMP)
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
 		$(VENV)/bin/ecs-nav view chase; \
 	else \
 		mkdir -p $(OUT); \
 		echo "No display found: recording the chase scene off-screen instead."; \
-		$(VENV)/bin/ecs-nav run chase --headless --ticks 1800 --record $(OUT)/chase.gif \
+		$(VENV)/bin/ecs-nav run chase --headless --ticks 1800 --record $(OUT)/chase.mp4 \
 			--screenshot $(OUT)/chase.png; \
 	fi
 
@@ -35,6 +37,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]"
 	$(PY) bench/core.py
+	$(PY) bench/graph_build.py
 	$(PY) bench/pathfinding.py
 	$(PY) bench/motion.py
 	$(PY) bench/render.py
