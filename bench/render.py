@@ -1,5 +1,5 @@
 """Frames per second drawing N moving agents plus a nav graph, headless at 1280x720:
-ecs_nav's RenderSystem (every agent in one instanced draw call from the table's columns)
+ecs_nav's RenderSystem (every agent in one draw call from the table's columns, a point sprite each)
 against the naive way (one ``pyglet.shapes.Circle`` per agent, positions set from Python).
 
 Both sides draw the same map and nav graph (from vertex arrays) into the same offscreen
