@@ -79,7 +79,7 @@ def _no_context_message(module: Any, exc: BaseException) -> str:
 
 
 def _no_fonts_message(exc: BaseException) -> str:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    reason = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
     return (f"cannot load a font for the HUD text: {reason}. Text needs FreeType and fontconfig "
             "(e.g. apt install libfontconfig1), or leave out the \"hud\" layer.")
 
