@@ -365,12 +365,15 @@ def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
 def test_missing_font_libraries_fail_in_one_line(gl_window, monkeypatch):
     """Without FreeType/fontconfig pyglet's first Label raises ImportError: that is a
     RenderUnavailable naming the package, which the CLI turns into exit 3."""
+    import importlib
+
     import systems.render as render
 
     def no_freetype(*args, **kwargs):
         raise ImportError('Library "freetype" not found.')
 
-    monkeypatch.setattr(render.pyglet.text, "Label", no_freetype)
+    text = importlib.import_module("pyglet.text")  # the module itself: pyglet.text may still be a lazy proxy
+    monkeypatch.setattr(text, "Label", no_freetype)
     system = render.RenderSystem(size=(160, 100))  # a fresh Renderer: no Label made yet
     world = scene_world()
     assert system.capture(world, layers={"map"}).shape == (100, 160, 3)  # no text: no fonts needed
