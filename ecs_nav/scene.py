@@ -166,7 +166,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
     if not isinstance(entities, list):
         report("entity", "must be an array of tables ([[entity]])")
         entities = []
-    names: dict[str, int] = {}
+    names: dict[str, list[int]] = {}  # name -> the entries carrying it
     for i, entry in enumerate(entities):
         where = f"entity[{i}]"
         if not isinstance(entry, dict):
@@ -177,10 +177,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
             report(f"{where} name", f"must be a string, got {_kind(name)} {name!r}")
         elif isinstance(name, str):
             where += f' "{name}"'
-            if name in names:  # a reference to it would bind to the first
-                report(f"{where} name", f"duplicate: entity[{names[name]}] is already named {name!r}"
-                       " (names must be unique; a crowd is one entry with a count)")
-            names.setdefault(name, i)
+            names.setdefault(name, []).append(i)
         merged = _merge_prefab(entry, prefabs, where, report)
         if merged is not None:
             scene.entities.append(merged)
@@ -318,6 +315,11 @@ def _check_component(comp_name, fields, where, report, check_refs, names=None) -
                 return
             if check_refs and ref not in (names or {}):
                 report(f"{where} {comp_name}.{key}", f"no entity named {ref!r}{_did_you_mean(ref, list(names or {}))}")
+                return
+            if check_refs and len(names[ref]) > 1:
+                carriers = ", ".join(f"entity[{i}]" for i in names[ref])
+                report(f"{where} {comp_name}.{key}", f"{ref!r} names several entities ({carriers}): "
+                       "a reference must name one")
                 return
             fields[key] = 0  # a placeholder id, for the constructor's checks
     _construct(cls, fields, f"{where}", report, prefix=comp_name)
@@ -564,8 +566,7 @@ def _instantiate(spec: dict[str, dict], position: np.ndarray | None):
 
 def scene_to_dict(world: World) -> dict[str, Any]:
     """The World's current state as scene data: saving then loading gives an equal World
-    (the same ``state_digest()``). A name carried by several entities is written once, on
-    the first of them: the one a reference binds to."""
+    (the same ``state_digest()``)."""
     scene: Scene = world.resources.get("scene") or Scene()
     data: dict[str, Any] = {"world": {"seed": world.seed, "dt": world.dt, **scene.settings,
                                       "systems": [s for s in scene.systems]}}
@@ -575,15 +576,11 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     if world.navmap is not None:
         data["navmap"] = _fields_of(world.navmap)
     names = {e: n.value for e, (n,) in world.query(Name)}
-    written: set[str] = set()
     entities = []
     for entity in world.entities():
         entry: dict[str, Any] = {}
-        # A scene's names are unique: a name that several entities carry (a crowd's members)
-        # is written on the first of them, which is the one a reference to it binds to.
-        if entity in names and names[entity] not in written:
+        if entity in names:
             entry["name"] = names[entity]
-            written.add(names[entity])
         for comp_name, cls in COMPONENTS.items():
             component = world.try_get(entity, cls)
             if component is not None:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity
+from ecs_nav.components import Name
 from ecs_nav.scene import SceneError, load_scene, parse_scene, save_scene
 
 GOOD = """
@@ -256,7 +257,7 @@ def test_bad_movingai_file_is_reported_by_validation_with_the_file_and_line(tmp_
     assert line.startswith(f"map.movingai: {short.resolve()}: line ") and "expected 3 map lines" in line
 
 
-def test_duplicate_and_non_string_entity_names_are_reported(tmp_path):
+def test_non_string_names_and_references_to_a_shared_name_are_reported(tmp_path):
     got = problems(tmp_path, """
         [world]
         systems = []
@@ -269,21 +270,25 @@ def test_duplicate_and_non_string_entity_names_are_reported(tmp_path):
         [[entity]]
         name = "npc"
         Position = { x = 2, y = 0 }
+        [[entity]]
+        Position = { x = 3, y = 0 }
+        PathRequest = { target = "npc" }
     """)
     assert got == [
         "entity[1] name: must be a string, got an integer 7",
-        "entity[2] \"npc\" name: duplicate: entity[0] is already named 'npc'"
-        " (names must be unique; a crowd is one entry with a count)",
+        "entity[3] PathRequest.target: 'npc' names several entities (entity[0], entity[2]): "
+        "a reference must name one",
     ]
 
 
-def test_a_named_crowd_saves_its_name_once_and_loads_again(tmp_path):
+def test_a_named_crowd_keeps_every_members_name_through_save_and_load(tmp_path):
     world = load_scene(write(tmp_path, CROWD_BY_A_WALL.format(area="[-9, -9, -3, -3]")))
     try:
         text = save_scene(world)
-        assert text.count('name = "crowd"') == 1
+        assert text.count('name = "crowd"') == 40
         again = load_scene(write(tmp_path, text, "saved.toml"))
         assert again.state_digest() == world.state_digest()
+        assert len(again.find(Name)) == 40
         again.close()
     finally:
         world.close()
