@@ -387,7 +387,9 @@ class Path:
     Replacing ``waypoints`` with a new array is how a route changes: once the Path belongs to
     an entity of a World, every such assignment is reported to that World
     (``World.take_rewritten_paths``), so the PathFollowSystem reloads exactly those paths
-    instead of looking at every path every tick. Editing the array in place is not reported."""
+    instead of looking at every path every tick. Editing the array in place is not reported.
+    Likewise setting ``status = "stale"`` is reported (``World.take_stale_paths``): the
+    PathfindSystem re-plans exactly those paths on its next tick."""
 
     nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -414,14 +416,15 @@ class Path:
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
-        if name == "waypoints":
+        if name == "waypoints" or (name == "status" and value == "stale"):
             owner = self.__dict__.get("_owner")
             if owner is not None:
-                owner[0].add(owner[1])
+                owner[0 if name == "waypoints" else 1].add(owner[2])
 
-    def _watch(self, rewritten: set, entity: int) -> None:
-        """Report later ``waypoints`` assignments as ``entity`` into ``rewritten``."""
-        self._owner = (rewritten, entity)
+    def report_to(self, rewritten: set, stale: set, entity: int) -> None:
+        """From now on, add ``entity`` to ``rewritten`` at every ``waypoints`` assignment and to
+        ``stale`` whenever ``status`` is set to ``"stale"`` (the World calls this)."""
+        self._owner = (rewritten, stale, entity)
 
     def __eq__(self, other):
         if not isinstance(other, Path):

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TargetReached:
-    """An agent stopped within its stopping distance of its path's goal (once per arrival)."""
+    """An agent arrived at its goal and stopped (once per arrival): within its stopping distance
+    of the goal, or settled against agents that already arrived at the same goal (group
+    arrival: a crowd grows around its goal instead of pushing at it)."""
 
     entity: int
     tick: int
@@ -35,16 +37,24 @@ class PathChanged:
 
 @dataclass(frozen=True)
 class PathFailed:
-    """No complete path to the goal: ``status`` is partial or unreachable."""
+    """No complete path to the goal: ``status`` is partial or unreachable.
+
+    Emitted by the PathfindSystem when a request's plan becomes partial or unreachable (once
+    per failure, not on every replan that fails the same way), and by the PathFollowSystem when
+    an agent reaches the end of a partial path (it stops there: that is not an arrival).
+    ``remaining`` is the straight-line distance (m) from the end of the partial path (or, at
+    the end of the walk, from the agent) to the goal; inf when no path was found at all."""
 
     entity: int
     status: str
     tick: int
+    remaining: float = float("inf")
 
 
 @dataclass(frozen=True)
 class Stuck:
-    """An agent made no progress for the stuck threshold and re-requested its path."""
+    """A following agent stood still (moved less than ``stuck_distance``) for ``stuck_ticks``
+    ticks (seed 002); its path is marked stale and re-planned to its last point."""
 
     entity: int
     tick: int

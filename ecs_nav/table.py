@@ -61,8 +61,11 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
         # path following (PathFollowSystem writes, SteeringSystem reads)
         "follow_state": ColumnSpec((), np.int8, 0),  # FOLLOW_NONE / _SEEK / _ARRIVE / _STOPPED
         "path_radius": ColumnSpec((), f8, 1.0),  # seed 004's path radius of the current path
-        "stuck_ticks": ColumnSpec((), np.int32, 0),  # ticks without progress (stuck detection)
-        "best_distance": ColumnSpec((), f8, np.inf),  # closest approach to the current waypoint
+        "stuck_ticks": ColumnSpec((), np.int32, 0),  # ticks spent within stuck_distance of stuck_anchor
+        "stuck_anchor": ColumnSpec((2,), f8),  # where the agent stood when it last moved (stuck detection)
+        "goal_key": ColumnSpec((), i8, -1),  # who shares the goal (group arrival); -1: no goal
+        "arrival_distance": ColumnSpec((), f8),  # distance to the goal when it stopped (re-arm radius)
+        "blocked_ticks": ColumnSpec((), np.int32, 0),  # ticks held back by arrived agents (group arrival)
         "prev_pos": ColumnSpec((2,), f8),  # position at the start of the last physics step
         # membership masks for optional components
         "has_velocity": ColumnSpec((), b1, False),

@@ -101,6 +101,7 @@ class World:
         self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
         self._pending_despawn: dict[int, None] = {}
         self._rewritten_paths: set[int] = set()
+        self._stale_paths: set[int] = set()
         self._stepping = False
         self._closed = False
         self._systems: list[System] = []
@@ -142,7 +143,7 @@ class World:
         entity = esper.create_entity(*components)
         for component in components:
             if isinstance(component, Path):
-                component._watch(self._rewritten_paths, entity)
+                component.report_to(self._rewritten_paths, self._stale_paths, entity)
         if views:
             table = self.table
             row = table.add_row(entity)
@@ -200,13 +201,20 @@ class World:
             raise ValueError(f"add_component: give {type(component).__name__} to spawn(), not afterwards")
         esper.add_component(entity, component)
         if isinstance(component, Path):
-            component._watch(self._rewritten_paths, entity)
+            component.report_to(self._rewritten_paths, self._stale_paths, entity)
 
     def take_rewritten_paths(self) -> np.ndarray:
         """Entities whose ``Path.waypoints`` was assigned since the last call, ascending (int64);
         the record is cleared. The PathFollowSystem calls this once per tick."""
         taken = np.fromiter(sorted(self._rewritten_paths), np.int64, len(self._rewritten_paths))
         self._rewritten_paths.clear()
+        return taken
+
+    def take_stale_paths(self) -> np.ndarray:
+        """Entities whose ``Path.status`` was set to ``"stale"`` since the last call, ascending
+        (int64); the record is cleared. The PathfindSystem calls this once per tick."""
+        taken = np.fromiter(sorted(self._stale_paths), np.int64, len(self._stale_paths))
+        self._stale_paths.clear()
         return taken
 
     def remove_component(self, entity: int, component_type: type) -> Any:

@@ -5,7 +5,7 @@ Seeds 004 (path radius, ping-pong), 000 (stop within the stopping distance, face
 
 Layout. The sparse ``Path`` components are read through esper; the state the per-tick test needs
 lives in the agent table (``steer_target``, ``has_steer_target``, ``follow_state``,
-``path_radius``, ``stuck_ticks``, ``best_distance``) and in arrays this system keeps aligned
+``path_radius``, ``stuck_ticks``, ``stuck_anchor``, ``goal_key``, ``arrival_distance``) and in arrays this system keeps aligned
 with the sorted list of path entities (current / next waypoint, incoming leg direction, the
 final target, the position at the previous tick). The per-tick tests run on whole columns; only
 the rows whose waypoint changes this tick go through a Python loop that reads their ``Path``.
@@ -32,11 +32,24 @@ Per tick, for the rows that follow a waypoint:
   and the heading turns toward the target with ``Lerp(current, look, dt * turn_speed)``, yaw
   only: Unity's ``Quaternion.Lerp``, the same kernel the PhysicsSystem turns headings with
   (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the target is
-  further than ``stopping_distance + STOP_HYSTERESIS``.
-* **stuck** (seed 002, top down): a following row whose closest approach to its steering target
-  (``best_distance``) has not improved by ``STUCK_EPSILON`` for ``stuck_ticks`` ticks emits
-  ``Stuck``, its Path is marked ``"stale"`` (the PathfindSystem re-plans stale paths), and the
-  counter restarts. Progress, a new waypoint and a new path reset it.
+  further than ``stopping_distance + STOP_HYSTERESIS`` (or than the distance it stopped at,
+  plus the hysteresis, for an agent that settled in a crowd).
+* **group arrival** (``ecs_nav.arrival``): a once-path follower held back for ``settle_ticks``
+  ticks by agents already arrived at the same goal (same goal point, or same target entity) --
+  touching one that lies ahead of it toward its steering target, and advancing slower than
+  ``BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
+  ``TargetReached``. One that slides round the arrived agents keeps going, so a crowd fills
+  the space round its goal instead of pushing at it or settling in a line.
+* **a partial path is not an arrival**: reaching the end of a ``"partial"`` path stops the agent
+  there and emits ``PathFailed(status="partial", remaining=distance to the requested goal)``,
+  once per arrival at that end, never ``TargetReached``.
+* **stuck** (seed 002: "the position did not change"): a following row that stays within
+  ``stuck_distance`` of where it last moved for ``stuck_ticks`` ticks emits ``Stuck`` and the
+  counter restarts. Turning, queueing behind moving agents or orbiting slowly moves it, so none
+  of them is stuck. A once-path is then marked ``"stale"``: the PathfindSystem re-plans it to
+  the request's goal, or, for a Path given without a request, to the path's last point (seed
+  002). A patrol or loop without a request keeps its route (a re-plan to one point would lose
+  the loop); the event still tells.
 
 Final target: ``PathRequest.goal``; the position of ``PathRequest.target`` (an entity; the last
 waypoint once that entity is gone); the last waypoint for a path given without a request and
@@ -54,8 +67,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecs_nav.arrival import goal_key_of_entity, goal_key_of_point, settled_against_arrived
 from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import Stuck, TargetReached, WaypointReached
+from ecs_nav.events import PathFailed, Stuck, TargetReached, WaypointReached
 from ecs_nav.physics import turn_heading
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
@@ -65,8 +79,19 @@ STOP_HYSTERESIS = 0.5
 """A STOPPED agent re-arms (may emit TargetReached again) once the target is further than
 stopping_distance + this."""
 
-STUCK_EPSILON = 1e-3
-"""Progress smaller than this (length units, accumulated) does not reset the stuck counter."""
+REARM_RADII = 4.0
+"""An agent stopped at a fixed goal re-arms only when pushed this many of its radii further
+from the goal than where it stopped (and no longer touching the arrived crowd)."""
+
+SETTLE_TICKS = 15
+"""Ticks an agent must be held back by the arrived crowd of its goal before it settles."""
+
+BLOCKED_SPEED_FRACTION = 0.1
+"""Advancing toward its target slower than this fraction of max speed is being held back."""
+
+STUCK_DISTANCE = 0.01
+"""An agent that stays within this distance (m) of where it last moved is standing still
+(seed 002 compares positions; the physics jitters a packed agent by millimetres)."""
 
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
@@ -80,20 +105,29 @@ class PathFollowSystem(System):
     """Follows ``Path`` components; see the module docstring.
 
     Args:
-        stuck_ticks: ticks without progress before ``Stuck`` (seed 002: 20 frames).
+        stuck_ticks: ticks standing still before ``Stuck`` (seed 002: 20 frames).
         stop_hysteresis: see STOP_HYSTERESIS.
-        stuck_epsilon: see STUCK_EPSILON.
+        stuck_distance: see STUCK_DISTANCE.
+        group_arrival: settle against arrived agents of the same goal (``ecs_nav.arrival``).
+        settle_ticks: see SETTLE_TICKS.
     """
 
     name = "PathFollowSystem"
 
     def __init__(self, stuck_ticks: int = 20, stop_hysteresis: float = STOP_HYSTERESIS,
-                 stuck_epsilon: float = STUCK_EPSILON):
+                 stuck_distance: float = STUCK_DISTANCE, group_arrival: bool = True,
+                 settle_ticks: int = SETTLE_TICKS):
         if int(stuck_ticks) < 1:
             raise ValueError(f"PathFollowSystem.stuck_ticks: must be >= 1, got {stuck_ticks!r}")
+        if not (stuck_distance >= 0 and np.isfinite(stuck_distance)):
+            raise ValueError(f"PathFollowSystem.stuck_distance: must be >= 0, got {stuck_distance!r}")
         self.stuck_ticks = int(stuck_ticks)
         self.stop_hysteresis = float(stop_hysteresis)
-        self.stuck_epsilon = float(stuck_epsilon)
+        self.stuck_distance = float(stuck_distance)
+        self.group_arrival = bool(group_arrival)
+        if int(settle_ticks) < 1:
+            raise ValueError(f"PathFollowSystem.settle_ticks: must be >= 1, got {settle_ticks!r}")
+        self.settle_ticks = int(settle_ticks)
         self._items = None  # the esper query list the cache below was built from
         self._empty()
 
@@ -108,18 +142,25 @@ class PathFollowSystem(System):
         self.mode = np.zeros(m, np.int8)
         self.active = np.zeros(m, bool)  # has a waypoint to follow
         self.cur = np.zeros((m, 2))  # current waypoint
+        self.cur_z = np.zeros(m)  # its elevation
+        self.nxt_z = np.zeros(m)  # the elevation of the one after it
+        self.planned = np.zeros(m, bool)  # planned on the nav graph: waypoint elevations are real
         self.nxt = np.zeros((m, 2))  # the waypoint after it (skip ahead)
         self.has_nxt = np.zeros(m, bool)
         self.leg = np.zeros((m, 2))  # unit direction of the leg leading to cur (zero: none)
         self.last_once = np.zeros(m, bool)  # on the last waypoint of a once-path
         self.final_leg = np.zeros(m, bool)  # last waypoint reached: steering at the final target
         self.final = np.zeros((m, 2))  # fixed final target (goal or last waypoint)
+        self.partial = np.zeros(m, bool)  # a partial path: its end is not the goal
+        self.goal = np.zeros((m, 2))  # the requested goal of a partial path (PathFailed.remaining)
+        self.at_end = np.zeros(m, bool)  # stopped at the end of a partial path
+        self.has_request = np.zeros(m, bool)  # a PathRequest re-plans it (else: its last point)
         self.target_ent = np.full(m, -1, np.int64)  # final target entity (-1: fixed point)
         self.target_row = np.full(m, -1, np.int64)
         self.last_pos = np.zeros((m, 2))  # position at the previous tick (the swept test)
 
-    _ARRAYS = ("mode", "active", "cur", "nxt", "has_nxt", "leg", "last_once", "final_leg",
-               "final", "target_ent", "last_pos")
+    _ARRAYS = ("mode", "active", "cur", "cur_z", "nxt_z", "planned", "nxt", "has_nxt", "leg", "last_once", "final_leg",
+               "final", "partial", "goal", "at_end", "has_request", "target_ent", "last_pos")
 
     def state(self) -> bytes:
         parts = [self.ents.tobytes()]
@@ -171,36 +212,60 @@ class PathFollowSystem(System):
     def _load(self, world, i: int) -> None:
         """(Re)start following the Path at cache position i from its own index."""
         table, path, row = world.table, self.paths[i], int(self.rows[i])
-        self.mode[i] = _MODES[path.mode]
-        self.final_leg[i] = False
-        self.target_ent[i] = -1
-        self.target_row[i] = -1
-        self.last_pos[i] = table.pos[row]
-        table.stuck_ticks[row] = 0
-        table.best_distance[row] = np.inf
         wp = path.waypoints
         k = wp.shape[0]
+        pos = table.pos[row]
+        # a replan that keeps the leg being walked (same mode, same waypoint at the index) keeps
+        # the leg's direction, the last position and the stuck count: the passed-the-waypoint
+        # test still fires (no orbit after a replan) and standing still still counts
+        keep_leg = bool(self.active[i] and k > 0 and path.status != "unreachable"
+                        and _MODES[path.mode] == self.mode[i] and 0 <= path.index < k
+                        and np.array_equal(wp[path.index, :2], self.cur[i]))
+        self.mode[i] = _MODES[path.mode]
+        self.target_ent[i] = -1
+        self.target_row[i] = -1
+        self.at_end[i] = False
+        if not keep_leg:
+            self.final_leg[i] = False
+            self.last_pos[i] = pos
+            table.stuck_ticks[row] = -1  # the anchor is set now: this tick does not count
+            table.stuck_anchor[row] = pos
         if k == 0 or path.status == "unreachable":
             self.active[i] = False
             self.last_once[i] = False
             table.follow_state[row] = FOLLOW_NONE
             table.has_steer_target[row] = False
+            table.goal_key[row] = -1
             return
         self.active[i] = True
+        self.planned[i] = path.graph_version >= 0
         table.path_radius[row] = path.radius
         path.index = min(max(int(path.index), 0), k - 1)
         if path.direction not in (1, -1):
             path.direction = 1
-        # final target
+        # final target, and who shares it (group arrival)
         self.final[i] = wp[-1, :2]
+        self.partial[i] = path.status == "partial"
+        self.goal[i] = wp[-1, :2]
+        key = goal_key_of_point(*wp[-1, :2]) if self.mode[i] == _MODE_ONCE else -1
         request = world.try_get(int(self.ents[i]), PathRequest)
-        if request is not None and path.status != "partial":
+        self.has_request[i] = request is not None
+        if request is not None:
             if request.goal is not None:
-                self.final[i] = request.goal
+                self.goal[i] = request.goal
+                key = goal_key_of_point(*request.goal)
+                if not self.partial[i]:
+                    self.final[i] = request.goal
             elif request.target is not None and table.has(request.target):
-                self.target_ent[i] = request.target
-                self.target_row[i] = table.row_of(request.target)
-        pos = table.pos[row]
+                key = goal_key_of_entity(request.target)
+                self.goal[i] = table.pos[table.row_of(request.target)]
+                if not self.partial[i]:
+                    self.target_ent[i] = request.target
+                    self.target_row[i] = table.row_of(request.target)
+        table.goal_key[row] = -1 if self.partial[i] else key
+        if keep_leg:
+            self._set_waypoint(world, i, leg_from=None)
+            return
         # a planned path starts at the node the agent stands on (seed 000's path[0]): drop it
         # when the agent is already past it toward the next one
         if self.mode[i] == _MODE_ONCE and path.index == 0 and k > 1:
@@ -233,17 +298,21 @@ class PathFollowSystem(System):
         return nxt if 0 <= nxt < k else path.index - path.direction
 
     def _set_waypoint(self, world, i: int, leg_from) -> None:
-        """Write path.index's waypoint into the cache and the table row."""
+        """Write path.index's waypoint into the cache and the table row; the leg leading to it
+        starts at ``leg_from`` (None: keep the leg)."""
         table, path, row = world.table, self.paths[i], int(self.rows[i])
         wp = path.waypoints
         k = wp.shape[0]
         mode = int(self.mode[i])
         cur = wp[path.index, :2]
         self.cur[i] = cur
-        self.leg[i] = normalize(cur - np.asarray(leg_from, dtype=np.float64))
+        self.cur_z[i] = wp[path.index, 2]
+        if leg_from is not None:
+            self.leg[i] = normalize(cur - np.asarray(leg_from, dtype=np.float64))
         j = self._peek_next(path, mode, k)
         self.has_nxt[i] = j >= 0
         self.nxt[i] = wp[j, :2] if j >= 0 else cur
+        self.nxt_z[i] = wp[j, 2] if j >= 0 else wp[path.index, 2]
         self.last_once[i] = mode == _MODE_ONCE and path.index == k - 1
         table.steer_target[row] = cur
         table.has_steer_target[row] = True
@@ -251,8 +320,8 @@ class PathFollowSystem(System):
         # re-arms only by distance
         if table.follow_state[row] != FOLLOW_STOPPED or mode != _MODE_ONCE:
             table.follow_state[row] = FOLLOW_ARRIVE if self.last_once[i] else FOLLOW_SEEK
-        table.stuck_ticks[row] = 0
-        table.best_distance[row] = np.inf
+        if self.final_leg[i]:  # a kept final leg steers at the final target (set every tick)
+            table.steer_target[row] = self.final[i]
 
     def _skip_reached(self, world, i: int, emit: bool) -> None:
         """Advance while the current waypoint is within the radius (bounded by the path length)."""
@@ -261,13 +330,17 @@ class PathFollowSystem(System):
         r2 = float(table.path_radius[row]) ** 2
         for _ in range(path.waypoints.shape[0]):
             d = pos - self.cur[i]
-            if d[0] * d[0] + d[1] * d[1] > r2:
+            if d[0] * d[0] + d[1] * d[1] > r2 or not self._level_with(table, row, i, self.cur_z[i]):
                 return
             if self.last_once[i]:
                 self._enter_final_leg(world, i, emit)
                 return
             if not self._step(world, i, emit):
                 return
+
+    def _level_with(self, table, row: int, i: int, z: float) -> bool:
+        """Whether the agent stands level with a waypoint at elevation ``z`` (see the tick)."""
+        return not self.planned[i] or abs(float(table.elevation[row]) - z) < float(table.max_climb[row])
 
     def _step(self, world, i: int, emit: bool) -> bool:
         path = self.paths[i]
@@ -285,8 +358,6 @@ class PathFollowSystem(System):
         self.final_leg[i] = True
         if emit:
             world.emit(WaypointReached(int(self.ents[i]), int(self.paths[i].index), world.tick))
-        world.table.stuck_ticks[self.rows[i]] = 0
-        world.table.best_distance[self.rows[i]] = np.inf
 
     # --- the tick ----------------------------------------------------------------------------
 
@@ -328,9 +399,14 @@ class PathFollowSystem(System):
         closest = step * t[:, None] - from_last
         swept = _dot(closest, closest) <= r2
         crossed = (_dot(from_last, self.leg) > 0) & (_dot(to_cur, self.leg) >= 0)
-        reached = test & (near | swept | crossed)
+        # a planned waypoint is reached only from its own level: an agent on the floor below a
+        # ramp's edge node has not reached it (the next leg would walk into the ramp's side)
+        elev, climb = table.elevation[sel], table.max_climb[sel]
+        level = ~self.planned | (np.abs(elev - self.cur_z) < climb)
+        reached = test & level & (near | swept | crossed)
         to_nxt = pos - self.nxt
-        skip = test & self.has_nxt & ~self.last_once & (_dot(to_nxt, to_nxt) <= r2)
+        skip = (test & self.has_nxt & ~self.last_once & (_dot(to_nxt, to_nxt) <= r2)
+                & (~self.planned | (np.abs(elev - self.nxt_z) < climb)))
         for i in np.flatnonzero(reached | skip):
             i = int(i)
             if self.last_once[i]:
@@ -339,7 +415,7 @@ class PathFollowSystem(System):
             if self._step(world, i, emit=True):
                 self._skip_reached(world, i, emit=True)
 
-        # --- final target: arrival, re-arming, facing ------------------------------------
+        # --- final target: arrival, group arrival, re-arming, facing ---------------------
         once = active & (self.mode == _MODE_ONCE)
         if once.any():
             final = self.final.copy()
@@ -353,40 +429,94 @@ class PathFollowSystem(System):
             stop = table.stopping_distance[rows]
             to_final = final - pos
             dist = np.hypot(to_final[:, 0], to_final[:, 1])
-            arrive = once & (state != FOLLOW_STOPPED) & (dist <= stop)
-            rearm = once & (state == FOLLOW_STOPPED) & (dist > stop + self.stop_hysteresis)
+            on_way = once & (state != FOLLOW_STOPPED)
+            arrive = on_way & (dist <= stop)
+            if self.group_arrival:
+                toward = table.steer_target[rows] - pos
+                arrive |= self._settled(world, rows, on_way & ~arrive & ~self.partial, toward, pos - last)
+            # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
+            # only when pushed REARM_RADII radii past where it stopped and touching no arrived
+            # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
+            margin = np.where(moving, self.stop_hysteresis,
+                              np.maximum(self.stop_hysteresis, REARM_RADII * table.radius[rows]))
+            rearm_at = np.maximum(stop, table.arrival_distance[rows]) + margin
+            rearm = once & (state == FOLLOW_STOPPED) & (dist > rearm_at)
+            if self.group_arrival and rearm.any():
+                held = rearm & ~moving & ~self.partial
+                toward = table.steer_target[rows[held]] - pos[held]
+                rearm[held] = ~self._touching_arrived(world, rows[held], toward)
             if rearm.any():
                 table.follow_state[rows[rearm]] = np.where(self.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
-                table.stuck_ticks[rows[rearm]] = 0
-                table.best_distance[rows[rearm]] = np.inf
+                table.stuck_ticks[rows[rearm]] = -1
+                table.stuck_anchor[rows[rearm]] = pos[rearm]
+                self.at_end[rearm] = False
             if arrive.any():
                 table.follow_state[rows[arrive]] = FOLLOW_STOPPED
-                for e in self.ents[arrive]:
-                    world.emit(TargetReached(int(e), world.tick))
+                table.arrival_distance[rows[arrive]] = dist[arrive]
+                for i in np.flatnonzero(arrive):
+                    if self.partial[i]:  # the end of a partial path: stopped, not arrived
+                        self.at_end[i] = True
+                        gap = float(np.hypot(*(self.goal[i] - pos[i])))
+                        world.emit(PathFailed(int(self.ents[i]), "partial", world.tick, remaining=gap))
+                    else:
+                        world.emit(TargetReached(int(self.ents[i]), world.tick))
             stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
             if stopped.any():
                 self._face(world, rows[stopped], to_final[stopped])
 
-        # --- stuck detection ---------------------------------------------------------------
+        # --- stuck: standing still while following (seed 002) -------------------------------
         fstate = table.follow_state[sel]
         following = active & ((fstate == FOLLOW_SEEK) | (fstate == FOLLOW_ARRIVE))
-        if following.any():
-            d = table.steer_target[sel] - pos
-            d = np.hypot(d[:, 0], d[:, 1])
-            best = table.best_distance[sel]
-            count = table.stuck_ticks[sel]
-            progress = following & (d < best - self.stuck_epsilon)
-            new_best = np.where(progress, d, best)
-            count = np.where(progress, 0, np.where(following, count + 1, count))
-            stuck = following & (count >= self.stuck_ticks)
-            count[stuck] = 0
-            new_best[stuck] = np.inf
-            table.best_distance[sel] = new_best
-            table.stuck_ticks[sel] = count
-            for i in np.flatnonzero(stuck):
-                self.paths[i].status = "stale"
-                world.emit(Stuck(int(self.ents[i]), world.tick))
+        anchor = table.stuck_anchor[sel]
+        step = pos - anchor
+        still = following & (_dot(step, step) <= self.stuck_distance * self.stuck_distance)
+        count = np.where(still, table.stuck_ticks[sel] + 1, 0).astype(np.int32)
+        stuck = count >= self.stuck_ticks
+        count[stuck] = 0
+        table.stuck_ticks[sel] = count
+        table.stuck_anchor[sel] = np.where((still & ~stuck)[:, None], anchor, pos)
+        for i in np.flatnonzero(stuck):
+            if self.has_request[i] or self.mode[i] == _MODE_ONCE:
+                self.paths[i].status = "stale"  # the PathfindSystem re-plans it
+            world.emit(Stuck(int(self.ents[i]), world.tick))
         self.last_pos = pos
+
+    @staticmethod
+    def _touching_arrived(world, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
+        """(k,) bool: ``rows`` touch another agent arrived at their goal, lying toward it."""
+        table = world.table
+        n = table.n
+        arrived = np.flatnonzero((table.follow_state[:n] == FOLLOW_STOPPED) & (table.goal_key[:n] >= 0))
+        arrived = np.setdiff1d(arrived, rows)
+        return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n],
+                                       table.goal_key[:n], rows, toward, arrived)
+
+    def _settled(self, world, rows: np.ndarray, candidates: np.ndarray, toward: np.ndarray,
+                 moved: np.ndarray) -> np.ndarray:
+        """(m,) bool: the ``candidates`` (a mask over the cache) that have been held back for
+        ``settle_ticks`` ticks by agents already arrived at the same goal (group arrival).
+
+        Held back: touching such an agent that lies ahead (``ecs_nav.arrival``) and advancing
+        toward its steering target (``toward``) slower than ``BLOCKED_SPEED_FRACTION`` of its
+        max speed this tick (``moved``: its displacement). An agent that touches the arrived
+        crowd but slides round it keeps going, so the crowd fills the space round the goal
+        instead of settling in a line back along the way in."""
+        out = np.zeros(candidates.size, bool)
+        table = world.table
+        n = table.n
+        count = np.zeros(candidates.size, np.int32)
+        if candidates.any():
+            crow = rows[candidates]
+            touching = self._touching_arrived(world, crow, toward[candidates])
+            if touching.any():
+                unit = normalize(toward[candidates])
+                slow = (_dot(moved[candidates], unit)
+                        < BLOCKED_SPEED_FRACTION * table.max_speed[crow] * world.dt)
+                held = touching & slow
+                count[candidates] = np.where(held, table.blocked_ticks[crow] + 1, 0)
+                out[candidates] = count[candidates] >= self.settle_ticks
+        table.blocked_ticks[rows] = count
+        return out
 
     def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:
         """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""

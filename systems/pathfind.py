@@ -47,9 +47,25 @@ The Path written
     An unreachable request gets an empty Path (no nodes, no waypoints).
 
 Events
-    ``PathChanged`` when a served request's node list differs from the previous one and the
-    status is complete or partial; ``PathFailed`` on every serve whose status is partial or
-    unreachable. Never an exception for an unreachable goal, a missing target or an empty graph.
+    ``PathChanged`` when a served request's route changed: not when the new node list is the rest
+    of the old one (the agent moved along it), which also keeps the follower's waypoint index;
+    status complete or partial. ``PathFailed`` when a serve's status is partial or unreachable
+    and it was not already so with the same route (once per failure, not on every replan that
+    fails again), with ``remaining`` = the distance from the end of the partial path to the
+    goal (inf when unreachable). Never an exception for an unreachable goal, a missing target
+    or an empty graph.
+
+Stale paths without a request
+    A once-path given without a PathRequest whose status is set to ``"stale"`` (the
+    PathFollowSystem does this when its agent is stuck) is re-planned to its last waypoint on
+    the next tick (seed 002), keeping its radius and mode.
+
+Change detection
+    The request list (its periods and which requests are new) is re-read only when esper's
+    list changes (a component was added or removed somewhere); a Path set to ``"stale"`` is
+    reported by the World (``World.take_stale_paths``). A tick with nothing due costs one
+    vectorised test over the requesters, no per-request Python. Editing a request in place (a
+    new ``goal``) takes effect at its next due tick.
 
 Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
 ``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),
@@ -76,8 +92,24 @@ from ecs_nav.nav.smooth import smooth_path
 from ecs_nav.world import System, World
 
 _IMMEDIATE = ("stale", "none")
+ROUTE_SLACK = 0.5
+"""A periodic replan keeps the current route unless the new one is shorter by more than this
+many node spacings (see ``PathfindSystem._still_good``)."""
 _GOAL_LIFT = 0.2
 """Lift of the goal-node → goal-point segment test (the seed's link lift)."""
+
+
+def route_kept(previous: np.ndarray, nodes: np.ndarray) -> int:
+    """Where ``nodes`` starts in ``previous`` when it is the rest of that route (the agent moved
+    along it), else -1. An empty route is never kept."""
+    if nodes.size == 0 or previous.size < nodes.size:
+        return -1
+    at = np.flatnonzero(previous == nodes[0])
+    for j in at:
+        j = int(j)
+        if previous.size - j == nodes.size and np.array_equal(previous[j:], nodes):
+            return j
+    return -1
 
 
 class PathfindSystem(System):
@@ -104,6 +136,9 @@ class PathfindSystem(System):
         self._cached_list = None
         self._ents = np.zeros(0, dtype=np.int64)
         self._reqs: list[PathRequest] = []
+        self._periods = np.zeros(0, dtype=np.int64)
+        self._requested: set[int] = set()
+        self._pending: set[int] = set()  # entities to serve on this tick whatever their period
 
     def period_of(self, request: PathRequest) -> int:
         """The replan period that applies to ``request``."""
@@ -114,38 +149,72 @@ class PathfindSystem(System):
     def update(self, world: World) -> None:
         self.last_served = np.zeros(0, dtype=np.int64)
         self.last_searches = 0
+        stale = world.take_stale_paths()
         graph = world.nav_graph
         if graph is None:
             return
         requests = world.query(PathRequest)
         if requests is not self._cached_list:  # esper rebuilt its list: some component changed
-            ents = np.fromiter((e for e, _ in requests), dtype=np.int64, count=len(requests))
-            order = np.argsort(ents, kind="stable")
-            self._ents = ents[order]
-            self._reqs = [requests[i][1][0] for i in order]
-            self._cached_list = requests
-            live = set(self._ents.tolist())
-            self._seen = {e: r for e, r in self._seen.items() if e in live}
+            self._refresh(world, requests)
+        if stale.size:
+            self._pending.update(stale.tolist())
         ents, reqs = self._ents, self._reqs
-        if ents.size == 0:
-            return
-        n = ents.size
-        periods = np.fromiter((self.period_of(r) for r in reqs), dtype=np.int64, count=n)
-        due = (world.tick + ents) % periods == 0
-        path_of = {e: comps[1] for e, comps in world.query(PathRequest, Path)}
-        seen, paths = self._seen.get, path_of.get
-        immediate = np.fromiter(
-            ((seen(e) is not r) or (p := paths(e)) is None or p.status in _IMMEDIATE
-             for e, r in zip(ents.tolist(), reqs)),
-            dtype=bool, count=n,
-        )
-        serve = np.flatnonzero(due | immediate)
+        serve = np.zeros(0, np.int64)
+        if ents.size:
+            due = (world.tick + ents) % self._periods == 0
+            if self._pending:
+                due |= np.isin(ents, np.fromiter(self._pending, np.int64, len(self._pending)))
+            serve = np.flatnonzero(due)
+        orphans = [e for e in sorted(self._pending) if e not in self._requested]
         if serve.size:
-            self._serve(world, graph, ents[serve], [reqs[i] for i in serve], path_of)
+            forced = np.fromiter((int(e) in self._pending for e in ents[serve]), bool, serve.size)
+            self._pending.clear()
+            path_of = {int(e): world.try_get(int(e), Path) for e in ents[serve]}
+            self._serve(world, graph, ents[serve], [reqs[i] for i in serve], path_of, forced)
+        self._pending.clear()
+        if orphans:
+            self._replan_orphans(world, graph, orphans)
+
+    def _refresh(self, world: World, requests) -> None:
+        """The request list changed: re-sort it, recompute the periods, and queue for at once the
+        requests that are new (another object than last served), have no Path, or whose Path
+        still waits for a plan (status none or stale)."""
+        ents = np.fromiter((e for e, _ in requests), dtype=np.int64, count=len(requests))
+        order = np.argsort(ents, kind="stable")
+        self._ents = ents[order]
+        self._reqs = [requests[i][1][0] for i in order]
+        self._cached_list = requests
+        self._requested = set(self._ents.tolist())
+        self._seen = {e: r for e, r in self._seen.items() if e in self._requested}
+        self._periods = np.fromiter((self.period_of(r) for r in self._reqs), dtype=np.int64, count=len(self._reqs))
+        seen = self._seen.get
+        for e, r in zip(self._ents.tolist(), self._reqs):
+            path = world.try_get(e, Path)
+            if seen(e) is not r or path is None or path.status in _IMMEDIATE:
+                self._pending.add(e)
+
+    def _replan_orphans(self, world: World, graph, entities: list[int]) -> None:
+        """Stale once-paths given without a PathRequest: re-plan each to its last point (seed
+        002: when stuck, re-plan to the path's last node), keeping its radius."""
+        ents, reqs = [], []
+        for e in entities:
+            path = world.try_get(e, Path)
+            if (path is None or path.mode != "once" or path.waypoints.shape[0] == 0 or path.status != "stale"
+                    or not world.table.has(e)):
+                continue
+            ents.append(e)
+            reqs.append(PathRequest(goal=tuple(path.waypoints[-1, :2])))
+        if ents:
+            path_of = {e: world.try_get(e, Path) for e in ents}
+            self._serve(world, graph, np.array(ents, np.int64), reqs, path_of, np.ones(len(ents), bool),
+                        remember=False)
 
     # --- serving ---------------------------------------------------------------------------------
 
-    def _serve(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict) -> None:
+    def _serve(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict,
+               forced: np.ndarray, remember: bool = True) -> None:
+        """Plan for ``ents``; ``forced``: a new, stale or unplanned request (always rewritten),
+        else a periodic replan (which keeps a route that is still as good)."""
         table = world.table
         k = ents.size
         rows = table.rows_of(ents)
@@ -199,7 +268,8 @@ class PathfindSystem(System):
             offsets, nodes = paths_from_field(next_hop, starts[idx])
             for j, i in enumerate(idx):
                 if np.isfinite(distance[starts[i]]):
-                    results[i] = (nodes[offsets[j] : offsets[j + 1]].copy(), STATUS_COMPLETE)
+                    results[i] = (nodes[offsets[j] : offsets[j + 1]].copy(), STATUS_COMPLETE,
+                                  float(distance[starts[i]]))
                 else:
                     single.append(i)  # cut off from the goal: its own search finds the partial path
         for i in sorted(single):
@@ -210,12 +280,17 @@ class PathfindSystem(System):
                          allow_partial=req.allow_partial, **kwargs)
             self.searches += 1
             self.last_searches += 1
-            results[i] = (res.nodes, res.status)
+            results[i] = (res.nodes, res.status, res.cost)
 
         own = self._own_nodes(graph, start_xy)
         for i in range(k):
             entity = int(ents[i])
-            nodes, status = results[i] if results[i] is not None else (np.zeros(0, np.int64), STATUS_UNREACHABLE)
+            nodes, status, cost = (results[i] if results[i] is not None
+                                   else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
+            path = path_of.get(entity)
+            if not forced[i] and status == STATUS_COMPLETE and self._still_good(graph, path, nodes, cost, start_xy[i]):
+                self._seen[entity] = reqs[i]
+                continue
             waypoints = graph.positions[nodes].copy()
             if status == STATUS_COMPLETE and nodes.size:
                 goal_point = np.array([goal_xy[i, 0], goal_xy[i, 1],
@@ -225,11 +300,34 @@ class PathfindSystem(System):
             if reqs[i].smooth and world.map is not None and waypoints.shape[0] > 2 and has_row[i]:
                 waypoints = smooth_path(waypoints, world.map, radius=float(table.radius[rows[i]]),
                                         max_climb=float(table.max_climb[rows[i]]))
-            self._write(world, entity, path_of.get(entity), nodes, waypoints, status,
-                        bool(nodes.size and own[i] == nodes[0]), graph.version)
-            self._seen[entity] = reqs[i]
+            remaining = np.inf
+            if nodes.size and goal_ok[i] and status != STATUS_COMPLETE:
+                remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
+            self._write(world, entity, path, nodes, waypoints, status,
+                        bool(nodes.size and own[i] == nodes[0]), graph.version, remaining)
+            if remember:
+                self._seen[entity] = reqs[i]
         self.served += k
         self.last_served = ents.copy()
+
+    @staticmethod
+    def _still_good(graph, path: Path | None, nodes: np.ndarray, cost: float, agent_xy: np.ndarray) -> bool:
+        """A periodic replan keeps the route being walked (no rewrite, so the follower's leg is
+        untouched and no PathChanged) while it is complete, on this graph version, to the same
+        goal node, and no longer than the new plan by more than ``ROUTE_SLACK`` node spacings:
+        among the many equally short routes of a grid, the agent keeps the one it is on
+        (Detour's path corridor does the same)."""
+        if (path is None or path.status != STATUS_COMPLETE or path.graph_version != graph.version
+                or path.nodes.size == 0 or nodes.size == 0 or path.nodes[-1] != nodes[-1]):
+            return False
+        index = min(int(path.index), path.nodes.size - 1)
+        if path.waypoints.shape[0] < path.nodes.size or not np.array_equal(
+                path.waypoints[: path.nodes.size, :2], graph.positions[path.nodes, :2]):
+            return False  # smoothed: waypoints are not the nodes
+        here = float(np.hypot(*(path.waypoints[index, :2] - agent_xy)))
+        start = float(np.hypot(*(graph.positions[nodes[0], :2] - agent_xy)))
+        old = here + graph.path_cost(path.nodes[index:])
+        return old <= start + cost + ROUTE_SLACK * graph.grid.spacing
 
     @staticmethod
     def _own_nodes(graph, points: np.ndarray) -> np.ndarray:
@@ -251,17 +349,19 @@ class PathfindSystem(System):
         return not bool(world.map.segment_blocked(node_pos + lift, goal + lift)[0])
 
     def _write(self, world: World, entity: int, path: Path | None, nodes: np.ndarray, waypoints: np.ndarray,
-               status: str, stands_on_start: bool, version: int) -> None:
+               status: str, stands_on_start: bool, version: int, remaining: float) -> None:
         if path is None:
             path = world.try_get(entity, Path)
         previous = None if path is None else path.nodes
-        same_route = previous is not None and np.array_equal(previous, nodes) and nodes.size > 0
+        previous_status = None if path is None else path.status
+        kept = -1 if previous is None else route_kept(previous, nodes)
         if path is None:
             path = Path()
             world.add_component(entity, path)
         count = waypoints.shape[0]
-        if same_route and path.waypoints.shape[0] > 0:
-            index = min(int(path.index), max(count - 1, 0))
+        if kept >= 0 and path.waypoints.shape[0] > 0:
+            # the same route from further along: the waypoint being walked keeps its place
+            index = min(max(int(path.index) - kept, 0), max(count - 1, 0))
         else:
             index = 1 if stands_on_start and count > 1 else 0
         path.nodes = np.asarray(nodes, dtype=np.int64)
@@ -270,10 +370,10 @@ class PathfindSystem(System):
         path.status = status
         path.direction = 1
         path.graph_version = int(version)
-        if status in (STATUS_COMPLETE, STATUS_PARTIAL) and not same_route:
+        if status in (STATUS_COMPLETE, STATUS_PARTIAL) and kept < 0:
             world.emit(PathChanged(entity, status, world.tick))
-        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE):
-            world.emit(PathFailed(entity, status, world.tick))
+        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE) and (status != previous_status or kept < 0):
+            world.emit(PathFailed(entity, status, world.tick, remaining=remaining))
 
     # --- determinism -----------------------------------------------------------------------------
 

@@ -228,8 +228,10 @@ def test_stuck_after_k_ticks_marks_the_path_stale():
     assert w.table.stuck_ticks[w.table.row_of(e)] == 0  # counting restarts
 
 
-def test_progress_resets_the_stuck_counter():
-    w = make_world(stuck_ticks=5)
+def test_moving_resets_the_stuck_counter():
+    # seed 002: stuck means the position did not change for K ticks (K = 20); an agent that
+    # starts from rest (1 m/s^2 here) moves off its spot well within that
+    w = make_world(stuck_ticks=20)
     e = follower(w, max_speed=1.0)
     path = Path(waypoints=[(0, 0), (30, 0)], radius=1.0, status="complete")
     w.add_component(e, path)
