@@ -97,14 +97,16 @@ class PlatformerBots:
         x: float,
         y: float,
         width: float = 0.75,
-        height: float = 0.875,
+        height: float = 0.75,
         constants: CharacterConstants = SERIES,
         max_jump: int | None = None,
         bot: bool = True,
     ) -> int:
         """Add a character with its box's bottom-left at (x, y) tiles, ``width`` × ``height``
-        tiles (> 0; planned as the sizes rounded up), its physics ``constants`` and max jump
-        height (tiles, ≥ 1; default: what a full jump reaches, floored). Returns its row."""
+        tiles (> 0; planned as the sizes rounded up — the seed advises a box a little smaller
+        than its tiles, and the default 12 × 12 px of a 16-px tile is what the arrival figures
+        use), its physics ``constants`` and max jump height (tiles, ≥ 1; default: what a full
+        jump reaches, floored). Returns its row."""
         constants.validate("PlatformerBots.add constants")
         for name, v in (("x", x), ("y", y)):
             if not math.isfinite(v):
