@@ -5,9 +5,10 @@ Seeds 004 (path radius, ping-pong), 000 (stop within the stopping distance, face
 
 Layout. The sparse ``Path`` components are read through esper; the state the per-tick test needs
 lives in the agent table (``steer_target``, ``has_steer_target``, ``follow_state``,
-``path_radius``, ``stuck_ticks``, ``stuck_anchor``, ``goal_key``, ``arrival_distance``) and in arrays this system keeps aligned
-with the sorted list of path entities (current / next waypoint, incoming leg direction, the
-final target, the position at the previous tick). The per-tick tests run on whole columns; only
+``path_radius``, ``stuck_ticks``, ``stuck_anchor``, ``goal_key``, ``arrival_distance``,
+``blocked_ticks``) and in arrays this system keeps aligned with the sorted list of path
+entities (current / next waypoint, incoming leg direction, the final target, the position at
+the previous tick). The per-tick tests run on whole columns; only
 the rows whose waypoint changes this tick go through a Python loop that reads their ``Path``.
 
 Per tick, for the rows that follow a waypoint:
@@ -503,7 +504,6 @@ class PathFollowSystem(System):
         instead of settling in a line back along the way in."""
         out = np.zeros(candidates.size, bool)
         table = world.table
-        n = table.n
         count = np.zeros(candidates.size, np.int32)
         if candidates.any():
             crow = rows[candidates]
