@@ -23,7 +23,9 @@ Inputs per behaviour:
   ``ecs_nav.spatial.neighbours_within`` over all agents (``is_agent`` or ``has_steering``).
 * follow_path: by ``follow_state`` -- SEEK: seek ``steer_target``; ARRIVE: arrive at it with the
   agent's deceleration; STOPPED: brake, ``force = -vel * mass / dt``, the force that cancels
-  the velocity within one tick (then truncated to max_force; seed 000's "stop"). A literal
+  the velocity within one tick (then truncated to max_force; seed 000's "stop"), and every
+  other behaviour of the row is dropped while it is STOPPED (a settled crowd holds still
+  instead of spreading apart by separation; the PhysicsSystem still resolves contacts). A literal
   ``-vel`` decays the speed with a one-second time constant, which overshoots the stopping
   distance. A STOPPED agent's speed below ``STOP_SPEED`` is snapped to zero.
 * follow_flow: ``world.resources["flow_field"]`` -- an (n_nodes, 2) array (or an object with a
@@ -239,6 +241,17 @@ class SteeringSystem(System):
             direction = self._flow(world, srows[i])  # only the rows that follow it
             if direction is not None:
                 put(B["follow_flow"], i, st.follow_flow(vel[i], direction, max_speed[i]))
+
+        # an agent stopped at its goal holds still: only the brake acts (seed 000's "stop"), so
+        # separation does not spread a settled crowd apart again
+        if used[B["follow_path"]]:
+            hold = np.flatnonzero(on[:, B["follow_path"]] & (col("follow_state") == FOLLOW_STOPPED))
+            if hold.size:
+                brake = -vel[hold] * (col("mass")[hold] / world.dt)[:, None]
+                total[hold] = brake * W[hold, B["follow_path"], None]
+                if forces is not None:
+                    forces[hold] = 0.0
+                    forces[hold, B["follow_path"]] = brake
 
         # --- combine per row ----------------------------------------------------------------
         max_force = col("max_force")
