@@ -137,8 +137,13 @@ def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatc
         raise RuntimeError("a bug, not a missing display")
 
     monkeypatch.setattr(ecs_nav.viewer, "screenshot", bug)
-    with pytest.raises(RuntimeError, match="a bug"):
-        main(["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")])
+    args = ["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]
+    assert main(args) == 70  # an internal error: one line naming the version, not exit 3
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("ecs-nav: internal error (a bug in ecs-nav ") and "RuntimeError: a bug" in line
+    assert "--debug" in line
+    with pytest.raises(RuntimeError, match="a bug"):  # --debug shows the traceback
+        main(args + ["--debug"])
 
 
 def test_non_utf8_scene_names_the_file(capsys, tmp_path):
