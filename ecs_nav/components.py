@@ -131,18 +131,6 @@ class TableView:
             setattr(self, name, value)
         table.bind(row, self)
 
-    def bound_copy(self, table, row: int) -> TableView:
-        """A new view of this kind reading ``row`` of ``table`` (which already holds the values:
-        a crowd member's row copied from the first member's). Its other attributes are this
-        view's (shared: they are never changed in place)."""
-        view = object.__new__(type(self))
-        view.__dict__.update(self.__dict__)
-        object.__setattr__(view, "_local", {})
-        object.__setattr__(view, "_table", table)
-        object.__setattr__(view, "_row", row)
-        table.bind(row, view)
-        return view
-
     def _unbind(self) -> None:
         """Copy the row's values back into own storage (called when the row goes away)."""
         values = {name: getattr(self, name) for name in self._fields}
@@ -159,6 +147,24 @@ class TableView:
     def __repr__(self):
         body = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
         return f"{type(self).__name__}({body})"
+
+
+def bound_copies(views: list[TableView], table, first_row: int, count: int) -> list[list[TableView]]:
+    """``count`` sets of new views like ``views``, set k reading row ``first_row + k`` of
+    ``table``, which holds (or is about to hold) the values: a crowd's members, whose rows are
+    copies of the first member's. Their other attributes are the originals' (shared: never
+    changed in place). Register them with ``table.bind_rows`` once the rows exist."""
+    protos = [(type(v), v.__dict__) for v in views]
+    new = object.__new__
+    out = []
+    for row in range(first_row, first_row + count):
+        mine = []
+        for cls, attrs in protos:
+            view = new(cls)
+            view.__dict__ = {**attrs, "_local": {}, "_table": table, "_row": row}
+            mine.append(view)
+        out.append(mine)
+    return out
 
 
 class Position(TableView):

@@ -175,6 +175,11 @@ class AgentTable:
         self.n += k
         return rows
 
+    def bind_rows(self, rows, views_per_row) -> None:
+        """``bind`` for many rows: ``views_per_row[k]`` read row ``rows[k]``."""
+        for row, views in zip(rows, views_per_row):
+            self._views[int(row)] = list(views)
+
     def bind(self, row: int, view) -> None:
         """Remember that ``view`` reads row ``row``, so a move can re-point it."""
         self._views[row].append(view)

@@ -8,6 +8,7 @@ sweeps) coexist in one process without seeing each other's entities.
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import itertools
 import time
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import esper
 import numpy as np
 
-from ecs_nav.components import Agent, Collider, Path, Position, TableView, Velocity
+from ecs_nav.components import Agent, Collider, Path, Position, TableView, Velocity, bound_copies
 from ecs_nav.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
 from ecs_nav.steering import BEHAVIOURS
 from ecs_nav.table import AgentTable, default_columns
@@ -167,9 +168,20 @@ class World:
         components bound to its row and a shallow copy of each sparse one (``Path`` with its
         own arrays); ``tags`` (callable: index -> list of extra components) adds per-entity
         ones such as a ``Name``. Returns the ids, ascending (int64)."""
-        count = int(count)
+        count = check_number("World.spawn_many", "count", count, integer=True)
         if count < 1:
             return np.zeros(0, np.int64)
+        # hundreds of thousands of new objects would run the cyclic garbage collector over a
+        # growing heap again and again (4x the time); none of them form cycles to collect
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._spawn_many(count, components, positions, tags)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _spawn_many(self, count: int, components: list[Any], positions, tags) -> np.ndarray:
         pts = None if positions is None else np.ascontiguousarray(positions, dtype=np.float64)
         if pts is not None and pts.shape != (count, 2):
             raise ValueError(f"spawn_many: positions must have shape ({count}, 2), got {pts.shape}")
@@ -187,7 +199,12 @@ class World:
         sparse = [c for c in components if not isinstance(c, TableView)]
         ids = np.empty(count, np.int64)
         ids[0] = head
+        table = self.table
+        template_row = table.row_of(head) if views else -1
+        start = table.n  # the members' rows will be start, start + 1, ... (appended in order)
+        member_views = bound_copies(views, table, start, count - 1) if views else [[] for _ in range(count - 1)]
         others = []
+        create = esper.create_entity
         for i in range(1, count):
             own = [copy.copy(c) for c in sparse] + (list(tags(i)) if tags else [])
             for c in own:
@@ -196,13 +213,10 @@ class World:
                     object.__setattr__(c, "waypoints", c.waypoints.copy())
                     c.__dict__.pop("_owner", None)
             others.append(own)
-            ids[i] = esper.create_entity(*own)
+            ids[i] = create(*own, *member_views[i - 1])
         if views:
-            table = self.table
-            rows = table.add_rows_like(ids[1:], table.row_of(head))
-            for i, row in enumerate(rows.tolist(), start=1):
-                for view in views:
-                    esper.add_component(int(ids[i]), view.bound_copy(table, row))
+            rows = table.add_rows_like(ids[1:], template_row)
+            table.bind_rows(rows.tolist(), member_views)
             if pts is not None:
                 table.pos[rows] = pts[1:]
                 if self.map is not None:
