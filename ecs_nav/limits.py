@@ -248,8 +248,7 @@ class CheckedFields:
             for f in dataclasses.fields(self):
                 value = check_value(type(self).__name__, f.name, types_[f.name], self.__dict__[f.name],
                                     defaults[f.name])
-                if isinstance(value, tuple) or value is None or isinstance(value, (bool, int, float)):
-                    object.__setattr__(self, f.name, value)
+                object.__setattr__(self, f.name, value)
             if post is not None:
                 post(self)
             object.__setattr__(self, "_checked", True)

@@ -117,15 +117,15 @@ def parse_text(content: bytes | str, source: str = "<text>", base_dir: FilePath 
     except tomllib.TOMLDecodeError as exc:
         raise SceneError([f"{source}: TOML syntax error: {exc}"]) from None
     except RecursionError:
-        raise SceneError([f"{source}: tables or arrays nested too deeply (at most {NESTING_LIMIT} levels)"]) from None
-    depth = nesting_depth(data)
-    if depth > NESTING_LIMIT:
-        raise SceneError([f"{source}: tables or arrays nested {depth} levels deep (at most {NESTING_LIMIT})"])
+        raise SceneError([f"{source}: tables or arrays nested more than {NESTING_LIMIT} levels deep"]) from None
+    if nesting_depth(data) > NESTING_LIMIT:
+        raise SceneError([f"{source}: tables or arrays nested more than {NESTING_LIMIT} levels deep"])
     return scene_from_dict(data, source=source, base_dir=base_dir)
 
 
 def nesting_depth(data: Any) -> int:
-    """How deeply tables and arrays nest in ``data`` (a scalar: 0), counted without recursion."""
+    """How deeply tables and arrays nest in ``data`` (a scalar: 0), counted without recursion
+    and no further than one level past NESTING_LIMIT."""
     deepest, stack = 0, [(data, 1)]
     while stack:
         value, depth = stack.pop()
