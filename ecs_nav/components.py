@@ -12,6 +12,7 @@ Constructors validate: a negative radius, a NaN coordinate or an unknown behavio
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -490,6 +491,14 @@ class Path:
             owner = self.__dict__.get("_owner")
             if owner is not None:
                 owner[0].add(owner[1])
+
+    def detached_copy(self) -> Path:
+        """A copy with its own arrays, belonging to no entity yet (a crowd member's own Path)."""
+        twin = copy.copy(self)
+        twin.__dict__.pop("_owner", None)
+        object.__setattr__(twin, "nodes", self.nodes.copy())
+        object.__setattr__(twin, "waypoints", self.waypoints.copy())
+        return twin
 
     def _watch(self, rewritten: set, entity: int) -> None:
         """Report later ``waypoints`` assignments as ``entity`` into ``rewritten``."""

@@ -206,12 +206,8 @@ class World:
         others = []
         create = esper.create_entity
         for i in range(1, count):
-            own = [copy.copy(c) for c in sparse] + (list(tags(i)) if tags else [])
-            for c in own:
-                if isinstance(c, Path):
-                    object.__setattr__(c, "nodes", c.nodes.copy())
-                    object.__setattr__(c, "waypoints", c.waypoints.copy())
-                    c.__dict__.pop("_owner", None)
+            own = [c.detached_copy() if isinstance(c, Path) else copy.copy(c) for c in sparse]
+            own += list(tags(i)) if tags else []
             others.append(own)
             ids[i] = create(*own, *member_views[i - 1])
         if views:
