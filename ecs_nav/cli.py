@@ -1,8 +1,9 @@
 """The ``ecs-nav`` command: list, validate, run and view scenes.
 
 Bad input gives a non-zero exit and one line per problem on stderr, never a traceback. Exit
-codes: 2 bad input (arguments, scene files, output file names), 3 no OpenGL context or fonts
-for rendering, 1 missing capture packages (imageio).
+codes: 0 done; 2 bad input (arguments, scene files, output file names); 3 no OpenGL context or
+fonts for rendering; 1 missing capture packages (imageio); 70 an internal error (a bug: one line
+naming the version; ``--debug`` shows the traceback); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -13,13 +14,25 @@ import os
 import sys
 import time
 
+from ecs_nav.limits import FRAME_SIZE_LIMIT, INTEGER_LIMIT, SEED_LIMIT
+
 EXIT_MISSING_PACKAGE = 1
 EXIT_BAD_INPUT = 2
 EXIT_NO_DISPLAY = 3
+EXIT_INTERNAL_ERROR = 70
+"""BSD sysexits' EX_SOFTWARE: not the user's input but ecs-nav itself."""
+EXIT_INTERRUPTED = 130
 
 
-def _int_at_least(minimum: int):
-    """An argparse ``type=`` for integers >= ``minimum`` (its message names the option)."""
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (no usage block): ``ecs-nav run: error: ...``."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _int_at_least(minimum: int, maximum: int = INTEGER_LIMIT):
+    """An argparse ``type=`` for integers in [minimum, maximum] (its message names the option)."""
 
     def parse(text: str) -> int:
         try:
@@ -28,6 +41,8 @@ def _int_at_least(minimum: int):
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}, got {value}")
         return value
 
     parse.__name__ = f"integer >= {minimum}"
@@ -55,9 +70,10 @@ def cmd_list(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from ecs_nav.scene import parse_scene
+    from ecs_nav.scene import build_world, parse_scene
 
     scene = parse_scene(args.scene)
+    build_world(scene).close()  # what `run` does before its first tick: the two never disagree
     count = sum(e.get("count", 1) for e in scene.entities)
     print(f"{scene.source}: ok ({count} entities, systems: {', '.join(scene.systems)})")
     return 0
@@ -122,9 +138,11 @@ def cmd_view(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ecs-nav", description="Game-AI navigation scenes: list, validate, run headless, view.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, show the traceback instead of one line")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("list", help="list the built-in scenes", description="List the built-in scenes.")
     p.set_defaults(fn=cmd_list)
@@ -132,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a scene file without running it",
                        description="Check a scene file; print every problem with where it is.")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_validate)
 
     p = sub.add_parser("run", help="run a scene for N ticks and print a summary",
@@ -140,20 +159,23 @@ def build_parser() -> argparse.ArgumentParser:
                                    "or --record, the viewer opens instead (close it to end).")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
     p.add_argument("--ticks", type=_int_at_least(0), default=600, help="fixed ticks to run (default 600)")
-    p.add_argument("--seed", type=_int_at_least(0), default=None, help="override the scene's seed")
+    p.add_argument("--seed", type=_int_at_least(0, SEED_LIMIT), default=None, help="override the scene's seed")
     p.add_argument("--headless", action="store_true", help="never open a window")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--screenshot", metavar="PNG", help="render the final frame off-screen to this file")
     p.add_argument("--record", metavar="GIF_OR_MP4", help="record the run off-screen to this file")
-    p.add_argument("--size", type=_int_at_least(1), nargs=2, default=(1280, 720), metavar=("W", "H"),
-                   help="frame size for --screenshot/--record (default 1280 720)")
-    p.add_argument("--fps", type=_int_at_least(1), default=30, help="frames per second of --record (default 30)")
+    p.add_argument("--size", type=_int_at_least(1, FRAME_SIZE_LIMIT), nargs=2, default=(1280, 720), metavar=("W", "H"),
+                   help=f"frame size for --screenshot/--record (default 1280 720, at most {FRAME_SIZE_LIMIT})")
+    p.add_argument("--fps", type=_int_at_least(1, 1000), default=30, help="frames per second of --record (default 30)")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="on an internal error, show the traceback instead of one line")
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
-    p.add_argument("--seed", type=_int_at_least(0), default=None, help="override the scene's seed")
+    p.add_argument("--seed", type=_int_at_least(0, SEED_LIMIT), default=None, help="override the scene's seed")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_view)
     return parser
 
@@ -177,8 +199,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
     except (ValueError, OSError) as exc:
-        print(f"ecs-nav: error: {exc}", file=sys.stderr)
+        print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("ecs-nav: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug, not the input: say so, in one line
+        if args.debug:
+            raise
+        from ecs_nav import __version__
+
+        print(f"ecs-nav: internal error (a bug in ecs-nav {__version__}): {type(exc).__name__}: "
+              f"{_one_line(str(exc))[:300]} (run again with --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _one_line(text: str) -> str:
+    from ecs_nav.scene_schema import one_line
+
+    return one_line(" ".join(text.split("\n")))
 
 
 if __name__ == "__main__":

@@ -12,12 +12,23 @@ Constructors validate: a negative radius, a NaN coordinate or an unknown behavio
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from ecs_nav.limits import (
+    COORDINATE_LIMIT,
+    NAV_NODE_LIMIT,
+    NUMBER_LIMIT,
+    SPEED_LIMIT,
+    WAYPOINT_LIMIT,
+    CheckedFields,
+    check_number,
+    check_value,
+)
 from ecs_nav.steering import BEHAVIOURS
 
 COMBINERS = ("weighted_sum", "prioritized", "dithered")
@@ -27,18 +38,40 @@ DECELERATIONS = {"slow": 3.0, "normal": 2.0, "fast": 1.0}
 """Arrive's deceleration names and their seed values."""
 
 
-def _finite(owner: str, name: str, value: Any) -> float:
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{owner}.{name}: must be a finite number, got {value!r}")
+def _finite(owner: str, name: str, value: Any, limit: float = COORDINATE_LIMIT) -> float:
+    """A finite number at most ``limit`` in magnitude (a coordinate, by default)."""
+    return check_number(owner, name, value, limit=limit)
+
+
+def _speed(owner: str, name: str, value: Any) -> float:
+    return check_number(owner, name, value, limit=SPEED_LIMIT)
+
+
+def _positive(owner: str, name: str, value: Any, allow_zero: bool = False, limit: float = NUMBER_LIMIT,
+              allow_inf: bool = False) -> float:
+    """A number > 0 (>= 0 with ``allow_zero``), finite (unless ``allow_inf``) and at most ``limit``."""
+    v = check_number(owner, name, value, limit=limit, allow_inf=allow_inf)
+    if not (v >= 0 if allow_zero else v > 0):
+        raise ValueError(f"{owner}.{name}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return v
 
 
-def _positive(owner: str, name: str, value: Any, allow_zero: bool = False) -> float:
-    v = float(value)
-    ok = v >= 0 if allow_zero else v > 0
-    if math.isnan(v) or not ok:
-        raise ValueError(f"{owner}.{name}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+def _length(owner: str, name: str, value: Any) -> float:
+    return _positive(owner, name, value, limit=COORDINATE_LIMIT)
+
+
+def _length_or_zero(owner: str, name: str, value: Any) -> float:
+    return _positive(owner, name, value, allow_zero=True, limit=COORDINATE_LIMIT)
+
+
+MIN_MASS = 1e-3
+"""kg. ``Agent.mass`` is at least this (force / mass stays finite)."""
+
+
+def _mass(owner: str, name: str, value: Any) -> float:
+    v = _positive(owner, name, value)
+    if v < MIN_MASS:
+        raise ValueError(f"{owner}.{name}: must be >= {MIN_MASS:g}, got {value!r}")
     return v
 
 
@@ -117,6 +150,24 @@ class TableView:
         return f"{type(self).__name__}({body})"
 
 
+def bound_copies(views: list[TableView], table, first_row: int, count: int) -> list[list[TableView]]:
+    """``count`` sets of new views like ``views``, set k reading row ``first_row + k`` of
+    ``table``, which holds (or is about to hold) the values: a crowd's members, whose rows are
+    copies of the first member's. Their other attributes are the originals' (shared: never
+    changed in place). Register them with ``table.bind_rows`` once the rows exist."""
+    protos = [(type(v), v.__dict__) for v in views]
+    new = object.__new__
+    out = []
+    for row in range(first_row, first_row + count):
+        mine = []
+        for cls, attrs in protos:
+            view = new(cls)
+            view.__dict__ = {**attrs, "_local": {}, "_table": table, "_row": row}
+            mine.append(view)
+        out.append(mine)
+    return out
+
+
 class Position(TableView):
     """Ground-plane position (x, y). Elevation is derived from the map by the PhysicsSystem."""
 
@@ -140,8 +191,8 @@ class Velocity(TableView):
     """Ground-plane velocity (vx, vy), in units per second."""
 
     _fields = ("vx", "vy")
-    vx = Column("vel", 0, _finite)
-    vy = Column("vel", 1, _finite)
+    vx = Column("vel", 0, _speed)
+    vy = Column("vel", 1, _speed)
 
     def __init__(self, vx: float = 0.0, vy: float = 0.0):
         super().__init__(vx=vx, vy=vy)
@@ -154,12 +205,12 @@ class Agent(TableView):
     """A moving character's limits (seed 000 and 001 defaults)."""
 
     _fields = ("max_speed", "max_force", "mass", "turn_speed", "stopping_distance", "max_climb")
-    max_speed = Column("max_speed", check=_positive)
+    max_speed = Column("max_speed", check=lambda o, n, v: _positive(o, n, v, limit=SPEED_LIMIT))
     max_force = Column("max_force", check=_positive)
-    mass = Column("mass", check=_positive)
+    mass = Column("mass", check=_mass)
     turn_speed = Column("turn_speed", check=_positive)
-    stopping_distance = Column("stopping_distance", check=lambda o, n, v: _positive(o, n, v, True))
-    max_climb = Column("max_climb", check=lambda o, n, v: _positive(o, n, v, True))
+    stopping_distance = Column("stopping_distance", check=_length_or_zero)
+    max_climb = Column("max_climb", check=_length_or_zero)
 
     def __init__(
         self,
@@ -184,7 +235,7 @@ class Collider(TableView):
     dynamic obstacle that the GraphBuildSystem cuts out of the nav graph where it stands."""
 
     _fields = ("radius",)
-    radius = Column("radius", check=_positive)
+    radius = Column("radius", check=_length)
 
     def __init__(
         self,
@@ -194,13 +245,14 @@ class Collider(TableView):
         height: float = 2.0,
         layer: int = 0,
     ):
-        if shape not in COLLIDER_SHAPES:
+        if not isinstance(shape, str) or shape not in COLLIDER_SHAPES:
             raise ValueError(f"Collider.shape: must be one of {', '.join(COLLIDER_SHAPES)}, got {shape!r}")
         object.__setattr__(self, "shape", shape)
-        size = tuple(_positive("Collider", "size", v) for v in size)
+        size = check_value("Collider", "size", tuple[float, float], size)
+        size = tuple(_length("Collider", "size", v) for v in size)
         object.__setattr__(self, "size", size)
-        object.__setattr__(self, "height", _positive("Collider", "height", height))
-        object.__setattr__(self, "layer", int(layer))
+        object.__setattr__(self, "height", _length("Collider", "height", height))
+        object.__setattr__(self, "layer", check_value("Collider", "layer", int, layer))
         super().__init__(radius=radius)
 
     def __repr__(self):
@@ -231,14 +283,15 @@ class SteeringWeights(TableView):
     _fields = ("combiner_code", *STEERING_PARAMS)
     combiner_code = Column("combiner")
     deceleration = Column("deceleration", check=_positive)
-    panic_distance = Column("panic_distance", check=_positive)
-    threat_range = Column("threat_range", check=_positive)
-    wander_radius = Column("wander_radius", check=_positive)
-    wander_distance = Column("wander_distance", check=lambda o, n, v: _positive(o, n, v, True))
+    panic_distance = Column("panic_distance", check=lambda o, n, v: _positive(o, n, v, limit=COORDINATE_LIMIT,
+                                                                                allow_inf=True))
+    threat_range = Column("threat_range", check=_length)
+    wander_radius = Column("wander_radius", check=_length)
+    wander_distance = Column("wander_distance", check=_length_or_zero)
     wander_jitter = Column("wander_jitter", check=lambda o, n, v: _positive(o, n, v, True))
-    detection_box_length = Column("detection_box_length", check=_positive)
-    feeler_length = Column("feeler_length", check=_positive)
-    neighbour_radius = Column("neighbour_radius", check=_positive)
+    detection_box_length = Column("detection_box_length", check=_length)
+    feeler_length = Column("feeler_length", check=_length)
+    neighbour_radius = Column("neighbour_radius", check=_length)
 
     def __init__(
         self,
@@ -256,14 +309,14 @@ class SteeringWeights(TableView):
         target: tuple[float, float] | None = None,
         target_entity: int | None = None,
     ):
-        weights = dict(weights or {})
+        weights = check_value("SteeringWeights", "weights", dict[str, float] | None, weights) or {}
         unknown = sorted(set(weights) - set(BEHAVIOURS))
         if unknown:
             raise ValueError(
                 f"SteeringWeights.weights: unknown behaviour {unknown[0]!r}"
                 f" (known: {', '.join(BEHAVIOURS)})"
             )
-        if combiner not in COMBINERS:
+        if not isinstance(combiner, str) or combiner not in COMBINERS:
             raise ValueError(f"SteeringWeights.combiner: must be one of {', '.join(COMBINERS)}, got {combiner!r}")
         if isinstance(deceleration, str):
             if deceleration not in DECELERATIONS:
@@ -274,8 +327,10 @@ class SteeringWeights(TableView):
             deceleration = DECELERATIONS[deceleration]
         for behaviour, weight in weights.items():
             _weight_check(behaviour)("SteeringWeights", "weights", weight)
-        if target is not None:
-            target = (_finite("SteeringWeights", "target", target[0]), _finite("SteeringWeights", "target", target[1]))
+        target = check_value("SteeringWeights", "target", tuple[float, float] | None, target)
+        target_entity = check_value("SteeringWeights", "target_entity", int | None, target_entity)
+        if target_entity is not None and target_entity < 0:
+            raise ValueError(f"SteeringWeights.target_entity: must be an entity id >= 0, got {target_entity!r}")
         object.__setattr__(self, "_weights_local", np.array([float(weights.get(b, 0.0)) for b in BEHAVIOURS]))
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "target_entity", None if target_entity is None else int(target_entity))
@@ -293,7 +348,7 @@ class SteeringWeights(TableView):
 
     @combiner.setter
     def combiner(self, name: str) -> None:
-        if name not in COMBINERS:
+        if not isinstance(name, str) or name not in COMBINERS:
             raise ValueError(f"SteeringWeights.combiner: must be one of {', '.join(COMBINERS)}, got {name!r}")
         self.combiner_code = COMBINERS.index(name)
 
@@ -347,7 +402,7 @@ PATH_MODES = ("once", "patrol", "loop")
 
 
 @dataclass
-class PathRequest:
+class PathRequest(CheckedFields):
     """Ask the PathfindSystem for a path to ``goal`` (a point) or to ``target`` (an entity,
     followed as it moves). ``replan_period`` ticks between refreshes (None: the world's
     ``pathfind_period``, seed 000's 30);
@@ -401,18 +456,36 @@ class Path:
     graph_version: int = -1
 
     def __post_init__(self):
-        self.nodes = np.asarray(self.nodes, dtype=np.int64).reshape(-1)
-        wp = np.asarray(self.waypoints, dtype=np.float64)
+        try:
+            self.nodes = np.asarray(self.nodes, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"Path.nodes: expected an array of node ids, got {self.nodes!r:.80}") from None
+        try:
+            wp = np.asarray(self.waypoints, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError("Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got "
+                             f"{self.waypoints!r:.80}") from None
+        if wp.size == 0:
+            wp = np.zeros((0, 3))
         if wp.ndim == 2 and wp.shape[1] == 2:
             wp = np.hstack([wp, np.zeros((wp.shape[0], 1))])
-        self.waypoints = wp.reshape(-1, 3)
-        if not np.all(np.isfinite(self.waypoints)):
-            raise ValueError("Path.waypoints: must be finite numbers")
-        if self.status not in PATH_STATUSES:
+        if wp.ndim != 2 or wp.shape[1] != 3:
+            raise ValueError(f"Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got shape "
+                             f"{wp.shape}")
+        self.waypoints = wp
+        if self.waypoints.shape[0] > WAYPOINT_LIMIT:
+            raise ValueError(f"Path.waypoints: at most {WAYPOINT_LIMIT} waypoints, got {self.waypoints.shape[0]}")
+        if not np.all(np.isfinite(self.waypoints)) or np.any(np.abs(self.waypoints) > COORDINATE_LIMIT):
+            raise ValueError(f"Path.waypoints: must be finite numbers at most {COORDINATE_LIMIT:g} in magnitude")
+        self.index = check_value("Path", "index", int, self.index)
+        self.direction = check_value("Path", "direction", int, self.direction)
+        if self.direction not in (-1, 1):
+            raise ValueError(f"Path.direction: must be 1 or -1, got {self.direction!r}")
+        if not isinstance(self.status, str) or self.status not in PATH_STATUSES:
             raise ValueError(f"Path.status: must be one of {', '.join(PATH_STATUSES)}, got {self.status!r}")
-        if self.mode not in PATH_MODES:
+        if not isinstance(self.mode, str) or self.mode not in PATH_MODES:
             raise ValueError(f"Path.mode: must be one of {', '.join(PATH_MODES)}, got {self.mode!r}")
-        self.radius = _positive("Path", "radius", self.radius)
+        self.radius = _length("Path", "radius", self.radius)
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -426,6 +499,14 @@ class Path:
         ``stale`` whenever ``status`` is set to ``"stale"`` (the World calls this)."""
         self._owner = (rewritten, stale, entity)
 
+    def detached_copy(self) -> Path:
+        """A copy with its own arrays, belonging to no entity yet (a crowd member's own Path)."""
+        twin = copy.copy(self)
+        twin.__dict__.pop("_owner", None)
+        object.__setattr__(twin, "nodes", self.nodes.copy())
+        object.__setattr__(twin, "waypoints", self.waypoints.copy())
+        return twin
+
     def __eq__(self, other):
         if not isinstance(other, Path):
             return NotImplemented
@@ -435,7 +516,7 @@ class Path:
 
 
 @dataclass
-class NavMap:
+class NavMap(CheckedFields):
     """Scan parameters of a map (seed 000's AIGraph): half extents and ray height of the scan,
     node spacing, the largest climbable step, and the clearance kept from box edges."""
 
@@ -445,12 +526,26 @@ class NavMap:
     clearance: float = 1.25
 
     def __post_init__(self):
-        if len(self.scan_range) != 3:
-            raise ValueError(f"NavMap.scan_range: must be three numbers, got {self.scan_range!r}")
-        self.scan_range = tuple(_positive("NavMap", "scan_range", v) for v in self.scan_range)
-        self.spacing = _positive("NavMap", "spacing", self.spacing)
-        self.max_climb = _positive("NavMap", "max_climb", self.max_climb, allow_zero=True)
-        self.clearance = _positive("NavMap", "clearance", self.clearance, allow_zero=True)
+        self.scan_range = tuple(_length("NavMap", "scan_range", v) for v in self.scan_range)
+        self.spacing = _length("NavMap", "spacing", self.spacing)
+        self.max_climb = _length_or_zero("NavMap", "max_climb", self.max_climb)
+        self.clearance = _length_or_zero("NavMap", "clearance", self.clearance)
+        if self.spacing > 2 * min(self.scan_range[0], self.scan_range[2]):
+            raise ValueError(f"NavMap.spacing: must be at most the scanned width and depth (twice scan_range's x "
+                             f"and z, {2 * min(self.scan_range[0], self.scan_range[2]):g}), got {self.spacing!r}")
+        nodes = self.node_slots()
+        if nodes > NAV_NODE_LIMIT:
+            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)} makes "
+                             f"{nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} allowed (raise the spacing)")
+
+    def node_slots(self) -> float:
+        """How many grid slots the scan has (as the nav graph counts them)."""
+        return nav_node_slots(2 * self.scan_range[0], 2 * self.scan_range[2], self.spacing)
+
+
+def nav_node_slots(width: float, depth: float, spacing: float) -> float:
+    """Node slots of a scan ``width`` x ``depth`` at ``spacing`` (a float: it may be huge)."""
+    return float(math.floor(width / spacing + 1e-9)) * float(math.floor(depth / spacing + 1e-9))
 
 
 @dataclass

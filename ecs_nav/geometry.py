@@ -30,6 +30,8 @@ from dataclasses import dataclass, replace
 import numba as nb
 import numpy as np
 
+from ecs_nav.limits import COORDINATE_LIMIT, SHAPE_LIMIT, TILE_LIMIT
+
 AABB = tuple[float, float, float, float]
 """A ground-plane axis-aligned box ``(xmin, ymin, xmax, ymax)``."""
 
@@ -47,12 +49,16 @@ however thin, can be stepped over."""
 def _scalar(name: str, value, nonneg: bool = False, positive: bool = False) -> float:
     """``value`` as a finite float (> 0 with ``positive``, >= 0 with ``nonneg``); else a
     ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     try:
         v = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
+    if abs(v) > COORDINATE_LIMIT:
+        raise ValueError(f"{name} must be at most {COORDINATE_LIMIT:g} in magnitude, got {value!r}")
     if positive and v <= 0:
         raise ValueError(f"{name} must be > 0, got {value!r}")
     if nonneg and v < 0:
@@ -203,8 +209,8 @@ def _pack_rect(shape: Box | Ramp, floor: float) -> list[float]:
 
 @nb.njit(cache=True)
 def _clampi(v, n):
-    # v is a float; clamp before int() so huge values cannot overflow
-    if v < 0.0:
+    # v is a float; clamp before int() so huge values cannot overflow (and NaN goes to 0)
+    if not v >= 0.0:
         return 0
     if v >= n - 1:
         return n - 1
@@ -681,6 +687,8 @@ class MapGeometry:
             raise ValueError(f"bounds must be (xmin, ymin, xmax, ymax), got {bounds!r}") from None
         if not all(math.isfinite(v) for v in (xmin, ymin, xmax, ymax)) or xmin >= xmax or ymin >= ymax:
             raise ValueError(f"bounds must be finite with xmin < xmax and ymin < ymax, got {bounds!r}")
+        if max(abs(xmin), abs(ymin), abs(xmax), abs(ymax)) > COORDINATE_LIMIT:
+            raise ValueError(f"bounds must be at most {COORDINATE_LIMIT:g} in magnitude, got {bounds!r}")
         self.bounds: AABB = (xmin, ymin, xmax, ymax)
         self.floor = _scalar("floor", floor)
         self._shapes: dict[int, Shape] = {}
@@ -695,6 +703,8 @@ class MapGeometry:
     def _insert(self, shape: Shape) -> int:
         if not isinstance(shape, (Box, Ramp, Circle)):
             raise TypeError(f"expected a Box, Ramp or Circle, got {type(shape).__name__}")
+        if len(self._shapes) >= SHAPE_LIMIT:
+            raise ValueError(f"a map holds at most {SHAPE_LIMIT} shapes")
         sid = self._next_id
         self._next_id += 1
         self._shapes[sid] = shape
@@ -775,6 +785,8 @@ class MapGeometry:
         blocked = np.asarray(blocked_text_order, dtype=bool)
         if blocked.ndim != 2 or 0 in blocked.shape:
             raise ValueError(f"blocked_text_order must be a non-empty 2-D array, got {blocked.shape}")
+        if blocked.size > TILE_LIMIT:
+            raise ValueError(f"a tile map has at most {TILE_LIMIT} tiles, got {blocked.shape[0]} x {blocked.shape[1]}")
         cell = _scalar("cell_size", cell_size)
         if cell <= 0:
             raise ValueError(f"cell_size must be > 0, got {cell_size}")

@@ -79,13 +79,20 @@ def per_item(value, k: int, name: str) -> np.ndarray:
 
 
 @nb.njit(cache=True)
+def _clamp_cell(v, n):
+    """A float cell coordinate as a cell index in [0, n - 1] (NaN goes to 0): clamped as a float
+    first, so no value, however large, reaches the integer conversion."""
+    if not v >= 0.0:
+        return 0
+    if v >= n - 1.0:
+        return n - 1
+    return int(v)
+
+
+@nb.njit(cache=True)
 def _cell_range(lo, hi, origin, inv_cell, n):
-    """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis (clamped as
-    floats first, so a huge query cannot overflow the integer conversion)."""
-    top = n - 1.0
-    c0 = int(min(max(np.floor((lo - origin) * inv_cell), 0.0), top))
-    c1 = int(min(max(np.floor((hi - origin) * inv_cell), 0.0), top))
-    return c0, c1
+    """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis."""
+    return _clamp_cell(np.floor((lo - origin) * inv_cell), n), _clamp_cell(np.floor((hi - origin) * inv_cell), n)
 
 
 @nb.njit(cache=True)
@@ -134,12 +141,18 @@ def _grid(lo, hi, cell_size):
     holds: (origin x, origin y, cell size, cols, rows, cell_start, cell_items)."""
     origin, top = _bounds(lo, hi)
     cap = max(64, MAX_CELLS_PER_ITEM * lo.shape[0])
+    # counted in floats, halved so that no span of finite points overflows: items far apart
+    # (1e10 m, 1e300 m) give large cells, never a negative or overflowing cell count
+    span_x = top[0] * 0.5 - origin[0] * 0.5
+    span_y = top[1] * 0.5 - origin[1] * 0.5
     while True:
-        cols = int((top[0] - origin[0]) // cell_size) + 1
-        rows = int((top[1] - origin[1]) // cell_size) + 1
-        if cols * rows <= cap:
+        cols_f = np.floor(span_x / (cell_size * 0.5)) + 1.0
+        rows_f = np.floor(span_y / (cell_size * 0.5)) + 1.0
+        if cols_f * rows_f <= cap:
             break
         cell_size *= 2.0
+    cols = int(cols_f)
+    rows = int(rows_f)
     cell_start, cell_items = _bin_boxes(lo, hi, origin[0], origin[1], 1.0 / cell_size, cols, rows)
     return origin[0], origin[1], cell_size, cols, rows, cell_start, cell_items
 

@@ -231,7 +231,7 @@ def entity_uniforms(seed: int, entity_ids, tick: int, stream: int = 0) -> np.nda
     """
     ids = np.asarray(entity_ids, dtype=np.int64).reshape(-1).view(np.uint64)
     with np.errstate(over="ignore"):
-        key = _splitmix64(np.array([seed], dtype=np.int64).view(np.uint64))
+        key = _splitmix64(np.array([int(seed) % 2**64], dtype=np.uint64))  # any seed up to 2**64 - 1
         key = _splitmix64(key ^ np.array([stream], dtype=np.int64).view(np.uint64))
         key = _splitmix64(key ^ np.array([tick], dtype=np.int64).view(np.uint64))
         h = _splitmix64(key ^ ids)

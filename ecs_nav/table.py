@@ -154,6 +154,35 @@ class AgentTable:
         self.n += 1
         return row
 
+    def add_rows_like(self, entities: np.ndarray, template_row: int) -> np.ndarray:
+        """Append one row per entity in ``entities`` (new ids, ascending), each a copy of row
+        ``template_row``: a crowd's members in one pass over the columns. Returns the rows."""
+        entities = np.asarray(entities, dtype=np.int64).reshape(-1)
+        k = entities.size
+        if k and (entities.min() < 0 or np.any(self.rows_of(entities) >= 0)):
+            raise ValueError("add_rows_like: entity ids must be >= 0 and have no row yet")
+        top = int(entities.max()) + 1 if k else 0
+        if top > self._row_by_entity.size:
+            grown = np.full(max(2 * self._row_by_entity.size, top), -1, np.int64)
+            grown[: self._row_by_entity.size] = self._row_by_entity
+            self._row_by_entity = grown
+        if self.n + k > self._capacity:
+            self._grow(max(self._capacity * 2, self.n + k))
+        rows = np.arange(self.n, self.n + k, dtype=np.int64)
+        for arr in self._columns.values():
+            arr[self.n : self.n + k] = arr[template_row]
+        self._columns["entity"][self.n : self.n + k] = entities
+        self._row_by_entity[entities] = rows
+        for row in range(self.n, self.n + k):
+            self._views[row] = []
+        self.n += k
+        return rows
+
+    def bind_rows(self, rows, views_per_row) -> None:
+        """``bind`` for many rows: ``views_per_row[k]`` read row ``rows[k]``."""
+        for row, views in zip(rows, views_per_row):
+            self._views[int(row)] = list(views)
+
     def bind(self, row: int, view) -> None:
         """Remember that ``view`` reads row ``row``, so a move can re-point it."""
         self._views[row].append(view)

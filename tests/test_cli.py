@@ -137,8 +137,13 @@ def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatc
         raise RuntimeError("a bug, not a missing display")
 
     monkeypatch.setattr(ecs_nav.viewer, "screenshot", bug)
-    with pytest.raises(RuntimeError, match="a bug"):
-        main(["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")])
+    args = ["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]
+    assert main(args) == 70  # an internal error: one line naming the version, not exit 3
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("ecs-nav: internal error (a bug in ecs-nav ") and "RuntimeError: a bug" in line
+    assert "--debug" in line
+    with pytest.raises(RuntimeError, match="a bug"):  # --debug shows the traceback
+        main(args + ["--debug"])
 
 
 def test_non_utf8_scene_names_the_file(capsys, tmp_path):
@@ -182,3 +187,38 @@ def test_installed_wheel_finds_builtin_scenes(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}).stdout
     assert str(site) in out and "'chase'" in out and "'patrol'" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "chase", "--headless", "--size", "100000", "100000", "--screenshot", "x.png"],
+     "argument --size: must be <= 8192, got 100000"),
+    (["run", "chase", "--headless", "--seed", "18446744073709551616"], "argument --seed: must be <="),
+    (["run", "chase", "--ticks", "-5"], "argument --ticks: must be >= 0, got -5"),
+    (["run"], "the following arguments are required: scene"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_every_bad_flag_is_exit_2_on_one_line_before_the_run(capsys, args, message):
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "error: " in line and message in line
+
+
+def test_a_bad_scene_is_exit_2_for_validate_and_run_alike(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[map.circle]]\ncenter = [1e308, -50]\nradius = 1\nheight = 2\n")
+    for command in (["validate", str(bad)], ["run", str(bad), "--headless", "--ticks", "1"]):
+        assert main(command) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 2  # bounds missing, centre too far
+
+
+def test_an_interrupt_is_exit_130_on_one_line(capsys, monkeypatch):
+    import ecs_nav.scene
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ecs_nav.scene, "load_scene", interrupted)
+    assert main(["run", "chase", "--headless", "--ticks", "1"]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == ["ecs-nav: interrupted"]

@@ -161,14 +161,14 @@ def test_every_problem_reported_at_once(tmp_path):
     """)
     assert got == [
         "world.dt: must be > 0, got -1",
-        "map.bounds: expected an array of 4 finite numbers, got [0, 0, 1]",
+        "map.bounds: expected an array of 4 finite numbers at most 1e+06 in magnitude, got [0, 0, 1]",
         "map.box[0].height: expected a number, got a string 'tall'",
         "entity[1] prefab: unknown prefab 'missing'",
         "entity[0] Position.x: expected a number, got a string 'a'",
         "entity[0] SteeringWeights.weights: unknown behaviour 'seeek' (known: "
         + ", ".join(__import__("ecs_nav.steering", fromlist=["BEHAVIOURS"]).BEHAVIOURS) + ")",
         "entity[0] PathRequest.target: no entity named 'ghost'",
-        "entity[1] count: must be an integer >= 1, got 0",
+        "entity[1] count: must be an integer from 1 to 200000, got 0",
     ]
 
 

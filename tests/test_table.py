@@ -56,7 +56,7 @@ def test_views_read_their_own_entity_after_random_spawn_despawn(ops):
         live: dict[int, tuple] = {}
         for spawn, k in ops:
             if spawn or not live:
-                comps = (Position(k, -k), Velocity(k * 2.0, 1.0), Agent(max_speed=1.0 + k),
+                comps = (Position(k, -k), Velocity(k / 2.0, 1.0), Agent(max_speed=1.0 + k / 2.0),
                          Collider(radius=0.1 + k / 1000), SteeringWeights({"seek": k / 10}))
                 live[world.spawn(*comps)] = comps
             else:
@@ -71,7 +71,7 @@ def test_views_read_their_own_entity_after_random_spawn_despawn(ops):
             row = table.row_of(entity)
             assert pos._row == row == vel._row == agent._row == collider._row == weights._row
             k = pos.x
-            assert (pos.y, vel.vx, agent.max_speed) == (-k, 2.0 * k, 1.0 + k)
+            assert (pos.y, vel.vx, agent.max_speed) == (-k, k / 2.0, 1.0 + k / 2.0)  # within SPEED_LIMIT
             assert collider.radius == pytest.approx(0.1 + k / 1000)
             assert weights.weights.get("seek", 0.0) == pytest.approx(k / 10)
             assert world.get(entity, Position) is pos

@@ -62,6 +62,7 @@ from ecs_nav.geometry import (
     _top_at,
     _wall_distance,
 )
+from ecs_nav.limits import NAV_NODE_LIMIT
 from ecs_nav.nav.graph import EDGE_WALK, GridIndex, NavGraph
 
 LEDGE_RAYS = 16
@@ -123,6 +124,9 @@ class ScanParams:
         object.__setattr__(self, "center", (_scalar("center[0]", cx), _scalar("center[1]", cy)))
         if self.cols < 1 or self.rows < 1:
             raise ValueError(f"spacing {self.spacing} is larger than the scan range {self.scan_range}")
+        if self.cols * self.rows > NAV_NODE_LIMIT:
+            raise ValueError(f"spacing {self.spacing} over the scan range {self.scan_range} makes "
+                             f"{self.cols * self.rows} node slots, more than the {NAV_NODE_LIMIT} allowed")
 
     @property
     def half_x(self) -> float:

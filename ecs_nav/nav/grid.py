@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ecs_nav.geometry import _scalar
+from ecs_nav.limits import TILE_LIMIT
 from ecs_nav.nav.graph import GridIndex, NavGraph
 
 PASSABLE_CHARS = ".GS"
@@ -155,6 +156,10 @@ def parse_ascii_grid(text: str) -> np.ndarray:
     while hi > lo and not raw[hi - 1].strip():
         hi -= 1
     lines = raw[lo:hi]
+    tiles = len(lines) * max((len(line) for line in lines), default=0)
+    if tiles > TILE_LIMIT:
+        raise ValueError(f"{len(lines)} lines of up to {tiles // max(len(lines), 1)} tiles: more than the "
+                         f"{TILE_LIMIT} tiles a map may have")
     for i, line in enumerate(lines):
         if not line.isascii():
             c = next(j for j, ch in enumerate(line) if not ch.isascii())
@@ -191,6 +196,8 @@ def read_movingai_map(path: str | PathLike) -> np.ndarray:
         if not value.isdigit() or int(value) == 0:
             raise fail(i + 1, f"{key} must be a positive integer, got {value!r}")
         dims[key] = int(value)
+    if dims["height"] * dims["width"] > TILE_LIMIT:
+        raise fail(2, f"{dims['height']} x {dims['width']} tiles: more than the {TILE_LIMIT} a map may have")
     if len(lines) < 4 or lines[3].strip() != b"map":
         raise fail(4, f"expected 'map', got {lines[3][:40] if len(lines) > 3 else b''!r}")
     height, width = dims["height"], dims["width"]
