@@ -63,7 +63,7 @@ def open_hall(count: int) -> dict:
             "name": "crowd", "count": count, "spawn_area": [-39, -39, -15, 39],
             "Agent": {"max_speed": 2.0, "max_force": 20.0}, "Collider": {"radius": 0.3}, "Velocity": {},
             "SteeringWeights": {"weights": {"follow_path": 1.0, "separation": 1.0}, "neighbour_radius": 1.0},
-            "PathRequest": {"goal": [20, 0]},
+            "PathRequest": {"goal": [20, 0], "smooth": True},
         }],
     }
 
