@@ -21,9 +21,10 @@ import numpy as np
 
 from ecs_nav.spatial import build_grid
 
-SETTLE_GAP = 0.1
-"""Extra distance (m) beyond contact at which an arrived neighbour still stops an agent: the
-physics keeps packed agents a few centimetres apart, so exact contact would rarely fire."""
+SETTLE_GAP = 0.5
+"""Extra distance (m) beyond contact at which an arrived neighbour still holds an agent back:
+separation keeps a walking agent a few decimetres off the agents in front of it, so it stops
+short of contact (about 0.2-0.4 m at the default weights)."""
 
 
 @nb.njit(cache=True)

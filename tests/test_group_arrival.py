@@ -10,7 +10,7 @@ import pytest
 from crowds import lone_travel_ticks, run_crowd
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity, World
-from ecs_nav.arrival import goal_key_of_entity, goal_key_of_point, settled_against_arrived
+from ecs_nav.arrival import SETTLE_GAP, goal_key_of_entity, goal_key_of_point, settled_against_arrived
 from ecs_nav.scene import build_world, load_scene, scene_from_dict
 from ecs_nav.table import FOLLOW_STOPPED
 from systems.path_follow import PathFollowSystem
@@ -44,7 +44,7 @@ def assert_one_crowd_round_the_goal(world, goal):
     n = t.n
     assert np.all(t.follow_state[:n] == FOLLOW_STOPPED)
     pos = t.pos[:n]
-    pairs = cKDTree(pos).query_pairs(2 * t.radius[:n].max() + 0.15, output_type="ndarray")
+    pairs = cKDTree(pos).query_pairs(2 * t.radius[:n].max() + SETTLE_GAP + 0.05, output_type="ndarray")
     import scipy.sparse as sp
 
     adj = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
@@ -84,7 +84,7 @@ def test_touching_an_arrived_agent_ahead_with_the_same_goal_counts_only_then():
     elevation = np.array([0.0, 0.0, 0.0, 2.5, 0.0])
     key = np.array([7, 7, 7, 7, 8])
     toward = np.array([[1.0, 0.0]])
-    # row 1 is ahead (+x) and touching (0.75 <= 0.35 + 0.35 + 0.1): settled
+    # row 1 is ahead (+x) and touching (0.75 <= 0.35 + 0.35 + SETTLE_GAP): settled
     assert settled_against_arrived(pos, radius, elevation, key, [0], toward, [1]).tolist() == [True]
     # behind, not touching, another goal, or a body's height away: not settled
     assert settled_against_arrived(pos, radius, elevation, key, [0], toward, [2]).tolist() == [False]
@@ -94,7 +94,7 @@ def test_touching_an_arrived_agent_ahead_with_the_same_goal_counts_only_then():
     key2[1] = 9
     assert settled_against_arrived(pos, radius, elevation, key2, [0], toward, [1]).tolist() == [False]
     pos2 = pos.copy()
-    pos2[1] = (0.81, 0.0)
+    pos2[1] = (0.7 + SETTLE_GAP + 0.01, 0.0)
     assert settled_against_arrived(pos2, radius, elevation, key, [0], toward, [1]).tolist() == [False]
 
 
