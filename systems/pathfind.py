@@ -315,18 +315,27 @@ class PathfindSystem(System):
         """A periodic replan keeps the route being walked (no rewrite, so the follower's leg is
         untouched and no PathChanged) while it is complete, on this graph version, to the same
         goal node, and no longer than the new plan by more than ``ROUTE_SLACK`` node spacings:
-        among the many equally short routes of a grid, the agent keeps the one it is on
-        (Detour's path corridor does the same)."""
+        among the many equally short routes of a grid the agent keeps the one it is on (Detour's
+        path corridor does the same). The old route's length from the agent is measured from
+        the waypoint being walked to (|agent - node| + the route's cost from it), or for a
+        string-pulled path from its best node (min over its nodes j of |agent - node j| +
+        cost(node j .. goal))."""
         if (path is None or path.status != STATUS_COMPLETE or path.graph_version != graph.version
                 or path.nodes.size == 0 or nodes.size == 0 or path.nodes[-1] != nodes[-1]):
             return False
-        index = min(int(path.index), path.nodes.size - 1)
-        if path.waypoints.shape[0] < path.nodes.size or not np.array_equal(
-                path.waypoints[: path.nodes.size, :2], graph.positions[path.nodes, :2]):
-            return False  # smoothed: waypoints are not the nodes
-        here = float(np.hypot(*(path.waypoints[index, :2] - agent_xy)))
+        costs = graph.path_costs(path.nodes)
+        if not np.all(np.isfinite(costs)):
+            return False
+        to_goal = np.concatenate([np.cumsum(costs[::-1])[::-1], [0.0]])
+        k = path.nodes.size
+        if path.waypoints.shape[0] >= k and np.array_equal(path.waypoints[:k, :2], graph.positions[path.nodes, :2]):
+            # waypoints are the nodes: measure from the one being walked to
+            j = min(int(path.index), k - 1)
+            old = float(np.hypot(*(graph.positions[path.nodes[j], :2] - agent_xy))) + to_goal[j]
+        else:  # string-pulled: from the route's best node
+            offset = graph.positions[path.nodes, :2] - agent_xy
+            old = float(np.min(np.hypot(offset[:, 0], offset[:, 1]) + to_goal))
         start = float(np.hypot(*(graph.positions[nodes[0], :2] - agent_xy)))
-        old = here + graph.path_cost(path.nodes[index:])
         return old <= start + cost + ROUTE_SLACK * graph.grid.spacing
 
     @staticmethod
@@ -339,7 +348,7 @@ class PathfindSystem(System):
 
     @staticmethod
     def _walkable_to_goal(world: World, graph, node_pos: np.ndarray, goal: np.ndarray) -> bool:
-        if np.allclose(node_pos, goal, atol=1e-9):
+        if np.all(np.abs(node_pos - goal) <= 1e-9):
             return False  # the goal is the node itself: no extra waypoint
         if abs(goal[2] - node_pos[2]) > graph.max_climb + 1e-9:
             return False

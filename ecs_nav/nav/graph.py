@@ -148,27 +148,31 @@ class NavGraph:
             self._reverse = (key, reverse)
         return self._reverse[1]
 
-    def path_cost(self, nodes) -> float:
-        """Sum of the edge costs along ``nodes`` ((k,) node ids): 0 for fewer than two nodes, inf
-        when two consecutive nodes are not linked (or an id is out of range). O(k log m), over a
-        sorted edge-key array cached until ``cache_key`` changes."""
+    def path_costs(self, nodes) -> np.ndarray:
+        """(k - 1,) cost of each edge along ``nodes`` ((k,) node ids): inf where two consecutive
+        nodes are not linked (or an id is out of range). O(k log m), over a sorted edge-key
+        array cached until ``cache_key`` changes."""
         nodes = np.asarray(nodes, dtype=np.int64).reshape(-1)
         if nodes.size < 2:
-            return 0.0
+            return np.zeros(0)
         n = self.node_count
-        if np.any((nodes < 0) | (nodes >= n)):
-            return float("inf")
         key = self.cache_key()
         cached = self.__dict__.get("_edge_keys")
         if cached is None or cached[0] != key:
             cached = (key, self.edge_sources() * n + self.indices.astype(np.int64))
             self.__dict__["_edge_keys"] = cached
         keys = cached[1]
+        inside = (nodes[:-1] >= 0) & (nodes[:-1] < n) & (nodes[1:] >= 0) & (nodes[1:] < n)
         want = nodes[:-1] * n + nodes[1:]
-        at = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
-        if keys.size == 0 or np.any(keys[at] != want):
-            return float("inf")
-        return float(self.costs[at].sum())
+        if keys.size == 0:
+            return np.full(want.size, np.inf)
+        at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+        return np.where(inside & (keys[at] == want), self.costs[at], np.inf)
+
+    def path_cost(self, nodes) -> float:
+        """Sum of the edge costs along ``nodes``: 0 for fewer than two nodes, inf when two
+        consecutive nodes are not linked (see ``path_costs``)."""
+        return float(self.path_costs(nodes).sum())
 
     # --- the seed's query API -------------------------------------------------------------
 
