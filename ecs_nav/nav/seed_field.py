@@ -114,7 +114,8 @@ def subdivide(graph: NavGraph) -> NavGraph:
     one-way drops stay one-way); a diagonal also needs both fine slots beside it walkable (no
     corner cutting). Costs: ground distance inside a parent; across parents, ground distance
     times the parent edge's cost per unit of ground (so an octile grid stays octile, at half
-    scale). Kinds: EDGE_WALK inside a parent, the parent edge's kind across.
+    scale; per spacing for an edge whose ends share a ground point). Kinds: EDGE_WALK inside a
+    parent, the parent edge's kind across.
 
     Returns:
         A NavGraph with ``4 n`` slots on a grid of ``2 rows x 2 cols`` at ``spacing / 2``.
@@ -133,6 +134,7 @@ def subdivide(graph: NavGraph) -> NavGraph:
     parent_src = graph.edge_sources()
     parent_keys = parent_src * n + graph.indices  # sorted: the CSR is by source, then target
     parent_ground = np.hypot(*(graph.positions[graph.indices, :2] - graph.positions[parent_src, :2]).T)
+    parent_ground[~(parent_ground > 0)] = g.spacing  # a link between slots at one point: per spacing
     srcs, dsts, costs, kinds = [], [], [], []
     for dr, dc in _STEPS:
         nr, nc = fr + dr, fc + dc
