@@ -25,6 +25,7 @@ from ecs_nav.nav import (
     vector_field,
 )
 from ecs_nav.nav.graph import EDGE_DROP
+from ecs_nav.nav.sight import sees_node, step_mask
 
 S2 = 1 / math.sqrt(2)
 S5 = 1 / math.sqrt(5)
@@ -212,9 +213,19 @@ def _segment_touches(pa, pb, c, r) -> bool:
 @pytest.mark.parametrize("seed", range(4))
 def test_line_of_sight_equals_the_brute_force_touched_cells_rule(seed):
     g, region, rng = random_map(seed, 16, 16, 0.2)
-    for _ in range(150):
-        a, b = g.positions[rng.choice(region, 2), :2]
-        assert line_of_sight(g, a, b) == brute_sees(g, a, b), (a, b)
+    mask = step_mask(g)
+    for _ in range(200):
+        a, b = (int(v) for v in rng.choice(region, 2))
+        expected = brute_sees(g, g.positions[a, :2], g.positions[b, :2])
+        assert line_of_sight(g, g.positions[a, :2], g.positions[b, :2]) == expected, (a, b)
+        assert sees_node(mask, g.walkable, g.grid.cols, a, b) == expected, (a, b)  # the exact integer walk
+
+
+def test_line_of_sight_goes_down_a_drop_but_not_up():
+    g = one_way_row()
+    assert line_of_sight(g, (0.0, 0.0), (2.0, 0.0))
+    assert not line_of_sight(g, (2.0, 0.0), (0.0, 0.0))
+    assert not line_of_sight(g, (0.0, 0.0), (9.0, 0.0))  # off the grid
 
 
 @pytest.mark.parametrize("seed", range(5))

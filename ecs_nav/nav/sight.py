@@ -1,0 +1,172 @@
+"""Line of sight over a nav graph's node slots: can a walker go straight from here to there?
+
+The rule is the graph's own: the straight segment is walked cell by cell over the grid (a
+supercover walk: every cell the segment touches), and every step from one cell to the next
+must be an edge of the graph *in the walking direction*, so walkability, ``max_climb``,
+clearance and one-way drops are exactly what the graph says. Where the segment passes exactly
+through a cell corner the step is diagonal: it needs the diagonal edge and both cells beside
+it walkable (no corner cutting, as the graph's own diagonals).
+
+The kernels read a per-node bit mask of the steps the graph allows (``step_mask``: bit
+``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row`` rows and ``d_col``
+columns away), cached on the graph until its ``cache_key`` changes: a step test is one bit.
+Between two node centres the walk is exact integer arithmetic; toward an arbitrary point (a
+goal point) it runs in floats.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from ecs_nav.nav.graph import NavGraph
+
+_CORNER_EPS = 1e-9  # a float walk this close to a cell corner passes through it
+
+
+class GridShape(NamedTuple):
+    """The node grid as the kernels read it: slot (col, row) at origin + (col, row) * spacing."""
+
+    origin_x: float
+    origin_y: float
+    spacing: float
+    rows: int
+    cols: int
+
+
+def grid_shape(graph: NavGraph) -> GridShape:
+    """The graph's grid as a GridShape (floats and ints, for the kernels)."""
+    g = graph.grid
+    return GridShape(float(g.origin[0]), float(g.origin[1]), float(g.spacing), int(g.rows), int(g.cols))
+
+
+@numba.njit(cache=True)
+def _fill_step_mask(indptr, indices, cols, mask):
+    for u in range(mask.shape[0]):
+        bits = 0
+        ru, cu = u // cols, u % cols
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            dr, dc = v // cols - ru, v % cols - cu
+            if -1 <= dr <= 1 and -1 <= dc <= 1:
+                bits |= 1 << ((dr + 1) * 3 + dc + 1)
+        mask[u] = bits
+
+
+def step_mask(graph: NavGraph) -> np.ndarray:
+    """(n,) uint16: the grid steps each node has an edge for (see the module doc). Cached on
+    the graph until ``graph.cache_key()`` changes; O(m) to build."""
+    key = graph.cache_key()
+    cached = graph.__dict__.get("_step_mask")
+    if cached is None or cached[0] != key:
+        mask = np.empty(graph.node_count, dtype=np.uint16)
+        _fill_step_mask(graph.indptr, graph.indices, graph.grid.cols, mask)
+        cached = (key, mask)
+        graph.__dict__["_step_mask"] = cached
+    return cached[1]
+
+
+@numba.njit(cache=True, inline="always")
+def _can_step(mask, u, d_row, d_col):
+    return (mask[u] >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1
+
+
+@numba.njit(cache=True)
+def sees_node(mask, walkable, cols, a, b):
+    """Line of sight from node slot ``a`` to node slot ``b`` (centre to centre), exactly: the
+    next boundary the segment crosses is found by comparing ``(2 i + 1) * ny`` with
+    ``(2 j + 1) * nx`` after i column and j row crossings."""
+    c, r = a % cols, a // cols
+    nx, ny = b % cols - c, b // cols - r
+    sx = 1 if nx > 0 else -1
+    sy = 1 if ny > 0 else -1
+    nx, ny = abs(nx), abs(ny)
+    i = j = 0
+    u = a
+    while i < nx or j < ny:
+        decision = (2 * i + 1) * ny - (2 * j + 1) * nx
+        if decision == 0:  # through the corner
+            if not (_can_step(mask, u, sy, sx) and walkable[u + sx] and walkable[u + sy * cols]):
+                return False
+            u += sy * cols + sx
+            i += 1
+            j += 1
+        elif decision < 0:
+            if not _can_step(mask, u, 0, sx):
+                return False
+            u += sx
+            i += 1
+        else:
+            if not _can_step(mask, u, sy, 0):
+                return False
+            u += sy * cols
+            j += 1
+    return True
+
+
+@numba.njit(cache=True)
+def sees_point(mask, walkable, grid, ax, ay, bx, by):
+    """Line of sight from world point a to world point b (floats; False when either point's
+    cell is outside the grid or a's cell is not walkable)."""
+    rows, cols = grid.rows, grid.cols
+    x0 = (ax - grid.origin_x) / grid.spacing + 0.5  # cell (c, r) covers [c, c + 1) x [r, r + 1) here
+    y0 = (ay - grid.origin_y) / grid.spacing + 0.5
+    x1 = (bx - grid.origin_x) / grid.spacing + 0.5
+    y1 = (by - grid.origin_y) / grid.spacing + 0.5
+    if not (abs(x0) < 4.0e9 and abs(y0) < 4.0e9 and abs(x1) < 4.0e9 and abs(y1) < 4.0e9):
+        return False  # also NaN
+    c, r = int(math.floor(x0)), int(math.floor(y0))
+    ec, er = int(math.floor(x1)), int(math.floor(y1))
+    if not (0 <= c < cols and 0 <= r < rows and 0 <= ec < cols and 0 <= er < rows and walkable[r * cols + c]):
+        return False
+    dx, dy = x1 - x0, y1 - y0
+    sx = 1 if dx > 0 else -1
+    sy = 1 if dy > 0 else -1
+    t_dx = abs(1.0 / dx) if dx != 0 else np.inf
+    t_dy = abs(1.0 / dy) if dy != 0 else np.inf
+    t_x = ((c + 1 - x0) if dx > 0 else (x0 - c)) * t_dx if dx != 0 else np.inf
+    t_y = ((r + 1 - y0) if dy > 0 else (y0 - r)) * t_dy if dy != 0 else np.inf
+    u = r * cols + c
+    for _ in range(abs(ec - c) + abs(er - r)):
+        if c == ec and r == er:
+            return True
+        if abs(t_x - t_y) <= _CORNER_EPS:  # through a corner: a diagonal step
+            if not (0 <= c + sx < cols and 0 <= r + sy < rows):
+                return False
+            if not (_can_step(mask, u, sy, sx) and walkable[u + sx] and walkable[u + sy * cols]):
+                return False
+            c += sx
+            r += sy
+            u += sy * cols + sx
+            t_x += t_dx
+            t_y += t_dy
+        elif t_x < t_y:
+            if not (0 <= c + sx < cols and _can_step(mask, u, 0, sx)):
+                return False
+            c += sx
+            u += sx
+            t_x += t_dx
+        else:
+            if not (0 <= r + sy < rows and _can_step(mask, u, sy, 0)):
+                return False
+            r += sy
+            u += sy * cols
+            t_y += t_dy
+    return c == ec and r == er
+
+
+def line_of_sight(graph: NavGraph, a, b) -> bool:
+    """Whether a walker can go straight from world point ``a`` to world point ``b`` ((x, y)
+    each) by the rule of the module doc. False when either point is outside the grid or a's
+    cell is not walkable.
+
+    Raises:
+        ValueError: ``a`` or ``b`` is not a finite (x, y)."""
+    p = np.asarray(a, dtype=np.float64).reshape(-1)
+    q = np.asarray(b, dtype=np.float64).reshape(-1)
+    if p.shape != (2,) or q.shape != (2,) or not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
+        raise ValueError(f"a and b must be finite (x, y) points, got {a!r} and {b!r}")
+    return bool(sees_point(step_mask(graph), graph.walkable, grid_shape(graph), p[0], p[1], q[0], q[1]))
