@@ -37,7 +37,7 @@ import numpy as np
 from ecs_nav.nav.distance import check_sources, distance_field
 from ecs_nav.nav.graph import NavGraph
 from ecs_nav.nav.seed_field import SeedField, heat_map, seed_field, subdivide, tile_directions, vector_field
-from ecs_nav.nav.sight import grid_shape, line_of_sight, sees_node, sees_point, step_mask
+from ecs_nav.nav.sight import grid_shape, line_of_sight, sees_node, sees_point, sight_grid
 
 __all__ = [
     "OFF_GRAPH_CELLS", "FlowField", "SeedField", "flow_field", "heat_map", "line_of_sight", "seed_field",
@@ -50,12 +50,11 @@ _UNKNOWN = -2  # an anchor not computed yet
 
 
 @numba.njit(cache=True)
-def _anchor_of(v, distance, next_hop, anchor, target, stack, positions, mask, walkable, grid):
+def _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, grid):
     """Resolve (and memoise) the anchor of reachable node ``v`` and of the chain behind it.
 
     ``anchor`` (n,) int32: anchor node, _UNKNOWN until computed (goal nodes: themselves);
     ``target`` (n, 2): the anchor's point (a goal node's is its goal point; NaN until known)."""
-    cols = grid.cols
     top = 0
     w = v
     while anchor[w] == _UNKNOWN:  # goal nodes are known: the walk stops at the latest there
@@ -69,10 +68,11 @@ def _anchor_of(v, distance, next_hop, anchor, target, stack, positions, mask, wa
         a = anchor[hop]
         if a == hop:  # hop is a goal: its point either way
             sees = True
-        elif distance[a] == 0.0:  # a goal: toward its goal point
-            sees = sees_point(mask, walkable, grid, positions[w, 0], positions[w, 1], target[hop, 0], target[hop, 1])
+        elif distance[a] == 0.0 and (target[hop, 0] != positions[a, 0] or target[hop, 1] != positions[a, 1]):
+            # a goal whose goal point is off its node's centre
+            sees = sees_point(sight, grid, positions[w, 0], positions[w, 1], target[hop, 0], target[hop, 1])
         else:
-            sees = sees_node(mask, walkable, cols, w, a)
+            sees = sees_node(sight, w, a)
         if sees:
             anchor[w] = a
             target[w, 0] = target[hop, 0]
@@ -84,15 +84,14 @@ def _anchor_of(v, distance, next_hop, anchor, target, stack, positions, mask, wa
 
 
 @numba.njit(cache=True)
-def _resolve_anchors(nodes, distance, next_hop, anchor, target, stack, positions, mask, walkable, grid):
+def _resolve_anchors(nodes, distance, next_hop, anchor, target, stack, positions, sight, grid):
     for v in nodes:
         if anchor[v] == _UNKNOWN:
-            _anchor_of(v, distance, next_hop, anchor, target, stack, positions, mask, walkable, grid)
+            _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, grid)
 
 
 @numba.njit(cache=True)
-def _sample(points, distance, next_hop, anchor, target, stack, positions, mask, walkable, grid, off_cells,
-            out_dir, out_dist):  # fmt: skip
+def _sample(points, distance, next_hop, anchor, target, stack, positions, sight, grid, off_cells, out_dir, out_dist):
     """Direction and distance at each point (see the module doc); writes ``out_dir`` (k, 2) and
     ``out_dist`` (k,)."""
     ox, oy, spacing, rows, cols = grid.origin_x, grid.origin_y, grid.spacing, grid.rows, grid.cols
@@ -120,7 +119,7 @@ def _sample(points, distance, next_hop, anchor, target, stack, positions, mask, 
             if w <= 0.0 or d == np.inf:
                 continue
             if anchor[v] == _UNKNOWN:
-                _anchor_of(v, distance, next_hop, anchor, target, stack, positions, mask, walkable, grid)
+                _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, grid)
             ux, uy = target[v, 0] - px, target[v, 1] - py
             length = math.sqrt(ux * ux + uy * uy)
             if length > 0.0:
@@ -224,7 +223,7 @@ class FlowField:
         self._anchor.fill(_UNKNOWN)  # targets are written when their anchor is: no fill
         self._anchor[ids] = ids
         self._target[ids] = points
-        self._mask = step_mask(graph)
+        self._sight = sight_grid(graph)
         self.goals, self.goal_points = ids, points
         self.graph_key = graph.cache_key()
         self._graph = graph
@@ -252,7 +251,7 @@ class FlowField:
         directions = np.empty((p.shape[0], 2))
         distance = np.empty(p.shape[0])
         _sample(p, self.distance, self.next_hop, self._anchor, self._target, self._stack, self._graph.positions,
-                self._mask, self._graph.walkable, self._grid, OFF_GRAPH_CELLS, directions, distance)  # fmt: skip
+                self._sight, self._grid, OFF_GRAPH_CELLS, directions, distance)  # fmt: skip
         return directions, distance
 
     def anchors(self, nodes) -> np.ndarray:
@@ -264,7 +263,7 @@ class FlowField:
             raise ValueError(f"nodes must be node ids in 0..{self.distance.shape[0] - 1}")
         reachable = ids[np.isfinite(self.distance[ids])]
         _resolve_anchors(reachable, self.distance, self.next_hop, self._anchor, self._target, self._stack,
-                         self._graph.positions, self._mask, self._graph.walkable, self._grid)  # fmt: skip
+                         self._graph.positions, self._sight, self._grid)  # fmt: skip
         out = np.where(np.isfinite(self.distance[ids]), self._anchor[ids], -1)
         return out.astype(np.int64)
 

@@ -7,11 +7,14 @@ clearance and one-way drops are exactly what the graph says. Where the segment p
 through a cell corner the step is diagonal: it needs the diagonal edge and both cells beside
 it walkable (no corner cutting, as the graph's own diagonals).
 
-The kernels read a per-node bit mask of the steps the graph allows (``step_mask``: bit
-``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row`` rows and ``d_col``
-columns away), cached on the graph until its ``cache_key`` changes: a step test is one bit.
-Between two node centres the walk is exact integer arithmetic; toward an arbitrary point (a
-goal point) it runs in floats.
+The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: a
+per-node bit mask of the steps the graph allows (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the
+edge to the slot ``d_row`` rows and ``d_col`` columns away), so a step test is one bit, and
+each node's *clearance*: k when every slot within Chebyshev distance k - 1 has all eight steps
+(a chessboard distance transform of the slots that do not). Between two node centres the walk
+is exact integer arithmetic and jumps through open ground: from a slot of clearance k >= 3 it
+skips k - 2 crossings of its main axis at once, since every step it skips starts on a slot
+with all eight steps. Toward an arbitrary point (a goal point) it walks cell by cell in floats.
 """
 
 from __future__ import annotations
@@ -25,6 +28,18 @@ import numpy as np
 from ecs_nav.nav.graph import NavGraph
 
 _CORNER_EPS = 1e-9  # a float walk this close to a cell corner passes through it
+
+
+_ALL_STEPS = 0b111101111  # the eight step bits (bit 4, the slot itself, is never set)
+
+
+class SightGrid(NamedTuple):
+    """What the sight kernels read of a graph (see the module doc)."""
+
+    mask: np.ndarray  # (n,) uint16 step bits
+    clearance: np.ndarray  # (n,) int32 Chebyshev clearance in slots (0: not all eight steps)
+    walkable: np.ndarray  # (n,) bool
+    cols: int
 
 
 class GridShape(NamedTuple):
@@ -56,16 +71,43 @@ def _fill_step_mask(indptr, indices, cols, mask):
         mask[u] = bits
 
 
-def step_mask(graph: NavGraph) -> np.ndarray:
-    """(n,) uint16: the grid steps each node has an edge for (see the module doc). Cached on
-    the graph until ``graph.cache_key()`` changes; O(m) to build."""
+@numba.njit(cache=True)
+def _fill_clearance(mask, rows, cols, clearance):
+    """Chessboard distance transform (two passes) to the nearest slot without all eight steps;
+    slots outside the grid count as such."""
+    for r in range(rows):
+        for c in range(cols):
+            u = r * cols + c
+            if mask[u] != _ALL_STEPS:
+                clearance[u] = 0
+                continue
+            k = 1 << 30
+            for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
+                rr, cc = r + dr, c + dc
+                k = min(k, clearance[rr * cols + cc] if 0 <= rr < rows and 0 <= cc < cols else 0)
+            clearance[u] = k + 1
+    for r in range(rows - 1, -1, -1):
+        for c in range(cols - 1, -1, -1):
+            u = r * cols + c
+            k = clearance[u]
+            for dr, dc in ((1, 1), (1, 0), (1, -1), (0, 1)):
+                rr, cc = r + dr, c + dc
+                k = min(k, (clearance[rr * cols + cc] if 0 <= rr < rows and 0 <= cc < cols else 0) + 1)
+            clearance[u] = k
+
+
+def sight_grid(graph: NavGraph) -> SightGrid:
+    """The graph's SightGrid (see the module doc), cached on the graph until
+    ``graph.cache_key()`` changes; O(m) to build."""
     key = graph.cache_key()
-    cached = graph.__dict__.get("_step_mask")
+    cached = graph.__dict__.get("_sight_grid")
     if cached is None or cached[0] != key:
         mask = np.empty(graph.node_count, dtype=np.uint16)
         _fill_step_mask(graph.indptr, graph.indices, graph.grid.cols, mask)
-        cached = (key, mask)
-        graph.__dict__["_step_mask"] = cached
+        clearance = np.empty(graph.node_count, dtype=np.int32)
+        _fill_clearance(mask, graph.grid.rows, graph.grid.cols, clearance)
+        cached = (key, SightGrid(mask, clearance, graph.walkable, int(graph.grid.cols)))
+        graph.__dict__["_sight_grid"] = cached
     return cached[1]
 
 
@@ -75,10 +117,11 @@ def _can_step(mask, u, d_row, d_col):
 
 
 @numba.njit(cache=True)
-def sees_node(mask, walkable, cols, a, b):
+def sees_node(sight, a, b):
     """Line of sight from node slot ``a`` to node slot ``b`` (centre to centre), exactly: the
     next boundary the segment crosses is found by comparing ``(2 i + 1) * ny`` with
-    ``(2 j + 1) * nx`` after i column and j row crossings."""
+    ``(2 j + 1) * nx`` after i column and j row crossings. ``sight``: SightGrid."""
+    mask, clearance, walkable, cols = sight.mask, sight.clearance, sight.walkable, sight.cols
     c, r = a % cols, a // cols
     nx, ny = b % cols - c, b // cols - r
     sx = 1 if nx > 0 else -1
@@ -87,6 +130,16 @@ def sees_node(mask, walkable, cols, a, b):
     i = j = 0
     u = a
     while i < nx or j < ny:
+        k = clearance[u]
+        if k >= 3:  # open ground: skip k - 2 crossings of the main axis (each skipped step starts open)
+            if nx >= ny:
+                i = min(i + k - 2, nx)
+                j = ((2 * i - 1) * ny + nx) // (2 * nx)  # row crossings up to the i-th column crossing
+            else:
+                j = min(j + k - 2, ny)
+                i = ((2 * j - 1) * nx + ny) // (2 * ny)
+            u = a + sy * j * cols + sx * i
+            continue
         decision = (2 * i + 1) * ny - (2 * j + 1) * nx
         if decision == 0:  # through the corner
             if not (_can_step(mask, u, sy, sx) and walkable[u + sx] and walkable[u + sy * cols]):
@@ -108,9 +161,11 @@ def sees_node(mask, walkable, cols, a, b):
 
 
 @numba.njit(cache=True)
-def sees_point(mask, walkable, grid, ax, ay, bx, by):
+def sees_point(sight, grid, ax, ay, bx, by):
     """Line of sight from world point a to world point b (floats; False when either point's
-    cell is outside the grid or a's cell is not walkable)."""
+    cell is outside the grid or a's cell is not walkable). ``sight``: SightGrid; ``grid``:
+    GridShape."""
+    mask, walkable = sight.mask, sight.walkable
     rows, cols = grid.rows, grid.cols
     x0 = (ax - grid.origin_x) / grid.spacing + 0.5  # cell (c, r) covers [c, c + 1) x [r, r + 1) here
     y0 = (ay - grid.origin_y) / grid.spacing + 0.5
@@ -169,4 +224,4 @@ def line_of_sight(graph: NavGraph, a, b) -> bool:
     q = np.asarray(b, dtype=np.float64).reshape(-1)
     if p.shape != (2,) or q.shape != (2,) or not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
         raise ValueError(f"a and b must be finite (x, y) points, got {a!r} and {b!r}")
-    return bool(sees_point(step_mask(graph), graph.walkable, grid_shape(graph), p[0], p[1], q[0], q[1]))
+    return bool(sees_point(sight_grid(graph), grid_shape(graph), p[0], p[1], q[0], q[1]))
