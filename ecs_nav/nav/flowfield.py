@@ -24,12 +24,15 @@ a direction at any point:
   for the nearest node that does within ``OFF_GRAPH_CELLS`` cells, distance = that node's
   distance + the straight line to it; with none, zero direction and distance inf.
 
-Coordinates: world (x, y); node slot (col, row) at ``grid.origin + (col, row) * spacing``.
+Coordinates: world (x, y); node slot (col, row) at ``grid.origin + (col, row) * spacing``, where
+NavGraph puts its nodes: the kernels compute a node's ground position from its id instead of
+reading ``graph.positions``, and memoise only each node's anchor id (an int32 per node).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -49,12 +52,29 @@ OFF_GRAPH_CELLS = 2
 _UNKNOWN = -2  # an anchor not computed yet
 
 
+class GoalSet(NamedTuple):
+    """The goals as the kernels read them."""
+
+    nodes: np.ndarray  # (k,) int64, sorted
+    points: np.ndarray  # (k, 2) float64 goal points
+    off_centre: np.ndarray  # (k,) bool: the goal point is not its node's position
+
+
+@numba.njit(cache=True, inline="always")
+def _anchor_point(a, anchor, goals, grid):
+    """World point of anchor node ``a``: a goal's goal point (a goal is its own anchor), else
+    its slot position (computed: nodes sit on their slots)."""
+    if anchor[a] == a:
+        k = np.searchsorted(goals.nodes, a)
+        return goals.points[k, 0], goals.points[k, 1]
+    return grid.origin_x + (a % grid.cols) * grid.spacing, grid.origin_y + (a // grid.cols) * grid.spacing
+
+
 @numba.njit(cache=True)
-def _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, grid):
+def _anchor_of(v, next_hop, anchor, stack, goals, sight, grid):
     """Resolve (and memoise) the anchor of reachable node ``v`` and of the chain behind it.
 
-    ``anchor`` (n,) int32: anchor node, _UNKNOWN until computed (goal nodes: themselves);
-    ``target`` (n, 2): the anchor's point (a goal node's is its goal point; NaN until known)."""
+    ``anchor`` (n,) int32: anchor node, _UNKNOWN until computed; a goal node is its own."""
     top = 0
     w = v
     while anchor[w] == _UNKNOWN:  # goal nodes are known: the walk stops at the latest there
@@ -67,31 +87,27 @@ def _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, g
         hop = next_hop[w]
         a = anchor[hop]
         if a == hop:  # hop is a goal: its point either way
-            sees = True
-        elif distance[a] == 0.0 and (target[hop, 0] != positions[a, 0] or target[hop, 1] != positions[a, 1]):
-            # a goal whose goal point is off its node's centre
-            sees = sees_point(sight, grid, positions[w, 0], positions[w, 1], target[hop, 0], target[hop, 1])
+            anchor[w] = hop
+            continue
+        if anchor[a] == a and goals.off_centre[np.searchsorted(goals.nodes, a)]:
+            gx, gy = _anchor_point(a, anchor, goals, grid)
+            wx = grid.origin_x + (w % grid.cols) * grid.spacing
+            wy = grid.origin_y + (w // grid.cols) * grid.spacing
+            sees = sees_point(sight, grid, wx, wy, gx, gy)
         else:
             sees = sees_node(sight, w, a)
-        if sees:
-            anchor[w] = a
-            target[w, 0] = target[hop, 0]
-            target[w, 1] = target[hop, 1]
-        else:
-            anchor[w] = hop
-            target[w, 0] = positions[hop, 0]
-            target[w, 1] = positions[hop, 1]
+        anchor[w] = a if sees else hop
 
 
 @numba.njit(cache=True)
-def _resolve_anchors(nodes, distance, next_hop, anchor, target, stack, positions, sight, grid):
+def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid):
     for v in nodes:
         if anchor[v] == _UNKNOWN:
-            _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, grid)
+            _anchor_of(v, next_hop, anchor, stack, goals, sight, grid)
 
 
 @numba.njit(cache=True)
-def _sample(points, distance, next_hop, anchor, target, stack, positions, sight, grid, off_cells, out_dir, out_dist):
+def _sample(points, distance, next_hop, anchor, stack, goals, sight, grid, off_cells, out_dir, out_dist):
     """Direction and distance at each point (see the module doc); writes ``out_dir`` (k, 2) and
     ``out_dist`` (k,)."""
     ox, oy, spacing, rows, cols = grid.origin_x, grid.origin_y, grid.spacing, grid.rows, grid.cols
@@ -119,8 +135,9 @@ def _sample(points, distance, next_hop, anchor, target, stack, positions, sight,
             if w <= 0.0 or d == np.inf:
                 continue
             if anchor[v] == _UNKNOWN:
-                _anchor_of(v, distance, next_hop, anchor, target, stack, positions, sight, grid)
-            ux, uy = target[v, 0] - px, target[v, 1] - py
+                _anchor_of(v, next_hop, anchor, stack, goals, sight, grid)
+            ax, ay = _anchor_point(anchor[v], anchor, goals, grid)
+            ux, uy = ax - px, ay - py
             length = math.sqrt(ux * ux + uy * uy)
             if length > 0.0:
                 ux /= length
@@ -148,14 +165,14 @@ def _sample(points, distance, next_hop, anchor, target, stack, positions, sight,
             for c in range(max(cr - off_cells, 0), min(cr + off_cells + 1, cols)):
                 v = r * cols + c
                 if distance[v] < np.inf:
-                    ddx, ddy = positions[v, 0] - px, positions[v, 1] - py
+                    ddx, ddy = ox + c * spacing - px, oy + r * spacing - py
                     d2 = ddx * ddx + ddy * ddy
                     if d2 < best_d2:  # row-major scan: ties go to the lower id
                         best, best_d2 = v, d2
         if best >= 0:
             length = math.sqrt(best_d2)
-            out_dir[i, 0] = (positions[best, 0] - px) / length
-            out_dir[i, 1] = (positions[best, 1] - py) / length
+            out_dir[i, 0] = (ox + (best % cols) * spacing - px) / length
+            out_dir[i, 1] = (oy + (best // cols) * spacing - py) / length
             out_dist[i] = distance[best] + length
 
 
@@ -179,7 +196,6 @@ class FlowField:
         self.next_hop = np.empty(0, dtype=np.int64)
         self._anchor = np.empty(0, dtype=np.int32)
         self._stack = np.empty(0, dtype=np.int32)
-        self._target = np.empty((0, 2))
         self.goals = np.empty(0, dtype=np.int64)
         self.goal_points = np.empty((0, 2))
         self.max_cost = float(max_cost)
@@ -218,11 +234,11 @@ class FlowField:
             self.next_hop = np.empty(n, dtype=np.int64)
             self._anchor = np.empty(n, dtype=np.int32)
             self._stack = np.empty(n, dtype=np.int32)
-            self._target = np.empty((n, 2))
         distance_field(graph, ids, self.max_cost, out=(self.distance, self.next_hop))
-        self._anchor.fill(_UNKNOWN)  # targets are written when their anchor is: no fill
+        self._anchor.fill(_UNKNOWN)
         self._anchor[ids] = ids
-        self._target[ids] = points
+        centre = graph.positions[ids, :2]
+        self._goal_set = GoalSet(ids, points, np.any(points != centre, axis=1))
         self._sight = sight_grid(graph)
         self.goals, self.goal_points = ids, points
         self.graph_key = graph.cache_key()
@@ -250,8 +266,8 @@ class FlowField:
             raise ValueError(f"points must have shape (k, 2), got {p.shape}")
         directions = np.empty((p.shape[0], 2))
         distance = np.empty(p.shape[0])
-        _sample(p, self.distance, self.next_hop, self._anchor, self._target, self._stack, self._graph.positions,
-                self._sight, self._grid, OFF_GRAPH_CELLS, directions, distance)  # fmt: skip
+        _sample(p, self.distance, self.next_hop, self._anchor, self._stack, self._goal_set, self._sight, self._grid,
+                OFF_GRAPH_CELLS, directions, distance)  # fmt: skip
         return directions, distance
 
     def anchors(self, nodes) -> np.ndarray:
@@ -262,8 +278,7 @@ class FlowField:
         if ids.size and (ids.min() < 0 or ids.max() >= self.distance.shape[0]):
             raise ValueError(f"nodes must be node ids in 0..{self.distance.shape[0] - 1}")
         reachable = ids[np.isfinite(self.distance[ids])]
-        _resolve_anchors(reachable, self.distance, self.next_hop, self._anchor, self._target, self._stack,
-                         self._graph.positions, self._sight, self._grid)  # fmt: skip
+        _resolve_anchors(reachable, self.next_hop, self._anchor, self._stack, self._goal_set, self._sight, self._grid)
         out = np.where(np.isfinite(self.distance[ids]), self._anchor[ids], -1)
         return out.astype(np.int64)
 
