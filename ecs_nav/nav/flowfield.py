@@ -24,6 +24,11 @@ a direction at any point:
   for the nearest node that does within ``OFF_GRAPH_CELLS`` cells, distance = that node's
   distance + the straight line to it; with none, zero direction and distance inf.
 
+Limits: the blend takes the surrounding slots as they are, whatever their elevation (a point at
+the foot of a wall whose top reaches the goal blends the top's way in too), and a next hop
+across an off-mesh link (a jump, a teleporter) makes its far end the anchor: following the link
+is the path follower's job.
+
 Coordinates: world (x, y); node slot (col, row) at ``grid.origin + (col, row) * spacing``, where
 NavGraph puts its nodes: the kernels compute a node's ground position from its id instead of
 reading ``graph.positions``, and memoise only each node's anchor id (an int32 per node).
