@@ -413,5 +413,9 @@ def test_bad_arguments_name_what_is_wrong():
         flow_field(g, 0).sample(np.zeros(3))
     with pytest.raises(ValueError, match="heat must have shape"):
         vector_field(g, np.zeros(2))
+    with pytest.raises(ValueError, match=r"vectors must have shape \(3, 2\)"):
+        tile_directions(g, np.zeros((2, 2)), np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="points must have shape"):
+        tile_directions(g, np.zeros((3, 2)), np.zeros(2))
     with pytest.raises(ValueError, match="nodes must be node ids"):
         flow_field(g, 0).anchors([7])

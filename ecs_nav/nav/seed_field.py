@@ -94,7 +94,12 @@ def tile_directions(graph: NavGraph, vectors: np.ndarray, points: np.ndarray, se
     """The seed's movement rule: each point takes the vector of its tile (the nearest walkable
     node slot within ``search_cells`` cells). ``vectors`` (n, 2), ``points`` (k, 2) →
     (k, 2) float64; zero for a point with no walkable slot near it."""
-    p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    vectors = np.asarray(vectors)
+    if vectors.shape != (graph.node_count, 2):
+        raise ValueError(f"vectors must have shape ({graph.node_count}, 2), got {vectors.shape}")
+    p = np.asarray(points, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"points must have shape (k, 2), got {p.shape}")
     nodes = graph.nearest_nodes(p, search_cells=search_cells)
     out = np.zeros((p.shape[0], 2))
     ok = nodes >= 0
