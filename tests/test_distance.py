@@ -9,7 +9,14 @@ import pytest
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
 
-from ecs_nav.nav.distance import MAX_QUEUE_CLASSES, dijkstra_field, distance_field, field_buffers, step_field
+from ecs_nav.nav.distance import (
+    MAX_QUEUE_CLASSES,
+    dijkstra_field,
+    distance_field,
+    field_buffers,
+    grid_steps,
+    step_field,
+)
 from ecs_nav.nav.graph import EDGE_LINK, NavGraph
 from ecs_nav.nav.grid import grid_graph
 
@@ -50,13 +57,13 @@ def assert_next_hops_on_shortest_paths(graph: NavGraph, dist: np.ndarray, next_h
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("cell_size", [1.0, 0.3])
 def test_octile_grid_fields_equal_scipy(seed, cell_size):
-    """Two cost classes: the class-queue kernel."""
+    """Grid steps, two cost classes: the grid kernel."""
     rng = np.random.default_rng(seed)
     graph = grid_graph(rng.random((rng.integers(1, 40), rng.integers(1, 40))) < rng.uniform(0, 0.45), cell_size)
     nodes = np.flatnonzero(graph.walkable)
     if nodes.size == 0:
         pytest.skip("no walkable cell drawn")
-    assert len(graph.packed_adjacency()[1]) <= MAX_QUEUE_CLASSES
+    assert grid_steps(graph) is not None
     goals = rng.choice(nodes, min(int(rng.integers(1, 4)), nodes.size), replace=False)
     dist, next_hop = distance_field(graph, goals)
     np.testing.assert_allclose(dist, to_goal_reference(graph, goals), rtol=1e-9)
@@ -66,13 +73,14 @@ def test_octile_grid_fields_equal_scipy(seed, cell_size):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("classes", ["few", "many"])
 def test_one_way_links_with_few_or_many_costs_equal_scipy(seed, classes):
-    """A few extra cost classes still run the class-queue kernel; one per link runs the heap."""
+    """Links to far slots: a few extra cost classes run the class queues over the CSR, one per
+    link the heap."""
     rng = np.random.default_rng(100 + seed)
     base = grid_graph(rng.random((20, 25)) < 0.3)
     costs = [0.5, 2.5, 7.0] if classes == "few" else (lambda r: r.uniform(0.05, 6.0))
     graph = with_links(base, rng, 60, costs)
     few = len(graph.packed_adjacency()[1]) <= MAX_QUEUE_CLASSES
-    assert few == (classes == "few")
+    assert few == (classes == "few") and grid_steps(graph) is None
     goals = rng.choice(np.flatnonzero(graph.walkable), 2, replace=False)
     dist, next_hop = distance_field(graph, goals)
     np.testing.assert_allclose(dist, to_goal_reference(graph, goals), rtol=1e-9)
@@ -82,6 +90,37 @@ def test_one_way_links_with_few_or_many_costs_equal_scipy(seed, classes):
     np.testing.assert_allclose(dist, scipy_dijkstra(graph.to_scipy(), indices=start), rtol=1e-9)
     for v in np.flatnonzero(np.isfinite(dist) & (pred >= 0)):
         assert dist[v] == pytest.approx(dist[pred[v]] + graph.distance(pred[v], v), rel=1e-12)
+
+
+def grid_with_costs(blocked, cost_of_step) -> NavGraph:
+    """The octile grid of ``blocked`` with each edge's cost set by ``cost_of_step(d_row, d_col,
+    source)``."""
+    base = grid_graph(blocked)
+    cols = base.grid.cols
+    src, dst = base.edge_sources(), base.indices.astype(np.int64)
+    costs = [cost_of_step(int(b // cols - a // cols), int(b % cols - a % cols), int(a)) for a, b in zip(src, dst)]
+    return NavGraph.from_edges(base.positions, base.walkable, src, dst, costs, base.grid)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grid_steps_with_a_cost_per_direction_equal_scipy(seed):
+    """Slopes: uphill (+row) dearer than downhill, diagonals their own: four classes, grid kernel."""
+    rng = np.random.default_rng(200 + seed)
+    graph = grid_with_costs(rng.random((18, 21)) < 0.25, lambda dr, dc, a: [0.7, 1.0, 1.6][dr + 1] * (1.5 if dc else 1))
+    steps = grid_steps(graph)
+    assert steps is not None and steps.classes >= 4
+    goals = rng.choice(np.flatnonzero(graph.walkable), 2, replace=False)
+    dist, next_hop = distance_field(graph, goals)
+    np.testing.assert_allclose(dist, to_goal_reference(graph, goals), rtol=1e-9)
+    assert_next_hops_on_shortest_paths(graph, dist, next_hop, goals)
+
+
+def test_grid_steps_whose_costs_vary_within_a_direction_run_the_general_kernels():
+    rng = np.random.default_rng(9)
+    graph = grid_with_costs(rng.random((15, 15)) < 0.2, lambda dr, dc, a: 1.0 + (a % 3) * 0.25 + abs(dr) + abs(dc))
+    assert graph.step_mask()[1] and grid_steps(graph) is None
+    goals = rng.choice(np.flatnonzero(graph.walkable), 3, replace=False)
+    np.testing.assert_allclose(distance_field(graph, goals)[0], to_goal_reference(graph, goals), rtol=1e-9)
 
 
 def test_a_full_heap_grows_and_the_answer_stays_exact():

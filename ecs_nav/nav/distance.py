@@ -1,14 +1,19 @@
 """Whole-graph distance fields: the exact multi-source Dijkstra and the seed's unit wavefront.
 
-Two compiled kernels (numba, ``cache=True``) over a NavGraph's flat CSR arrays, each writing into
+Compiled kernels (numba, ``cache=True``) over a NavGraph's flat arrays, each writing into
 arrays the caller may keep (``out=``), so a field rebuilt on an unchanged graph allocates nothing
 of size n:
 
 - ``dijkstra_field``: distance from the nearest source along the graph's edges, with each node's
-  predecessor. A lazy-deletion binary heap (an entry is pushed per improvement and skipped when
-  popped stale; no decrease-key, no heap-slot bookkeeping) in struct-of-arrays form over the
-  graph's packed adjacency (``NavGraph.packed_adjacency``: target and cost class in one 4-byte
-  word). Exact: the same sums of float64 edge costs as ``scipy.sparse.csgraph.dijkstra``.
+  predecessor, by the first kernel that fits the graph: (1) a grid graph (every edge a grid
+  step, one cost per direction: ``grid_steps``) runs a Dijkstra with one FIFO queue per cost
+  class whose edges are the bits of ``NavGraph.step_mask``; (2) a graph with at most
+  ``MAX_QUEUE_CLASSES`` distinct costs, the same queues over the CSR (``packed_adjacency``:
+  target and cost class in one 4-byte word); (3) otherwise a lazy-deletion binary heap (an
+  entry pushed per improvement and skipped when popped stale; no decrease-key). The class
+  queues are exact: nodes settle in nondecreasing distance and float addition is monotone, so
+  the keys pushed onto one class's queue never decrease and the smallest head is the next node.
+  All three give the same sums of float64 edge costs as ``scipy.sparse.csgraph.dijkstra``.
   ``distance_field`` runs it on ``graph.reverse()``, where the predecessor is the next hop *to*
   the goal.
 - ``step_field``: the breadth-first "brushfire" of seed 003: steps over the links between
@@ -21,6 +26,7 @@ search pushes more than they hold; on an unchanged graph a call allocates only O
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -160,9 +166,110 @@ def _class_queue_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost,
 
 
 @numba.njit(cache=True)
-def _step_kernel(indptr, indices, cols, sources, steps, queue):
-    """Breadth-first steps from ``sources`` into ``steps`` (n,) int32 (-1 unreached) over the edges
-    between orthogonally adjacent slots of a grid ``cols`` wide; ``queue`` (n,) int32 scratch."""
+def _grid_queue_kernel(steps, sources, max_cost, dist, hop, queue_key, queue_node):
+    """``_class_queue_kernel`` for a graph whose every edge is a grid step with one cost per
+    direction (``GridSteps``): a node's edges are the set bits of its step mask, so a
+    relaxation reads 2 bytes per node instead of a CSR row (2-3x faster on grids)."""
+    n = dist.shape[0]
+    classes = steps.classes
+    mask, offset, cost, cost_class = steps.mask, steps.offset, steps.cost, steps.cost_class
+    head = np.zeros(classes, dtype=np.int64)
+    tail = np.zeros(classes, dtype=np.int64)
+    for v in range(n):
+        dist[v] = np.inf
+        hop[v] = -1
+    for s in sources:
+        dist[s] = 0.0
+    settled = 0
+    k = 0
+    u = -1
+    d = 0.0
+    while True:
+        if k < sources.shape[0]:
+            u = sources[k]
+            d = 0.0
+            k += 1
+        else:
+            best = -1
+            d = np.inf
+            for j in range(classes):
+                if head[j] < tail[j] and queue_key[j, head[j]] < d:
+                    d = queue_key[j, head[j]]
+                    best = j
+            if best < 0:
+                break
+            u = queue_node[best, head[best]]
+            head[best] += 1
+            if d > dist[u]:
+                continue
+        settled += 1
+        bits = mask[u]
+        for b in range(9):
+            if (bits >> b) & 1:
+                v = u + offset[b]
+                nd = d + cost[b]
+                if nd < dist[v] and nd <= max_cost:
+                    dist[v] = nd
+                    hop[v] = u
+                    j = cost_class[b]
+                    queue_key[j, tail[j]] = nd
+                    queue_node[j, tail[j]] = v
+                    tail[j] += 1
+    return settled
+
+
+class GridSteps(NamedTuple):
+    """A graph whose every edge is a grid step with one cost per direction, as the grid kernel
+    reads it; index b = (d_row + 1) * 3 + (d_col + 1) as in ``NavGraph.step_mask``."""
+
+    mask: np.ndarray  # (n,) uint16 step bits
+    offset: np.ndarray  # (9,) int64 node-id offset of step b
+    cost: np.ndarray  # (9,) float64 cost of step b
+    cost_class: np.ndarray  # (9,) int64 queue of step b (one per distinct cost)
+    classes: int
+
+
+def grid_steps(graph: NavGraph) -> GridSteps | None:
+    """The graph as GridSteps, or None when an edge is not a grid step or two edges of one
+    direction cost differently. Cached on the graph until ``graph.cache_key()`` changes."""
+    key = graph.cache_key()
+    cached = graph.__dict__.get("_grid_steps")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    mask, steps_only = graph.step_mask()
+    steps = None
+    if steps_only:
+        cols = graph.grid.cols
+        src = graph.edge_sources()
+        dst = graph.indices.astype(np.int64)
+        b = (dst // cols - src // cols + 1) * 3 + (dst % cols - src % cols + 1)
+        low = np.full(9, np.inf)
+        high = np.full(9, -np.inf)
+        _cost_range_per_step(b, graph.costs, low, high)
+        used = np.isfinite(low)
+        if np.array_equal(low[used], high[used]):
+            cost = np.where(used, low, 0.0)
+            distinct = np.unique(cost[used])
+            cost_class = np.searchsorted(distinct, cost).clip(max=max(len(distinct) - 1, 0)).astype(np.int64)
+            offset = np.array([(i // 3 - 1) * cols + (i % 3 - 1) for i in range(9)], dtype=np.int64)
+            steps = GridSteps(mask, offset, cost, cost_class, max(len(distinct), 1))
+    graph.__dict__["_grid_steps"] = (key, steps)
+    return steps
+
+
+@numba.njit(cache=True)
+def _cost_range_per_step(b, costs, low, high):
+    """Lowest and highest cost of the edges of each step direction b."""
+    for e in range(b.shape[0]):
+        low[b[e]] = min(low[b[e]], costs[e])
+        high[b[e]] = max(high[b[e]], costs[e])
+
+
+@numba.njit(cache=True)
+def _step_kernel(mask, cols, sources, steps, queue):
+    """Breadth-first steps from ``sources`` into ``steps`` (n,) int32 (-1 unreached) over the
+    orthogonal grid steps of ``mask`` (``NavGraph.step_mask`` bits 1, 3, 5, 7: down, left, right,
+    up a row or column, grid ``cols`` wide); ``queue`` (n,) int32 scratch."""
     n = steps.shape[0]
     for v in range(n):
         steps[v] = -1
@@ -177,11 +284,10 @@ def _step_kernel(indptr, indices, cols, sources, steps, queue):
         u = queue[head]
         head += 1
         nxt = steps[u] + 1
-        col = u - (u // cols) * cols
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
-            d = v - u
-            if d == cols or d == -cols or (d == 1 and col != cols - 1) or (d == -1 and col != 0):
+        bits = mask[u]
+        for b, offset in ((1, -cols), (3, -1), (5, 1), (7, cols)):
+            if (bits >> b) & 1:
+                v = u + offset
                 if steps[v] < 0:
                     steps[v] = nxt
                     queue[tail] = v
@@ -283,6 +389,10 @@ def _dijkstra(graph: NavGraph, ids: np.ndarray, max_cost, out) -> tuple[np.ndarr
     dist, hop = _outputs(graph, out, (np.float64, np.int64))
     buffers = field_buffers(graph)
     adjacency = graph.packed_adjacency()
+    steps = grid_steps(graph)
+    if steps is not None:
+        _grid_queue_kernel(steps, ids, max_cost, dist, hop, *buffers.class_queues(steps.classes))
+        return dist, hop
     if adjacency[1].shape[0] <= MAX_QUEUE_CLASSES and adjacency[0].dtype == np.uint32:
         queues = buffers.class_queues(len(adjacency[1]))
         _class_queue_kernel(graph.indptr, *adjacency, ids, max_cost, dist, hop, *queues)
@@ -337,5 +447,5 @@ def step_field(graph: NavGraph, goals, out: np.ndarray | None = None) -> np.ndar
     ids = check_sources(graph, goals, "goal")
     (steps,) = _outputs(graph, None if out is None else (out,), (np.int32,))
     reverse = graph.reverse()
-    _step_kernel(reverse.indptr, reverse.indices, graph.grid.cols, ids, steps, field_buffers(reverse).queue)
+    _step_kernel(reverse.step_mask()[0], graph.grid.cols, ids, steps, field_buffers(reverse).queue)
     return steps

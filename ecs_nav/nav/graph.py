@@ -80,6 +80,7 @@ class NavGraph:
     version: int = 0
     _reverse: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, graph)
     _packed: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, adjacency)
+    _steps: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, mask, all_steps)
 
     @classmethod
     def from_edges(
@@ -162,6 +163,26 @@ class NavGraph:
         if self._packed is None or self._packed[0] != key:
             self._packed = (key, _pack_adjacency(self))
         return self._packed[1]
+
+    def step_mask(self) -> tuple[np.ndarray, bool]:
+        """Which grid steps each node has an edge for: ``(mask, steps_only)``.
+
+        ``mask`` (n,) uint16 has bit ``(d_row + 1) * 3 + (d_col + 1)`` set when node i has an edge
+        to the slot ``d_row`` rows and ``d_col`` columns away (|d_row|, |d_col| <= 1; bit 4, the
+        node itself, is never set). ``steps_only`` tells whether every edge is such a step (no
+        off-mesh link to a farther slot). Cached until ``cache_key`` changes; O(m) to build."""
+        key = self.cache_key()
+        if self._steps is None or self._steps[0] != key:
+            cols = self.grid.cols
+            src = self.edge_sources()
+            dst = self.indices.astype(np.int64)
+            d_row = dst // cols - src // cols
+            d_col = dst % cols - src % cols
+            step = (np.abs(d_row) <= 1) & (np.abs(d_col) <= 1)
+            bits = np.left_shift(1, (d_row[step] + 1) * 3 + d_col[step] + 1).astype(np.float64)
+            mask = np.bincount(src[step], weights=bits, minlength=self.node_count).astype(np.uint16)
+            self._steps = (key, mask, bool(step.all()))
+        return self._steps[1], self._steps[2]
 
     # --- the seed's query API -------------------------------------------------------------
 

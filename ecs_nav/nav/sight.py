@@ -7,9 +7,9 @@ clearance and one-way drops are exactly what the graph says. Where the segment p
 through a cell corner the step is diagonal: it needs the diagonal edge and both cells beside
 it walkable (no corner cutting, as the graph's own diagonals).
 
-The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: a
-per-node bit mask of the steps the graph allows (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the
-edge to the slot ``d_row`` rows and ``d_col`` columns away), so a step test is one bit, and
+The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: the
+graph's ``step_mask`` (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row``
+rows and ``d_col`` columns away), so a step test is one bit, and
 each node's *clearance*: k when every slot within Chebyshev distance k - 1 has all eight steps
 (a chessboard distance transform of the slots that do not). Between two node centres the walk
 is exact integer arithmetic and jumps through open ground: from a slot of clearance k >= 3 it
@@ -59,19 +59,6 @@ def grid_shape(graph: NavGraph) -> GridShape:
 
 
 @numba.njit(cache=True)
-def _fill_step_mask(indptr, indices, cols, mask):
-    for u in range(mask.shape[0]):
-        bits = 0
-        ru, cu = u // cols, u % cols
-        for e in range(indptr[u], indptr[u + 1]):
-            v = indices[e]
-            dr, dc = v // cols - ru, v % cols - cu
-            if -1 <= dr <= 1 and -1 <= dc <= 1:
-                bits |= 1 << ((dr + 1) * 3 + dc + 1)
-        mask[u] = bits
-
-
-@numba.njit(cache=True)
 def _fill_clearance(mask, rows, cols, clearance):
     """Chessboard distance transform (two passes) to the nearest slot without all eight steps;
     slots outside the grid count as such."""
@@ -102,8 +89,7 @@ def sight_grid(graph: NavGraph) -> SightGrid:
     key = graph.cache_key()
     cached = graph.__dict__.get("_sight_grid")
     if cached is None or cached[0] != key:
-        mask = np.empty(graph.node_count, dtype=np.uint16)
-        _fill_step_mask(graph.indptr, graph.indices, graph.grid.cols, mask)
+        mask, _ = graph.step_mask()
         clearance = np.empty(graph.node_count, dtype=np.int32)
         _fill_clearance(mask, graph.grid.rows, graph.grid.cols, clearance)
         cached = (key, SightGrid(mask, clearance, graph.walkable, int(graph.grid.cols)))
