@@ -395,6 +395,19 @@ def test_rebuild_reuses_its_arrays_and_equals_a_fresh_field():
     np.testing.assert_array_equal(field.sample(points)[0], flow_field(g, a).sample(points)[0])
 
 
+def test_rebuild_with_nothing_changed_keeps_the_field_and_a_changed_graph_rebuilds_it():
+    g = grid_graph(np.zeros((1, 6), bool))
+    field = flow_field(g, 0)
+    field.sample(np.array([[5.5, 0.5]]))
+    anchors = field.anchors(np.arange(6))
+    assert field.rebuild(g, 0) is field and np.array_equal(field.anchors(np.arange(6)), anchors)
+    g.costs[:] = 2.0  # a region rebuild changes costs and bumps the version
+    g.version += 1
+    assert not field.is_current(g)
+    field.rebuild(g, 0)
+    assert field.is_current(g) and field.distance.tolist() == [0, 2, 4, 6, 8, 10]
+
+
 def test_max_cost_leaves_far_tiles_off_the_field():
     g = grid_graph(np.zeros((1, 10), bool))
     field = flow_field(g, 0, max_cost=3.5)

@@ -244,7 +244,9 @@ class FlowField:
     def rebuild(self, graph: NavGraph, goals, goal_points=None, max_cost: float | None = None) -> FlowField:
         """Build the field again (new goals, or the graph changed), in place: when the node count
         is unchanged every (n,) array is reused and the kernels write into it, so a rebuild
-        allocates nothing O(n). ``max_cost`` None keeps the field's. Returns self.
+        allocates nothing O(n). With the same graph (same ``cache_key``), goals, goal points and
+        ``max_cost`` it does nothing: the field and its memoised anchors stand. ``max_cost`` None
+        keeps the field's. Returns self.
 
         Raises:
             ValueError: a goal is not a walkable node, ``goal_points`` is not (len(goals), 2)
@@ -261,10 +263,13 @@ class FlowField:
                                  f"got shape {points.shape}")  # fmt: skip
             _, first = np.unique(raw.astype(np.int64), return_index=True)  # a repeated goal: its first point
             points = np.ascontiguousarray(points[first])
-        if max_cost is not None:
-            self.max_cost = float(max_cost)
-        if math.isnan(self.max_cost):
+        new_cost = self.max_cost if max_cost is None else float(max_cost)
+        if math.isnan(new_cost):
             raise ValueError("max_cost must be a number, got nan")
+        if (graph is self._graph and self.graph_key == graph.cache_key() and new_cost == self.max_cost
+                and np.array_equal(ids, self.goals) and np.array_equal(points, self.goal_points)):
+            return self  # nothing changed: the field and its memoised anchors stand  # fmt: skip
+        self.max_cost = new_cost
         n = graph.node_count
         fresh = self.distance.shape[0] != n
         if fresh:
