@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) bench/core.py
 	$(PY) bench/graph_build.py
 	$(PY) bench/pathfinding.py
+	$(PY) bench/flowfield.py
 	$(PY) bench/motion.py
 	$(PY) bench/render.py
 

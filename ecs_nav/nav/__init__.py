@@ -3,8 +3,23 @@
     graph = load_movingai("arena.map")
     result = astar(graph, graph.node_at_cell(1, 1), graph.node_at_cell(40, 30))
     result.nodes, result.cost, result.status
+
+    field = flow_field(graph, goal)              # one exact field shared by a crowd (seed 003)
+    directions, distance = field.sample(agent_positions)
 """
 
+from ecs_nav.nav.distance import dijkstra_field, step_field
+from ecs_nav.nav.flowfield import (
+    FlowField,
+    SeedField,
+    flow_field,
+    heat_map,
+    line_of_sight,
+    seed_field,
+    subdivide,
+    tile_directions,
+    vector_field,
+)
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_LINK, EDGE_WALK, GridIndex, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, parse_ascii_grid, read_movingai_map, read_scenarios
 from ecs_nav.nav.search import (
@@ -20,8 +35,9 @@ from ecs_nav.nav.search import (
 )
 
 __all__ = [
-    "EDGE_DROP", "EDGE_LINK", "EDGE_WALK", "GridIndex", "NavGraph", "PathResult",
-    "STATUS_COMPLETE", "STATUS_PARTIAL", "STATUS_UNREACHABLE", "astar", "dijkstra", "distance_field",
-    "grid_graph", "load_movingai", "parse_ascii_grid", "path_from_field", "paths_from_field",
-    "read_movingai_map", "read_scenarios",
+    "EDGE_DROP", "EDGE_LINK", "EDGE_WALK", "FlowField", "GridIndex", "NavGraph", "PathResult", "SeedField",
+    "STATUS_COMPLETE", "STATUS_PARTIAL", "STATUS_UNREACHABLE", "astar", "dijkstra", "dijkstra_field",
+    "distance_field", "flow_field", "grid_graph", "heat_map", "line_of_sight", "load_movingai", "parse_ascii_grid",
+    "path_from_field", "paths_from_field", "read_movingai_map", "read_scenarios", "seed_field", "step_field",
+    "subdivide", "tile_directions", "vector_field",
 ]

@@ -79,6 +79,8 @@ class NavGraph:
     max_climb: float = float("inf")
     version: int = 0
     _reverse: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, graph)
+    _packed: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, adjacency)
+    _steps: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, mask, all_steps)
 
     @classmethod
     def from_edges(
@@ -173,6 +175,40 @@ class NavGraph:
         """Sum of the edge costs along ``nodes``: 0 for fewer than two nodes, inf when two
         consecutive nodes are not linked (see ``path_costs``)."""
         return float(self.path_costs(nodes).sum())
+
+    def packed_adjacency(self) -> tuple:
+        """The CSR targets and costs packed into one word per edge: ``(adj, cost_table, shift, mask)``.
+
+        A grid graph has a handful of distinct edge costs: edge e becomes ``target << shift | class``
+        with ``cost_table[class]`` the exact float64 cost, so a search's relaxation reads 4 bytes
+        instead of 12 (about 20% faster on the 512x512 and 768x768 maps). With more than 256
+        distinct costs, or too many nodes for the bits left, the class is the edge itself (uint64
+        words, the costs array as the table). Edge e leads to ``adj[e] >> shift`` at cost
+        ``cost_table[adj[e] & mask]``. Cached until ``cache_key`` changes; O(m) to build."""
+        key = self.cache_key()
+        if self._packed is None or self._packed[0] != key:
+            self._packed = (key, _pack_adjacency(self))
+        return self._packed[1]
+
+    def step_mask(self) -> tuple[np.ndarray, bool]:
+        """Which grid steps each node has an edge for: ``(mask, steps_only)``.
+
+        ``mask`` (n,) uint16 has bit ``(d_row + 1) * 3 + (d_col + 1)`` set when node i has an edge
+        to the slot ``d_row`` rows and ``d_col`` columns away (|d_row|, |d_col| <= 1; bit 4, the
+        node itself, is never set). ``steps_only`` tells whether every edge is such a step (no
+        off-mesh link to a farther slot). Cached until ``cache_key`` changes; O(m) to build."""
+        key = self.cache_key()
+        if self._steps is None or self._steps[0] != key:
+            cols = self.grid.cols
+            src = self.edge_sources()
+            dst = self.indices.astype(np.int64)
+            d_row = dst // cols - src // cols
+            d_col = dst % cols - src % cols
+            step = (np.abs(d_row) <= 1) & (np.abs(d_col) <= 1)
+            bits = np.left_shift(1, (d_row[step] + 1) * 3 + d_col[step] + 1).astype(np.float64)
+            mask = np.bincount(src[step], weights=bits, minlength=self.node_count).astype(np.uint16)
+            self._steps = (key, mask, bool(step.all()))
+        return self._steps[1], self._steps[2]
 
     # --- the seed's query API -------------------------------------------------------------
 
@@ -291,3 +327,41 @@ class NavGraph:
 
         n = self.node_count
         return csr_array((self.costs, self.indices, self.indptr), shape=(n, n))
+
+
+def check_node(graph: NavGraph, node, what: str) -> int:
+    """``node`` as an int when it is a walkable node of ``graph``; else a ValueError that says
+    ``what`` the node was for (``"start"``, ``"goal"``) and why it is not valid."""
+    try:
+        i = int(node)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a node id, got {node!r}") from None
+    if not 0 <= i < graph.node_count:
+        raise ValueError(f"{what} node {i} is not in the graph (valid ids: 0..{graph.node_count - 1})")
+    if not graph.walkable[i]:
+        col, row = graph.cell_of_node(i)
+        raise ValueError(f"{what} node {i} (cell col={col}, row={row}) is not walkable")
+    return i
+
+
+_MAX_COST_CLASSES = 256
+
+
+def _pack_adjacency(graph: NavGraph) -> tuple:
+    """``NavGraph.packed_adjacency`` without the cache."""
+    costs, m, n = graph.costs, graph.edge_count, graph.node_count
+    table = np.unique(costs[:: max(1, m // 4096)]) if m else np.zeros(1)
+    idx = np.zeros(m, dtype=np.int64)
+    missing = np.zeros(0, dtype=bool)
+    for _ in range(2):  # the sample may miss a rare cost: add what is missing, once
+        idx = np.searchsorted(table, costs).clip(max=len(table) - 1)
+        missing = table[idx] != costs
+        if not missing.any() or len(table) > _MAX_COST_CLASSES:
+            break
+        table = np.union1d(table, costs[missing][: _MAX_COST_CLASSES + 1])
+    shift = max(1, (len(table) - 1).bit_length())
+    if not missing.any() and len(table) <= _MAX_COST_CLASSES and n <= 1 << (32 - shift):
+        adj = (graph.indices.astype(np.uint32) << np.uint32(shift)) | idx.astype(np.uint32)
+        return adj, table, np.uint32(shift), np.uint32((1 << shift) - 1)
+    adj = (graph.indices.astype(np.uint64) << np.uint64(32)) | np.arange(m, dtype=np.uint64)
+    return adj, costs, np.uint64(32), np.uint64(0xFFFFFFFF)

@@ -1,11 +1,11 @@
 """Searches over a NavGraph: A*, Dijkstra and the multi-source reverse search (distance field).
 
-All three run one compiled kernel (numba, ``cache=True``) over the graph's flat CSR arrays:
-an indexed binary heap with decrease-key, on buffers kept per graph and reused between
-queries. A point query (``astar``, ``dijkstra`` with a goal) never clears an O(n) buffer: a
-node's scratch record is valid only when its stamp equals the query's generation number. A
-whole-graph search (``dijkstra`` without a goal, ``distance_field``) returns an array per node,
-so it allocates and fills O(n) records for its answer.
+A point query (``astar``, ``dijkstra`` with a goal) runs one compiled kernel (numba,
+``cache=True``) over the graph's flat CSR arrays: an indexed binary heap with decrease-key, on
+buffers kept per graph and reused between queries; it never clears an O(n) buffer: a node's
+scratch record is valid only when its stamp equals the query's generation number. A
+whole-graph search (``dijkstra`` without a goal, ``distance_field``, re-exported here) runs
+``ecs_nav.nav.distance``'s field kernel and returns an array per node.
 
 Results are exact: costs equal ``scipy.sparse.csgraph.shortest_path`` on the same graph (the
 A* heuristic is scaled so that it stays consistent, see ``admissibility_factor``). Graphs of up
@@ -30,7 +30,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ecs_nav.nav.graph import NavGraph
+from ecs_nav.nav.distance import dijkstra_field
+from ecs_nav.nav.distance import distance_field as distance_field  # re-exported: callers import it from here
+from ecs_nav.nav.graph import NavGraph, check_node
 
 STATUS_COMPLETE = "complete"
 """The path reaches the goal and is optimal."""
@@ -149,7 +151,7 @@ def _search(
     """Best-first search from ``sources`` (all at cost 0) until ``goal`` is expanded.
 
     Edge e leads to node ``adj[e] >> shift`` at cost ``cost_table[adj[e] & mask]`` (see
-    ``_packed_adjacency``). ``goal`` < 0 searches the whole component (Dijkstra; ``mode`` must be
+    ``NavGraph.packed_adjacency``). ``goal`` < 0 searches the whole component (Dijkstra; ``mode`` must be
     2). A record of
     ``nodes`` (NODE_DTYPE) is valid only when its stamp equals ``gen``; its ``pos`` is its heap
     slot, or -1 once the node is closed. Nodes farther than ``max_cost`` are never opened.
@@ -281,7 +283,7 @@ class _SearchState:
             raise ValueError(f"graph too large for the search kernels ({n} nodes)")
         self.key = graph.cache_key()
         self.xy = np.ascontiguousarray(graph.positions[:, :2])
-        self.adjacency = _packed_adjacency(graph)
+        self.adjacency = graph.packed_adjacency()
         self.nodes = np.zeros(n, dtype=NODE_DTYPE)
         self.gen = 0
         self.heap_node = np.empty(n, dtype=np.int32)
@@ -297,34 +299,6 @@ class _SearchState:
         return self.gen
 
 
-_MAX_COST_CLASSES = 256
-
-
-def _packed_adjacency(graph: NavGraph) -> tuple:
-    """The CSR targets and costs packed into one 4-byte word per edge: (adj, cost_table, shift, mask).
-
-    A grid graph has a handful of distinct edge costs: edge e becomes ``target << shift | class``
-    with ``cost_table[class]`` the exact float64 cost, so a relaxation reads 4 bytes instead of
-    12 (about 20% faster on the 512x512 and 768x768 maps). With more than 256 distinct costs, or
-    too many nodes for the bits left, the class is the edge itself (uint64 words, the costs
-    array as the table). Built once per graph version: O(m)."""
-    costs, m, n = graph.costs, graph.edge_count, graph.node_count
-    table = np.unique(costs[:: max(1, m // 4096)]) if m else np.zeros(1)
-    missing = np.zeros(0, dtype=bool)
-    for _ in range(2):  # the sample may miss a rare cost: add what is missing, once
-        idx = np.searchsorted(table, costs).clip(max=len(table) - 1)
-        missing = table[idx] != costs
-        if not missing.any() or len(table) > _MAX_COST_CLASSES:
-            break
-        table = np.union1d(table, costs[missing][: _MAX_COST_CLASSES + 1])
-    shift = max(1, (len(table) - 1).bit_length())
-    if not missing.any() and len(table) <= _MAX_COST_CLASSES and n <= 1 << (32 - shift):
-        adj = (graph.indices.astype(np.uint32) << np.uint32(shift)) | idx.astype(np.uint32)
-        return adj, table, np.uint32(shift), np.uint32((1 << shift) - 1)
-    adj = (graph.indices.astype(np.uint64) << np.uint64(32)) | np.arange(m, dtype=np.uint64)
-    return adj, costs, np.uint64(32), np.uint64(0xFFFFFFFF)
-
-
 def _state(graph: NavGraph) -> _SearchState:
     state = graph.__dict__.get("_search_state")
     key = graph.cache_key()
@@ -334,7 +308,7 @@ def _state(graph: NavGraph) -> _SearchState:
     elif state.key != key:  # same slots, new edges or positions: keep the buffers
         state.key = key
         state.xy = np.ascontiguousarray(graph.positions[:, :2])
-        state.adjacency = _packed_adjacency(graph)
+        state.adjacency = graph.packed_adjacency()
         state.factors.clear()
     return state
 
@@ -367,19 +341,6 @@ def admissibility_factor(graph: NavGraph, heuristic: str = "octile") -> float:
     return state.factors[code]
 
 
-def _check_node(graph: NavGraph, node, what: str) -> int:
-    try:
-        i = int(node)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a node id, got {node!r}") from None
-    if not 0 <= i < graph.node_count:
-        raise ValueError(f"{what} node {i} is not in the graph (valid ids: 0..{graph.node_count - 1})")
-    if not graph.walkable[i]:
-        col, row = graph.cell_of_node(i)
-        raise ValueError(f"{what} node {i} (cell col={col}, row={row}) is not walkable")
-    return i
-
-
 def _budget(max_expanded) -> int:
     if max_expanded is None:
         return np.iinfo(np.int64).max
@@ -389,8 +350,8 @@ def _budget(max_expanded) -> int:
 
 
 def _point_search(graph, start, goal, code, max_expanded, allow_partial) -> PathResult:
-    start = _check_node(graph, start, "start")
-    goal = _check_node(graph, goal, "goal")
+    start = check_node(graph, start, "start")
+    goal = check_node(graph, goal, "goal")
     budget = _budget(max_expanded)
     if start == goal:
         return PathResult(np.array([start], dtype=np.int64), 0.0, STATUS_COMPLETE, 0)
@@ -465,49 +426,8 @@ def dijkstra(
     """
     if goal is not None:
         return _point_search(graph, start, goal, 2, max_expanded, allow_partial)
-    start = _check_node(graph, start, "start")
-    return _field(graph, np.array([start], dtype=np.int64), float(max_cost))
-
-
-def _field(graph: NavGraph, sources: np.ndarray, max_cost: float):
-    st = _state(graph)
-    # a fresh record array at generation 1: nodes never reached keep g = inf, parent = -1
-    nodes = np.zeros(graph.node_count, dtype=NODE_DTYPE)
-    nodes["g"] = np.inf
-    nodes["parent"] = -1
-    _search(
-        graph.indptr, *st.adjacency, st.xy,
-        sources, -1, 2, 0.0, np.iinfo(np.int64).max, max_cost,
-        nodes, 1, st.heap_node, st.heap_f, st.heap_h,
-    )  # fmt: skip
-    return nodes["g"].copy(), nodes["parent"].astype(np.int64)
-
-
-def distance_field(graph: NavGraph, goals, max_cost: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
-    """Distance of every node *to* the nearest goal, and the next node to step to.
-
-    A multi-source Dijkstra over ``graph.reverse()``: one search serves every agent heading to
-    the same goal(s).
-
-    Args:
-        goals: one node id or an array of them (all walkable).
-        max_cost: nodes farther than this from every goal are left unreached.
-
-    Returns:
-        ``(distance, next_hop)``, shape (n,) each: ``distance[v]`` float64 is the cost of the
-        cheapest path v → nearest goal (0 at goals, inf when no goal is reachable within
-        ``max_cost``); ``next_hop[v]`` int64 is the node after v on that path (-1 at goals and
-        where distance is inf). Follow it with ``path_from_field``.
-    """
-    goals = np.unique(np.asarray(goals, dtype=np.int64).reshape(-1))
-    if goals.size == 0:
-        raise ValueError("distance_field needs at least one goal")
-    for end in (goals[0], goals[-1]):  # sorted: the ends tell whether all ids are in range
-        _check_node(graph, end, "goal")
-    not_walkable = goals[~graph.walkable[goals]]
-    if not_walkable.size:
-        _check_node(graph, not_walkable[0], "goal")
-    return _field(graph.reverse(), goals, float(max_cost))
+    start = check_node(graph, start, "start")
+    return dijkstra_field(graph, start, max_cost)
 
 
 def _check_starts(next_hop: np.ndarray, starts) -> np.ndarray:
