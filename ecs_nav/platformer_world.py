@@ -36,7 +36,8 @@ class PlatformerBody:
 
     Attributes:
         x, y: bottom-left corner of the box at the start, tiles (finite); give both, or
-            ``spawn``.
+            ``spawn`` (a prefab may leave the start to its entities; a body without one cannot
+            be placed).
         spawn: index (≥ 0) of the level's ``@`` spawn point the character starts on (its
             bottom-left tile), instead of ``x, y``.
         width, height: the box, tiles, in (0, 16]; planned as these rounded up (default 0.75:
@@ -72,9 +73,9 @@ class PlatformerBody:
                 raise ValueError("PlatformerBody.spawn: give either spawn or x and y, not both")
             if isinstance(self.spawn, bool) or not isinstance(self.spawn, int) or self.spawn < 0:
                 raise ValueError(f"PlatformerBody.spawn: must be an integer >= 0, got {self.spawn!r}")
-        elif self.x is None or self.y is None:
-            raise ValueError("PlatformerBody.x: give x and y (tiles), or spawn (an @ of the level)")
-        else:
+        elif (self.x is None) != (self.y is None):
+            raise ValueError("PlatformerBody.x: give both x and y (tiles), or spawn (an @ of the level)")
+        elif self.x is not None:
             for name in ("x", "y"):
                 value = getattr(self, name)
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -106,6 +107,8 @@ class PlatformerBody:
     def start(self, level: TileLevel) -> tuple[float, float]:
         """The bottom-left corner it starts at on ``level`` (tiles)."""
         if self.spawn is None:
+            if self.x is None:
+                raise ValueError("PlatformerBody: no start given (spawn, or x and y)")
             return float(self.x), float(self.y)
         if self.spawn >= len(level.spawns):
             raise ValueError(f"PlatformerBody.spawn: the level has {len(level.spawns)} spawn point(s) (@), "

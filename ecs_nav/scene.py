@@ -41,6 +41,8 @@ from ecs_nav.components import (
 )
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
+from ecs_nav.platformer_world import Bot, PlatformerBody
+from ecs_nav.scene_level import body_now, build_side_view, check_body, level_to_dict, parse_level_table
 from ecs_nav.world import World
 
 if sys.version_info >= (3, 11):
@@ -50,7 +52,7 @@ else:  # pragma: no cover
 
 COMPONENTS: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, PathRequest, Path, Player)
+    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, PathRequest, Path, Player, PlatformerBody, Bot)
 }
 """Component names a scene may use, and their classes."""
 
@@ -82,6 +84,7 @@ class Scene:
     systems: tuple[str, ...] = DEFAULT_SYSTEMS
     map: dict[str, Any] = field(default_factory=dict)
     navmap: NavMap | None = None
+    level: dict[str, Any] = field(default_factory=dict)  # a side view's [level] (ecs_nav.scene_level)
     entities: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -145,10 +148,14 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
     def report(where: str, message: str) -> None:
         problems.append(f"{source}: {where}: {message}" if where else f"{source}: {message}")
 
-    _unknown_keys(data, ("world", "map", "navmap", "prefab", "entity"), "", report)
+    _unknown_keys(data, ("world", "map", "level", "navmap", "prefab", "entity"), "", report)
     scene = Scene(source=source)
     _parse_world(data.get("world", {}), scene, report)
     scene.map = _parse_map(data.get("map", {}), base_dir, report)
+    if "level" in data:
+        scene.level = parse_level_table(data["level"], base_dir, report)
+        if "map" in data:
+            report("level", "a scene is top-down ([map]) or a side view ([level]), not both")
     navmap = data.get("navmap")
     if navmap is not None:
         scene.navmap = _construct(NavMap, navmap, "navmap", report)
@@ -186,6 +193,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         for comp_name, fields in entry["components"].items():
             _check_component(comp_name, fields, where, report, check_refs=True, names=names)
         _check_crowd(entry, where, report)
+        _check_side_view(scene, entry, where, "level" in data, report)
     if problems:
         raise SceneError(problems)
     return scene
@@ -338,6 +346,33 @@ def _check_crowd(entry: dict, where: str, report) -> None:
         report(f"{where} spawn_area", "a crowd (count > 1) needs a spawn_area or a Position")
 
 
+def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, report) -> None:
+    """Side-view components: a PlatformerBody needs the scene's [level] and must start clear of
+    solid tiles; a Bot needs a PlatformerBody; none mixes with the top-down view components."""
+    components = entry["components"]
+    body_fields = components.get("PlatformerBody")
+    if "Bot" in components and body_fields is None:
+        report(f"{where} Bot", "a Bot needs a PlatformerBody")
+    if body_fields is None:
+        return
+    if not has_level:
+        report(f"{where} PlatformerBody", "needs the scene's [level] (a side view)")
+        return
+    top_down = [name for name in ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Path")
+                if name in components]
+    if top_down:
+        report(f"{where} PlatformerBody", f"a side-view character takes no top-down components ({', '.join(top_down)})")
+    if entry.get("count", 1) != 1 or "spawn_area" in entry:
+        report(f"{where} PlatformerBody", "side-view characters are placed one by one (no count, no spawn_area)")
+    if not scene.level or not isinstance(body_fields, dict):
+        return
+    try:
+        body = PlatformerBody(**{k: tuple(v) if isinstance(v, list) else v for k, v in body_fields.items()})
+    except (TypeError, ValueError):
+        return  # already reported by the component check
+    check_body(scene.level, body, where, report)
+
+
 def _construct(cls, fields, where, report, prefix: str | None = None):
     """Call ``cls(**fields)``, turning bad keys, bad types and ValueErrors into report lines."""
     label = f"{where} {prefix}" if prefix else where
@@ -479,10 +514,13 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
 
     world = World(seed=scene.seed if seed is None else seed, dt=scene.dt)
     world.resources["scene"] = scene
-    world.map, blocked, placement = build_geometry(scene.map)
+    # a side view has its level instead of a map (its [map] is only the parser's empty defaults)
+    world.map, blocked, placement = build_geometry({} if scene.level else scene.map)
     if blocked is not None:
         world.resources["tile_grid"] = (blocked, placement)
     world.navmap = scene.navmap
+    if scene.level:
+        build_side_view(world, scene.level)
     world.add_systems(*make_systems(scene.systems, scene.settings))
     # Crowd placement draws from its own stream of the seed, so building a scene leaves
     # world.rng untouched (a saved scene, with explicit positions, then loads equal).
@@ -571,8 +609,10 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     data: dict[str, Any] = {"world": {"seed": world.seed, "dt": world.dt, **scene.settings,
                                       "systems": [s for s in scene.systems]}}
     map_spec = {k: v for k, v in scene.map.items() if k != "movingai_path"}
-    if map_spec:
+    if map_spec and not scene.level:
         data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES else v) for k, v in map_spec.items()}
+    if scene.level:
+        data["level"] = level_to_dict(world, scene.level)
     if world.navmap is not None:
         data["navmap"] = _fields_of(world.navmap)
     names = {e: n.value for e, (n,) in world.query(Name)}
@@ -583,7 +623,9 @@ def scene_to_dict(world: World) -> dict[str, Any]:
             entry["name"] = names[entity]
         for comp_name, cls in COMPONENTS.items():
             component = world.try_get(entity, cls)
-            if component is not None:
+            if isinstance(component, PlatformerBody):
+                entry[comp_name] = body_now(world, entity, component)
+            elif component is not None:
                 entry[comp_name] = _component_fields(component, names)
         entities.append(entry)
     if entities:
