@@ -204,3 +204,25 @@ def test_a_saved_platformer_scene_loads_with_the_toggled_tiles_and_the_character
     assert side2.level.tile(0, 4) == SOLID
     assert isinstance(again.get(again.find(Bot)[0], PlatformerBody), PlatformerBody)
     assert abs(side2.position(again.find(Bot)[0])[0] - where[0]) < 0.5
+
+
+def test_a_bot_stuck_for_20_frames_reports_stuck_once_and_replans_on_the_next_tick():
+    from ecs_nav.events import Stuck
+    from ecs_nav.platformer_bot import MAX_STUCK_FRAMES
+
+    world = load_scene("platformer")
+    world.run(2)
+    side = world.resources[PLATFORMER]
+    bot = world.find(Bot)[0]
+    row = side.row_of(bot)
+    stuck, changed = [], []
+    world.on(Stuck, lambda e: stuck.append((e.entity, e.tick)))
+    world.on(PathChanged, lambda e: changed.append(e.entity))
+    x = side.characters.x[row]
+    for _ in range(MAX_STUCK_FRAMES + 3):  # held in place: the position does not change
+        side.characters.x[row] = x
+        side.characters.prev_x[row] = x
+        world.step()
+    assert [e for e, _ in stuck] == [bot]
+    assert not side.characters.replan[row]  # served: re-planned from where it stands
+    assert side.characters.state[row] == 1
