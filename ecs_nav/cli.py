@@ -116,7 +116,9 @@ def cmd_run(args) -> int:
         print(json.dumps(summary))
     else:
         print(f"{summary['scene']}: {summary['ticks']} ticks ({world.time:.2f} s simulated) in {wall:.3f} s,"
-              f" {summary['agents']} agents, seed {summary['seed']}")
+              f" {summary['agents']} agents"
+              + (f", {summary['characters']} side-view characters" if "characters" in summary else "")
+              + f", seed {summary['seed']}")
         events = ", ".join(f"{k} {v}" for k, v in summary["events"].items()) or "none"
         print(f"events: {events}")
         for name, ms in summary["timings_ms"].items():

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ecs_nav.platformer_world import PLATFORMER
+
 LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "paths", "steer_targets",
           "velocity", "agents", "hud")
 """Every drawable layer, in drawing order (later layers are drawn on top)."""
@@ -232,7 +234,10 @@ def heat_colour(t: Any) -> np.ndarray:
 
 def map_bounds(world: Any) -> tuple[float, float, float, float]:
     """The rectangle to fit the camera to: the map's bounds, else the nav graph's, else the
-    agents' (padded), else a 20 x 20 square round the origin."""
+    agents' (padded), else a 20 x 20 square round the origin; a side view's level."""
+    side = getattr(world, "resources", {}).get(PLATFORMER)
+    if side is not None:
+        return 0.0, 0.0, float(side.level.width), float(side.level.height)
     m = getattr(world, "map", None)
     if m is not None and getattr(m, "bounds", None) is not None:
         return tuple(float(v) for v in m.bounds)
@@ -440,6 +445,9 @@ def hud_lines(world: Any, fps: float | None = None, ms_per_tick: dict[str, float
     tick of each system (``ms_per_tick``; default: the World's average since it started)."""
     agents = int(np.count_nonzero(world.table.live("is_agent")))
     first = f"tick {world.tick}   time {world.time:.2f} s   agents {agents}"
+    side = getattr(world, "resources", {}).get(PLATFORMER)
+    if side is not None:
+        first = f"tick {world.tick}   time {world.time:.2f} s   characters {side.count}"
     if selected:
         first += f"   selected {selected}"
     lines = [first]

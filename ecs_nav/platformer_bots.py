@@ -62,18 +62,19 @@ class PlatformerBots:
 
     # --- storage ---------------------------------------------------------------------------
 
-    _FLOAT = ("x", "y", "vx", "vy", "width", "height", "gravity", "max_fall", "walk", "jump_speed",
-              "release", "prev_x", "prev_y")
-    _BOOL = ("on_ground", "on_one_way", "at_ceiling", "replan", "is_bot")
-    _INT = ("frames_from_jump_start", "width_tiles", "height_tiles", "max_jump", "state", "path_len",
-            "current", "jump_frames", "stuck_frames")
+    # the per-character columns, by dtype (float64 tiles and seconds, bool flags, int64 counters)
+    FLOAT_COLUMNS = ("x", "y", "vx", "vy", "width", "height", "gravity", "max_fall", "walk", "jump_speed",
+                     "release", "prev_x", "prev_y")
+    BOOL_COLUMNS = ("on_ground", "on_one_way", "at_ceiling", "replan", "is_bot")
+    INT_COLUMNS = ("frames_from_jump_start", "width_tiles", "height_tiles", "max_jump", "state", "path_len",
+                   "current", "jump_frames", "stuck_frames")
 
     def _alloc(self, n: int, nodes: int) -> None:
-        for name in self._FLOAT:
+        for name in self.FLOAT_COLUMNS:
             self.__dict__[name] = np.zeros(n, np.float64)
-        for name in self._BOOL:
+        for name in self.BOOL_COLUMNS:
             self.__dict__[name] = np.zeros(n, np.bool_)
-        for name in self._INT:
+        for name in self.INT_COLUMNS:
             self.__dict__[name] = np.zeros(n, np.int64)
         self.inputs = np.zeros(n, np.uint8)
         self.prev_inputs = np.zeros(n, np.uint8)
@@ -82,7 +83,7 @@ class PlatformerBots:
 
     def _grow(self, nodes: int) -> None:
         n = self.count
-        for name in (*self._FLOAT, *self._BOOL, *self._INT, "inputs", "prev_inputs", "tables"):
+        for name in (*self.FLOAT_COLUMNS, *self.BOOL_COLUMNS, *self.INT_COLUMNS, "inputs", "prev_inputs", "tables"):
             old = self.__dict__[name]
             new = np.zeros((n + 1, *old.shape[1:]), old.dtype)
             new[:n] = old
@@ -137,6 +138,21 @@ class PlatformerBots:
         self.on_ground[i] = support != 0
         self.on_one_way[i] = support == 2
         return i
+
+    def remove(self, i: int) -> int:
+        """Remove character ``i``: the last row moves into its place (rows stay dense, O(1) per
+        column). Returns the row that moved into ``i`` (``i`` itself when it was the last)."""
+        if not 0 <= i < self.count:
+            raise ValueError(f"remove: no character {i}")
+        last = self.count - 1
+        columns = (*self.FLOAT_COLUMNS, *self.BOOL_COLUMNS, *self.INT_COLUMNS, "inputs", "prev_inputs", "tables",
+                   "nodes")
+        for name in columns:
+            column = self.__dict__[name]
+            column[i] = column[last]
+            self.__dict__[name] = column[:last].copy()
+        self.count = last
+        return last
 
     # --- planning --------------------------------------------------------------------------
 

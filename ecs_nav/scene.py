@@ -27,6 +27,8 @@ from ecs_nav.components import STEERING_PARAMS, Agent, Collider, Name, Path, Pat
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.limits import SCENE_SIZE_LIMIT
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
+from ecs_nav.platformer_world import PlatformerBody
+from ecs_nav.scene_level import body_now, build_side_view, level_to_dict
 from ecs_nav.scene_schema import (
     COMPONENTS,
     DEFAULT_SYSTEMS,
@@ -129,6 +131,8 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
     if blocked is not None:
         world.resources["tile_grid"] = (blocked, placement)
     world.navmap = scene.navmap
+    if scene.level:
+        build_side_view(world, scene.level)
     world.add_systems(*make_systems(scene.systems, scene.settings))
     # Crowd placement draws from its own stream of the seed, so building a scene leaves
     # world.rng untouched (a saved scene, with explicit positions, then loads equal).
@@ -225,8 +229,10 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     data: dict[str, Any] = {"world": {"seed": world.seed, "dt": world.dt, **scene.settings,
                                       "systems": [s for s in scene.systems]}}
     map_spec = {k: v for k, v in scene.map.items() if k != "movingai_path"}
-    if map_spec:
+    if map_spec and not scene.level:
         data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES else v) for k, v in map_spec.items()}
+    if scene.level:
+        data["level"] = level_to_dict(world, scene.level)
     if world.navmap is not None:
         data["navmap"] = _fields_of(world.navmap)
     names = {e: n.value for e, (n,) in world.query(Name)}
@@ -237,7 +243,9 @@ def scene_to_dict(world: World) -> dict[str, Any]:
             entry["name"] = names[entity]
         for comp_name, cls in COMPONENTS.items():
             component = world.try_get(entity, cls)
-            if component is not None:
+            if isinstance(component, PlatformerBody):
+                entry[comp_name] = body_now(world, entity, component)
+            elif component is not None:
                 entry[comp_name] = _component_fields(component, names)
         entities.append(entry)
     if entities:

@@ -50,6 +50,8 @@ from ecs_nav.limits import (
     field_types,
 )
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
+from ecs_nav.platformer_world import Bot, PlatformerBody
+from ecs_nav.scene_level import check_body, parse_level_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,7 +60,7 @@ else:  # pragma: no cover
 
 COMPONENTS: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, PathRequest, Path, Player)
+    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, PathRequest, Path, Player, PlatformerBody, Bot)
 }
 """Component names a scene may use, and their classes."""
 
@@ -99,6 +101,7 @@ class Scene:
     systems: tuple[str, ...] = DEFAULT_SYSTEMS
     map: dict[str, Any] = field(default_factory=dict)
     navmap: NavMap | None = None
+    level: dict[str, Any] = field(default_factory=dict)  # a side view's [level] (ecs_nav.scene_level)
     entities: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -147,11 +150,15 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
 
     if not isinstance(data, dict):
         raise SceneError([f"{source}: a scene is a table, got {kind_of(data)}"])
-    _unknown_keys(data, ("world", "map", "navmap", "prefab", "entity"), "", report)
+    _unknown_keys(data, ("world", "map", "level", "navmap", "prefab", "entity"), "", report)
     scene = Scene(source=source)
     _parse_world(data.get("world", {}), scene, report)
     if "map" in data:  # no [map]: no ground, no walls, no nav graph (README: Scene files)
         scene.map = _parse_map(data["map"], base_dir, report)
+    if "level" in data:
+        scene.level = parse_level_table(data["level"], base_dir, report)
+        if "map" in data:
+            report("level", "a scene is top-down ([map]) or a side view ([level]), not both")
     navmap = data.get("navmap")
     if navmap is not None:
         scene.navmap = _construct(NavMap, navmap, "navmap", report)
@@ -195,6 +202,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         for comp_name, fields in entry["components"].items():
             _check_component(comp_name, fields, where, report, check_refs=True, names=names)
         _check_crowd(entry, where, report)
+        _check_side_view(scene, entry, where, "level" in data, report)
     if total > ENTITY_LIMIT:
         report("entity", f"{total} entities in all (crowds counted member by member): at most {ENTITY_LIMIT}")
     if problems:
@@ -388,6 +396,33 @@ def _check_crowd(entry: dict, where: str, report) -> None:
             report(f"{where} {views[0]}", "needs a Position (or a spawn_area): "
                    f"{', '.join(views)} {'lives' if len(views) == 1 else 'live'} in the agent table, whose rows are "
                    "placed entities")
+
+
+def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, report) -> None:
+    """Side-view components: a PlatformerBody needs the scene's [level] and must start clear of
+    solid tiles; a Bot needs a PlatformerBody; none mixes with the top-down view components."""
+    components = entry["components"]
+    body_fields = components.get("PlatformerBody")
+    if "Bot" in components and body_fields is None:
+        report(f"{where} Bot", "a Bot needs a PlatformerBody")
+    if body_fields is None:
+        return
+    if not has_level:
+        report(f"{where} PlatformerBody", "needs the scene's [level] (a side view)")
+        return
+    top_down = [name for name in ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Path")
+                if name in components]
+    if top_down:
+        report(f"{where} PlatformerBody", f"a side-view character takes no top-down components ({', '.join(top_down)})")
+    if entry.get("count", 1) != 1 or "spawn_area" in entry:
+        report(f"{where} PlatformerBody", "side-view characters are placed one by one (no count, no spawn_area)")
+    if not scene.level or not isinstance(body_fields, dict):
+        return
+    try:
+        body = PlatformerBody(**{k: tuple(v) if isinstance(v, list) else v for k, v in body_fields.items()})
+    except (TypeError, ValueError):
+        return  # already reported by the component check
+    check_body(scene.level, body, where, report)
 
 
 def _check_nav_size(scene: Scene, report) -> None:

@@ -28,7 +28,10 @@ Q           quit
 
 Mouse: drag to pan, wheel to zoom at the cursor, click an agent to select it (Shift: add),
 click the ground to send the selected agents (or the Player when none is selected) there,
-right-click the ground to do the same whatever is under the cursor.
+right-click the ground to do the same whatever is under the cursor. In a side view (a scene
+with a ``[level]``) W A S D are the Player's keys (A/D walk, W jump, S drop), a click on the
+level sends the selected bots there and a right-click toggles a tile
+(``ecs_nav.side_view_controls``).
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav import draw
+from ecs_nav import draw, side_view_controls
 from ecs_nav.components import PathRequest, Player
+from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.world import World
 
 LAYER_KEYS = ("map", "graph_edges", "graph_nodes", "paths", "agents", "velocity", "steer_targets",
@@ -68,7 +72,11 @@ click ground  send the selected agents (or the Player) there
 right-click   send them there    drag: pan    wheel: zoom
 
 layers  1 map  2 graph edges  3 graph nodes  4 paths  5 agents
-        6 velocity  7 steering targets  8 flow field  9 heat map  0 HUD"""
+        6 velocity  7 steering targets  8 flow field  9 heat map  0 HUD
+
+side view (a [level] scene): A/D walk, W jump (hold: higher), S drop
+  click a bot to select it, click the level to send it there,
+  right-click a tile to make it solid / empty (the bots re-plan)"""
 
 DRAG_THRESHOLD = 4.0
 """Pixels the mouse may move between press and release and still count as a click."""
@@ -235,13 +243,21 @@ class Viewer:
         self.speed = SPEEDS[int(np.clip(i + steps, 0, len(SPEEDS) - 1))]
 
     def player(self) -> int | None:
-        players = [e for e in self.world.find(Player) if self.world.table.has(e)]
+        side = self.world.resources.get(PLATFORMER)
+        players = [e for e in self.world.find(Player)
+                   if self.world.table.has(e) or (side is not None and side.row_of(e) >= 0)]
         return players[0] if players else None
 
     def _drive_player(self) -> None:
         """WASD sets the Player's velocity (its max_speed along the held direction); letting go
         of all four stops it once, and leaves it alone afterwards."""
         key = self.key
+        side = self.world.resources.get(PLATFORMER)
+        if side is not None:  # a side view: the keys are the Player's inputs, held every tick
+            player = self.player()
+            if player is not None:
+                side.set_inputs(player, side_view_controls.held_inputs(self.held, key))
+            return
         direction = np.array([(key.D in self.held) - (key.A in self.held),
                               (key.W in self.held) - (key.S in self.held)], dtype=np.float64)
         if not self.held and not self._driving:
@@ -283,6 +299,12 @@ class Viewer:
     def click(self, x: float, y: float, button: int, modifiers: int = 0) -> None:
         """A click at window pixel (x, y): select an agent, or send agents to the ground point."""
         point = self.camera.screen_to_world((x * self._pixels(), y * self._pixels()))[0]
+        side = self.world.resources.get(PLATFORMER)
+        if side is not None and button in (self.mouse.LEFT, self.mouse.RIGHT):
+            self.selected, self.status = side_view_controls.click(
+                self.world, side, point, button == self.mouse.LEFT, bool(modifiers & self.key.MOD_SHIFT),
+                self.selected)
+            return
         table = self.world.table
         if button == self.mouse.LEFT:
             row = draw.pick_row(table, point)
@@ -320,6 +342,9 @@ class Viewer:
 
     def selected_rows(self) -> np.ndarray:
         self.selected = [e for e in self.selected if self.world.exists(e)]
+        side = self.world.resources.get(PLATFORMER)
+        if side is not None:
+            return side_view_controls.selected_rows(side, self.selected)
         return self.world.table.rows_of(np.asarray(self.selected, dtype=np.int64))
 
     # --- scene ------------------------------------------------------------------------------------

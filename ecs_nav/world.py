@@ -21,6 +21,7 @@ import numpy as np
 
 from ecs_nav.components import Agent, Collider, Path, Position, TableView, Velocity, bound_copies
 from ecs_nav.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
+from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.steering import BEHAVIOURS
 from ecs_nav.table import AgentTable, default_columns
 
@@ -384,7 +385,8 @@ class World:
 
     def state_digest(self) -> str:
         """A hash of all simulation state: tick, every table column (rows in entity order), the
-        sparse path state, the RNG, the nav graph version and the systems' own state."""
+        sparse path state, the RNG, the nav graph version, the systems' own state and the
+        ``digest_bytes()`` of every resource that has one (the side view's level and characters)."""
         self._enter()
         h = hashlib.blake2b(digest_size=16)
         h.update(np.int64(self.tick).tobytes())
@@ -401,14 +403,21 @@ class World:
         for system in self._systems:
             if not system.reads_only:
                 h.update(system.state())
+        for name in sorted(self.resources):  # resources that hold simulation state (a side-view level)
+            digest_bytes = getattr(self.resources[name], "digest_bytes", None)
+            if digest_bytes is not None:
+                h.update(name.encode())
+                h.update(digest_bytes())
         return h.hexdigest()
 
     def summary(self) -> dict[str, Any]:
-        """Counts and timings for reports: ticks, agents, events by type, ms per system."""
+        """Counts and timings for reports: ticks, agents (side-view characters too, when there
+        is a level), events by type, ms per system."""
         return {
             "ticks": self.tick,
             "agents": int(np.count_nonzero(self.table.live("is_agent"))),
             "entities": len(self.entities()),
+            **({"characters": self.resources[PLATFORMER].count} if PLATFORMER in self.resources else {}),
             "events": dict(sorted(self.event_counts.items())),
             "timings_ms": {s.name: round(self.timings_ms[s.name], 3) for s in self._systems},
         }

@@ -43,6 +43,7 @@ from ecs_nav.geometry import Box
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, scan_heightfield
 from ecs_nav.nav.grid import grid_graph
 from ecs_nav.world import System, World
+from systems.platformer_stage import build_level
 
 _REPLAN = ("complete", "partial")
 """Path statuses that a region change can make stale (a stale/unreachable/none path is left)."""
@@ -87,6 +88,7 @@ class GraphBuildSystem(System):
     # --- the tick ---------------------------------------------------------------------------------
 
     def update(self, world: World) -> None:
+        build_level(world)  # side-view characters and level masks: systems/platformer_stage.py
         changes = self._sync_obstacles(world) if world.map is not None else []
         if world.nav_graph is None:
             self._build(world)

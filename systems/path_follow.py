@@ -75,6 +75,7 @@ from ecs_nav.physics import turn_heading
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
+from systems.platformer_stage import run_bots
 
 STOP_HYSTERESIS = 0.5
 """A STOPPED agent re-arms (may emit TargetReached again) once the target is further than
@@ -363,6 +364,7 @@ class PathFollowSystem(System):
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
+        run_bots(world)  # side-view bots (path -> key inputs): systems/platformer_stage.py
         table = world.table
         items = world.query(Path)
         rewritten = world.take_rewritten_paths()

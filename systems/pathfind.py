@@ -90,6 +90,7 @@ from ecs_nav.nav.search import (
 )
 from ecs_nav.nav.smooth import smooth_path
 from ecs_nav.world import System, World
+from systems.platformer_stage import serve_requests
 
 _IMMEDIATE = ("stale", "none")
 ROUTE_SLACK = 0.5
@@ -147,6 +148,7 @@ class PathfindSystem(System):
     # --- the tick --------------------------------------------------------------------------------
 
     def update(self, world: World) -> None:
+        serve_requests(world, self.period)  # side-view bots' requests: systems/platformer_stage.py
         self.last_served = np.zeros(0, dtype=np.int64)
         self.last_searches = 0
         stale = world.take_stale_paths()

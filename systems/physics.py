@@ -61,6 +61,7 @@ import numpy as np
 from ecs_nav import physics as kernels
 from ecs_nav.geometry import MIN_COLLISION_RADIUS
 from ecs_nav.world import System, refuse_non_finite
+from systems.platformer_stage import move_characters
 
 HEADING_EPSILON = 1e-3
 """Speeds (units/s) at or below this leave the heading as it is (no direction to face)."""
@@ -117,6 +118,7 @@ class PhysicsSystem(System):
         self.heading_epsilon = float(heading_epsilon)
 
     def update(self, world) -> None:
+        move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
         t = world.table
         moving = t.live("is_agent") & t.live("has_velocity")
         rows = np.flatnonzero(moving)

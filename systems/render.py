@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav import draw
+from ecs_nav import draw, draw_platformer
 from ecs_nav.components import Path, Player
+from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.world import System, World
 
 pyglet: Any = None  # the pyglet module, once load_pyglet() has run
@@ -373,6 +374,8 @@ class Renderer:
             "paths": _Mesh(gl.GL_LINES),
             "steer_targets": _Mesh(gl.GL_LINES),
             "velocity": _Mesh(gl.GL_LINES),
+            "side_characters": _Mesh(gl.GL_TRIANGLES),  # a side view's boxes and held keys
+            "side_inputs": _Mesh(gl.GL_LINES),
         }
         self.overlay = _Mesh(gl.GL_TRIANGLES)
         self.agents = _AgentMesh()
@@ -393,6 +396,10 @@ class Renderer:
         layers = set(layers)
         graph, flow = world.nav_graph, world.resources.get("flow_field")
         table = world.table
+        side = world.resources.get(PLATFORMER)
+        if side is not None:  # a side view: its level, bots' paths, boxes and keys
+            self._prepare_side_view(side, layers, selected_rows)
+            return
         if "map" in layers:
             self._static("map", (world.map, getattr(world.map, "version", 0)),
                          lambda: draw.map_triangles(world.map))
@@ -416,6 +423,26 @@ class Renderer:
         if "agents" in layers:
             players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))
             self.agents.upload(draw.agent_instances(table, players, selected_rows))
+
+    def _prepare_side_view(self, side, layers: set, selected_rows: Any) -> None:
+        """The side view's layers: "map" is the level, "paths" the bots' paths with their jumps,
+        "agents" the characters' boxes and the keys they hold (``selected_rows`` are rows of
+        the side view's characters)."""
+        for name in ("graph_edges", "graph_nodes", "heat_map", "flow_field"):
+            self._static(name, ("side view",), draw_platformer.empty_rows)
+        for name in ("steer_targets", "velocity"):
+            self.meshes[name].upload(draw_platformer.empty_rows())
+        if "map" in layers:
+            self._static("map", (side.level, side.version), lambda: draw_platformer.level_triangles(side.level))
+        if "paths" in layers:
+            self.meshes["paths"].upload(draw_platformer.path_lines(side))
+        self.agents.upload(np.zeros((0, 9), np.float32))
+        if "agents" in layers:
+            self.meshes["side_characters"].upload(draw_platformer.character_triangles(side, selected_rows))
+            self.meshes["side_inputs"].upload(draw_platformer.input_lines(side))
+        else:
+            self.meshes["side_characters"].upload(draw_platformer.empty_rows())
+            self.meshes["side_inputs"].upload(draw_platformer.empty_rows())
 
     # --- drawing -------------------------------------------------------------------------------
 
@@ -456,6 +483,8 @@ class Renderer:
                 self.agents.draw(points)
                 agent_program.stop()
                 program.use()
+                self.meshes["side_characters"].draw()
+                self.meshes["side_inputs"].draw()
             elif name in self.meshes:
                 self.meshes[name].draw()
         gl.glBindVertexArray(0)

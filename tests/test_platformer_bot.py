@@ -196,3 +196,16 @@ def test_destination_is_lowered_onto_ground_and_start_tile_moves_off_a_ledge_edg
     assert bots.on_ground[i] and bots.tile_of(i) == (3, 2)
     assert bots.start_tile(i) == (2, 2)
     assert bots.state[i] != MOVE_TO
+
+
+def test_removing_a_character_moves_the_last_row_into_its_place_with_all_its_columns():
+    level = parse_level("........\n........\n########\n")
+    bots = PlatformerBots(level)
+    for x in (0.0, 2.0, 4.0):
+        bots.add(x, 1.0)
+    assert bots.move_to(2, (7, 1))
+    path = bots.path(2)
+    assert bots.remove(0) == 2
+    assert bots.count == 2 and bots.x.shape == (2,) and bots.nodes.shape[0] == 2
+    assert bots.x[0] == 4.0 and bots.state[0] == MOVE_TO and np.array_equal(bots.path(0), path)
+    assert bots.x[1] == 2.0
