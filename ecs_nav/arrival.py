@@ -12,6 +12,10 @@ matters). Two agents touch when their centres are at most ``r_i + r_j + gap`` ap
 bodies overlap in height (``|elevation_i - elevation_j| < body_height``, as in the physics).
 
 Shapes: positions (n, 2) float64 in m, radii and elevations (n,), rows int64 into them.
+
+The rules over the agent table (``touching_arrived``, ``held_back``, ``standing_still``) are
+shared by the path follower and the flow-field follower: they read and write the table's
+``follow_state``, ``goal_key``, ``blocked_ticks``, ``stuck_ticks`` and ``stuck_anchor``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,17 @@ import numba as nb
 import numpy as np
 
 from ecs_nav.spatial import build_grid
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+
+SETTLE_TICKS = 15
+"""Ticks an agent must be held back by the arrived crowd of its goal before it settles."""
+
+BLOCKED_SPEED_FRACTION = 0.1
+"""Advancing toward its target slower than this fraction of max speed is being held back."""
+
+STUCK_DISTANCE = 0.01
+"""An agent that stays within this distance (m) of where it last moved is standing still
+(seed 002 compares positions; the physics jitters a packed agent by millimetres)."""
 
 SETTLE_GAP = 0.5
 """Extra distance (m) beyond contact at which an arrived neighbour still holds an agent back:
@@ -124,3 +139,63 @@ def goal_key_of_entity(entity: int) -> int:
 def goal_key_of_field(field_id: int) -> int:
     """The goal key of agents following flow field ``field_id`` (never equal to the others)."""
     return 2 * _KEY_SPACE + int(field_id)
+
+
+def arrived_rows(table) -> np.ndarray:
+    """Rows of the agents stopped at a goal (STOPPED with a goal key)."""
+    n = table.n
+    return np.flatnonzero((table.follow_state[:n] == FOLLOW_STOPPED) & (table.goal_key[:n] >= 0))
+
+
+def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
+    """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it."""
+    arrived = np.setdiff1d(arrived_rows(table), rows)
+    n = table.n
+    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], table.goal_key[:n],
+                                   rows, toward, arrived)
+
+
+def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt: float,
+              settle_ticks: int = SETTLE_TICKS) -> np.ndarray:
+    """Group arrival for agents on their way: (k,) bool, True where an agent of ``rows`` has
+    been held back for ``settle_ticks`` ticks by agents already arrived at its goal.
+
+    Held back: touching such an agent that lies ahead (``toward``: (k, 2), the way it wants to
+    go) and advancing that way slower than ``BLOCKED_SPEED_FRACTION`` of its max speed this tick
+    (``moved``: (k, 2), its displacement over the tick). An agent that touches the arrived crowd
+    but slides round it keeps going, so the crowd fills the space round the goal instead of
+    settling in a line back along the way in. Updates ``blocked_ticks`` of ``rows``."""
+    rows = np.asarray(rows, np.int64)
+    count = np.zeros(rows.size, np.int32)
+    out = np.zeros(rows.size, bool)
+    if rows.size:
+        touching = touching_arrived(table, rows, toward)
+        if touching.any():
+            length = np.sqrt(toward[:, 0] ** 2 + toward[:, 1] ** 2)
+            advance = (moved[:, 0] * toward[:, 0] + moved[:, 1] * toward[:, 1]) / np.where(length > 0, length, 1.0)
+            slow = advance < BLOCKED_SPEED_FRACTION * table.max_speed[rows] * dt
+            count = np.where(touching & slow, table.blocked_ticks[rows] + 1, 0).astype(np.int32)
+            out = count >= settle_ticks
+    table.blocked_ticks[rows] = count
+    return out
+
+
+def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
+                   stuck_distance: float = STUCK_DISTANCE) -> np.ndarray:
+    """Stuck detection (seed 002: the position did not change for K ticks): (k,) bool, True
+    where an ``active`` following agent (SEEK or ARRIVE) of ``rows`` (an index or slice) stayed
+    within ``stuck_distance`` of ``stuck_anchor`` for ``stuck_ticks`` ticks; its count then
+    restarts. Moving off resets the count and the anchor. ``stuck_ticks`` -1 in the table means
+    the anchor was set this tick (it does not count)."""
+    pos = table.pos[rows]
+    state = table.follow_state[rows]
+    following = active & ((state == FOLLOW_SEEK) | (state == FOLLOW_ARRIVE))
+    anchor = table.stuck_anchor[rows]
+    step = pos - anchor
+    still = following & (step[:, 0] ** 2 + step[:, 1] ** 2 <= stuck_distance * stuck_distance)
+    count = np.where(still, table.stuck_ticks[rows] + 1, 0).astype(np.int32)
+    stuck = count >= stuck_ticks
+    count[stuck] = 0
+    table.stuck_ticks[rows] = count
+    table.stuck_anchor[rows] = np.where((still & ~stuck)[:, None], anchor, pos)
+    return stuck

@@ -401,28 +401,65 @@ PATH_STATUSES = ("none", "complete", "partial", "unreachable", "stale")
 PATH_MODES = ("once", "patrol", "loop")
 
 
+PATH_METHODS = ("path", "flow_field")
+"""How a PathRequest is served: a Path of its own, or a flow field shared by every request
+with the same goal (seed 003)."""
+
+
 @dataclass
 class PathRequest(CheckedFields):
-    """Ask the PathfindSystem for a path to ``goal`` (a point) or to ``target`` (an entity,
-    followed as it moves). ``replan_period`` ticks between refreshes (None: the world's
-    ``pathfind_period``, seed 000's 30);
-    ``algorithm`` "astar" or "dijkstra"; ``smooth`` string-pulls the result;
-    ``allow_partial`` returns a path to the closest reachable node when the goal is cut off;
-    ``max_expanded`` is the search budget (None: unlimited)."""
+    """Ask the PathfindSystem for a way to a goal: ``goal`` (a point), ``target`` (an entity,
+    followed as it moves), ``goals`` (several points: the nearest one counts, e.g. exits) or
+    ``zone`` (``[xmin, ymin, xmax, ymax]``, m: anywhere inside counts). Exactly one of them.
+
+    ``method`` "path" (a ``Path`` of the entity's own, seed 000) or "flow_field" (seed 003: one
+    field per goal, shared by every request that names the same goal; the entity gets no Path,
+    the PathFollowSystem steers it along the field). ``goals`` and ``zone`` need a flow field.
+    ``replan_period`` ticks between refreshes (None: the world's ``pathfind_period``, seed
+    000's 30): a path is re-planned, a field toward a moving target rebuilt. ``algorithm``
+    "astar" or "dijkstra"; ``smooth`` string-pulls a path; ``allow_partial`` returns a path to
+    the closest reachable node when the goal is cut off; ``max_expanded`` is a path search's
+    budget (None: unlimited). ``despawn_on_arrival`` removes the entity at the end of the tick
+    it arrives (an evacuation's exits).
+
+    Assigning a field of a request that belongs to an entity is reported to its World
+    (``World.take_changed_requests``): the PathfindSystem serves it again on its next tick."""
 
     goal: tuple[float, float] | None = None
     target: int | None = None
+    goals: tuple[tuple[float, float], ...] | None = None
+    zone: tuple[float, float, float, float] | None = None
+    method: str = "path"
     replan_period: int | None = None
     algorithm: str = "astar"
     smooth: bool = False
     allow_partial: bool = True
     max_expanded: int | None = None
+    despawn_on_arrival: bool = False
 
     def __post_init__(self):
-        if (self.goal is None) == (self.target is None):
-            raise ValueError("PathRequest: give exactly one of goal (a point) or target (an entity)")
+        given = [name for name in ("goal", "target", "goals", "zone") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError("PathRequest: give exactly one of goal (a point), target (an entity), goals (points) "
+                             f"or zone ([xmin, ymin, xmax, ymax]); got {', '.join(given) or 'none'}")
         if self.goal is not None:
             self.goal = (_finite("PathRequest", "goal", self.goal[0]), _finite("PathRequest", "goal", self.goal[1]))
+        if self.goals is not None:
+            if len(self.goals) == 0:
+                raise ValueError("PathRequest.goals: give at least one point")
+            self.goals = tuple((_finite("PathRequest", "goals", x), _finite("PathRequest", "goals", y))
+                               for x, y in self.goals)
+        if self.zone is not None:
+            zone = tuple(_finite("PathRequest", "zone", v) for v in self.zone)
+            if not (zone[0] <= zone[2] and zone[1] <= zone[3]):
+                raise ValueError(f"PathRequest.zone: must be [xmin, ymin, xmax, ymax] with min <= max, "
+                                 f"got {list(zone)}")
+            self.zone = zone
+        if self.method not in PATH_METHODS:
+            raise ValueError(f"PathRequest.method: must be one of {', '.join(PATH_METHODS)}, got {self.method!r}")
+        if self.method == "path" and (self.goals is not None or self.zone is not None):
+            raise ValueError("PathRequest.method: goals and zone are served by a flow field: "
+                             "set method = \"flow_field\"")
         if self.replan_period is not None:
             if isinstance(self.replan_period, bool) or int(self.replan_period) < 1:
                 raise ValueError(f"PathRequest.replan_period: must be >= 1, got {self.replan_period!r}")
@@ -431,6 +468,18 @@ class PathRequest(CheckedFields):
             raise ValueError(f"PathRequest.algorithm: must be astar or dijkstra, got {self.algorithm!r}")
         if self.max_expanded is not None and int(self.max_expanded) < 1:
             raise ValueError(f"PathRequest.max_expanded: must be >= 1, got {self.max_expanded!r}")
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        owner = self.__dict__.get("_owner")
+        if owner is not None and not name.startswith("_"):
+            owner[0].add(owner[1])
+
+    def report_to(self, changed: set, entity: int) -> None:
+        """From now on, add ``entity`` to ``changed`` whenever a field is assigned (the World
+        calls this)."""
+        object.__setattr__(self, "_owner", (changed, entity))
+
 
 
 @dataclass(eq=False)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import esper
 import numpy as np
 
-from ecs_nav.components import Agent, Collider, Path, Position, TableView, Velocity, bound_copies
+from ecs_nav.components import Agent, Collider, Path, PathRequest, Position, TableView, Velocity, bound_copies
 from ecs_nav.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
 from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.steering import BEHAVIOURS
@@ -108,6 +108,7 @@ class World:
         self._pending_despawn: dict[int, None] = {}
         self._rewritten_paths: set[int] = set()
         self._stale_paths: set[int] = set()
+        self._changed_requests: set[int] = set()
         self._stepping = False
         self._closed = False
         self._systems: list[System] = []
@@ -150,6 +151,8 @@ class World:
         for component in components:
             if isinstance(component, Path):
                 component.report_to(self._rewritten_paths, self._stale_paths, entity)
+            elif isinstance(component, PathRequest):
+                component.report_to(self._changed_requests, entity)
         if views:
             table = self.table
             row = table.add_row(entity)
@@ -224,6 +227,8 @@ class World:
             for c in own:
                 if isinstance(c, Path):
                     c.report_to(self._rewritten_paths, self._stale_paths, int(ids[i]))
+                elif isinstance(c, PathRequest):
+                    c.report_to(self._changed_requests, int(ids[i]))
         return ids
 
     def _surface_at(self, point: np.ndarray) -> float:
@@ -271,6 +276,8 @@ class World:
         esper.add_component(entity, component)
         if isinstance(component, Path):
             component.report_to(self._rewritten_paths, self._stale_paths, entity)
+        elif isinstance(component, PathRequest):
+            component.report_to(self._changed_requests, entity)
 
     def take_rewritten_paths(self) -> np.ndarray:
         """Entities whose ``Path.waypoints`` was assigned since the last call, ascending (int64);
@@ -284,6 +291,13 @@ class World:
         (int64); the record is cleared. The PathfindSystem calls this once per tick."""
         taken = np.fromiter(sorted(self._stale_paths), np.int64, len(self._stale_paths))
         self._stale_paths.clear()
+        return taken
+
+    def take_changed_requests(self) -> np.ndarray:
+        """Entities whose ``PathRequest`` had a field assigned since the last call, ascending
+        (int64); the record is cleared. The PathfindSystem calls this once per tick."""
+        taken = np.fromiter(sorted(self._changed_requests), np.int64, len(self._changed_requests))
+        self._changed_requests.clear()
         return taken
 
     def remove_component(self, entity: int, component_type: type) -> Any:

@@ -38,7 +38,7 @@ Per tick, for the rows that follow a waypoint:
 * **group arrival** (``ecs_nav.arrival``): a once-path follower held back for ``settle_ticks``
   ticks by agents already arrived at the same goal (same goal point, or same target entity) --
   touching one that lies ahead of it toward its steering target, and advancing slower than
-  ``BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
+  ``ecs_nav.arrival.BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
   ``TargetReached``. One that slides round the arrived agents keeps going, so a crowd fills
   the space round its goal instead of pushing at it or settling in a line.
 * **a partial path is not an arrival**: reaching the end of a ``"partial"`` path stops the agent
@@ -68,7 +68,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.arrival import goal_key_of_entity, goal_key_of_point, settled_against_arrived
+from ecs_nav.arrival import (
+    SETTLE_TICKS,
+    STUCK_DISTANCE,
+    goal_key_of_entity,
+    goal_key_of_point,
+    held_back,
+    standing_still,
+    touching_arrived,
+)
 from ecs_nav.components import Path, PathRequest
 from ecs_nav.events import PathFailed, Stuck, TargetReached, WaypointReached
 from ecs_nav.physics import turn_heading
@@ -85,15 +93,6 @@ REARM_RADII = 4.0
 """An agent stopped at a fixed goal re-arms only when pushed this many of its radii further
 from the goal than where it stopped (and no longer touching the arrived crowd)."""
 
-SETTLE_TICKS = 15
-"""Ticks an agent must be held back by the arrived crowd of its goal before it settles."""
-
-BLOCKED_SPEED_FRACTION = 0.1
-"""Advancing toward its target slower than this fraction of max speed is being held back."""
-
-STUCK_DISTANCE = 0.01
-"""An agent that stays within this distance (m) of where it last moved is standing still
-(seed 002 compares positions; the physics jitters a packed agent by millimetres)."""
 
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
@@ -435,8 +434,12 @@ class PathFollowSystem(System):
             on_way = once & (state != FOLLOW_STOPPED)
             arrive = on_way & (dist <= stop)
             if self.group_arrival:
-                toward = table.steer_target[rows] - pos
-                arrive |= self._settled(world, rows, on_way & ~arrive & ~self.partial, toward, pos - last)
+                candidates = on_way & ~arrive & ~self.partial
+                table.blocked_ticks[rows[~candidates]] = 0
+                if candidates.any():
+                    toward = table.steer_target[rows[candidates]] - pos[candidates]
+                    arrive[candidates] = held_back(table, rows[candidates], toward,
+                                                   (pos - last)[candidates], world.dt, self.settle_ticks)
             # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
             # only when pushed REARM_RADII radii past where it stopped and touching no arrived
             # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
@@ -447,7 +450,7 @@ class PathFollowSystem(System):
             if self.group_arrival and rearm.any():
                 held = rearm & ~moving & ~self.partial
                 toward = table.steer_target[rows[held]] - pos[held]
-                rearm[held] = ~self._touching_arrived(world, rows[held], toward)
+                rearm[held] = ~touching_arrived(table, rows[held], toward)
             if rearm.any():
                 table.follow_state[rows[rearm]] = np.where(self.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
                 table.stuck_ticks[rows[rearm]] = -1
@@ -468,57 +471,12 @@ class PathFollowSystem(System):
                 self._face(world, rows[stopped], to_final[stopped])
 
         # --- stuck: standing still while following (seed 002) -------------------------------
-        fstate = table.follow_state[sel]
-        following = active & ((fstate == FOLLOW_SEEK) | (fstate == FOLLOW_ARRIVE))
-        anchor = table.stuck_anchor[sel]
-        step = pos - anchor
-        still = following & (_dot(step, step) <= self.stuck_distance * self.stuck_distance)
-        count = np.where(still, table.stuck_ticks[sel] + 1, 0).astype(np.int32)
-        stuck = count >= self.stuck_ticks
-        count[stuck] = 0
-        table.stuck_ticks[sel] = count
-        table.stuck_anchor[sel] = np.where((still & ~stuck)[:, None], anchor, pos)
+        stuck = standing_still(table, sel, active, self.stuck_ticks, self.stuck_distance)
         for i in np.flatnonzero(stuck):
             if self.has_request[i] or self.mode[i] == _MODE_ONCE:
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
             world.emit(Stuck(int(self.ents[i]), world.tick))
         self.last_pos = pos
-
-    @staticmethod
-    def _touching_arrived(world, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
-        """(k,) bool: ``rows`` touch another agent arrived at their goal, lying toward it."""
-        table = world.table
-        n = table.n
-        arrived = np.flatnonzero((table.follow_state[:n] == FOLLOW_STOPPED) & (table.goal_key[:n] >= 0))
-        arrived = np.setdiff1d(arrived, rows)
-        return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n],
-                                       table.goal_key[:n], rows, toward, arrived)
-
-    def _settled(self, world, rows: np.ndarray, candidates: np.ndarray, toward: np.ndarray,
-                 moved: np.ndarray) -> np.ndarray:
-        """(m,) bool: the ``candidates`` (a mask over the cache) that have been held back for
-        ``settle_ticks`` ticks by agents already arrived at the same goal (group arrival).
-
-        Held back: touching such an agent that lies ahead (``ecs_nav.arrival``) and advancing
-        toward its steering target (``toward``) slower than ``BLOCKED_SPEED_FRACTION`` of its
-        max speed this tick (``moved``: its displacement). An agent that touches the arrived
-        crowd but slides round it keeps going, so the crowd fills the space round the goal
-        instead of settling in a line back along the way in."""
-        out = np.zeros(candidates.size, bool)
-        table = world.table
-        count = np.zeros(candidates.size, np.int32)
-        if candidates.any():
-            crow = rows[candidates]
-            touching = self._touching_arrived(world, crow, toward[candidates])
-            if touching.any():
-                unit = normalize(toward[candidates])
-                slow = (_dot(moved[candidates], unit)
-                        < BLOCKED_SPEED_FRACTION * table.max_speed[crow] * world.dt)
-                held = touching & slow
-                count[candidates] = np.where(held, table.blocked_ticks[crow] + 1, 0)
-                out[candidates] = count[candidates] >= self.settle_ticks
-        table.blocked_ticks[rows] = count
-        return out
 
     def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:
         """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""

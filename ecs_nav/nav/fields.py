@@ -1,0 +1,173 @@
+"""Shared flow fields: one field per goal, kept for every request that names that goal.
+
+A World's ``resources[FIELDS]`` holds a ``FlowFields``: the PathfindSystem asks it for the field
+of each flow-field ``PathRequest`` (``field_for``), builds and refreshes those fields, and drops
+the ones nobody has used for a while (``evict``); the PathFollowSystem samples them. Requests
+share a field when they name the same goal: the same point, the same set of points (exits), the
+same zone, or the same target entity.
+
+A field's life:
+- built when first asked for;
+- rebuilt at once when the nav graph changes under it (``FlowField.is_current``);
+- toward a target entity, rebuilt when the target stands on another node, at most once per
+  replan period (throttled like paths);
+- evicted after ``unused_ticks`` ticks without a request naming it.
+
+Goal nodes are chosen by the PathfindSystem, which knows the map: a point's node is the walkable
+node nearest to it at its surface height; a zone's are the walkable nodes inside it (or the one
+nearest its centre when none is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ecs_nav.nav.flowfield import FlowField
+
+FIELDS = "flow_fields"
+"""The key of a World's ``FlowFields`` in ``world.resources``."""
+
+UNUSED_TICKS = 600
+"""A field no request has named for this many ticks is dropped (10 s at 60 Hz)."""
+
+
+@dataclass(frozen=True)
+class FieldGoal:
+    """What a field leads to: ``points`` (one or more goal points), a ``zone`` ([xmin, ymin,
+    xmax, ymax]) or a target ``entity``. Equal goals share one field."""
+
+    points: tuple[tuple[float, float], ...] = ()
+    zone: tuple[float, float, float, float] | None = None
+    entity: int = -1
+
+    @staticmethod
+    def of(request) -> FieldGoal:
+        """The goal a ``PathRequest`` names."""
+        if request.target is not None:
+            return FieldGoal(entity=int(request.target))
+        if request.zone is not None:
+            return FieldGoal(zone=tuple(float(v) for v in request.zone))
+        points = (request.goal,) if request.goal is not None else request.goals
+        return FieldGoal(points=tuple((float(x), float(y)) for x, y in points))
+
+    def contains(self, points: np.ndarray) -> np.ndarray:
+        """(k,) bool: which (k, 2) points lie in the zone (all False for other goals)."""
+        if self.zone is None:
+            return np.zeros(len(points), bool)
+        x0, y0, x1, y1 = self.zone
+        return (points[:, 0] >= x0) & (points[:, 0] <= x1) & (points[:, 1] >= y0) & (points[:, 1] <= y1)
+
+
+@dataclass
+class SharedField:
+    """One field and its bookkeeping.
+
+    Attributes:
+        id: its number (>= 0), as written in the agent table's ``field_id`` column.
+        goal: what it leads to.
+        flow: the FlowField (None until first built).
+        goal_nodes: (k,) int64 goal nodes it was built for.
+        goal_points: (k, 2) float64 the points those nodes stand for (where agents end up).
+        built_tick: the tick of its last build (-1: never).
+        users: how many requests named it at the last count.
+        unused_since: the tick it lost its last user (-1: in use).
+        arrivals: (k,) int64 arrivals counted at each goal point (the nearest one to the agent).
+    """
+
+    id: int
+    goal: FieldGoal
+    flow: FlowField | None = None
+    goal_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    goal_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    built_tick: int = -1
+    users: int = 0
+    unused_since: int = -1
+    arrivals: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def build(self, graph, nodes: np.ndarray, points: np.ndarray, tick: int) -> bool:
+        """(Re)build toward ``nodes`` standing for ``points``; returns whether anything changed
+        (a rebuild with the same graph, nodes and points keeps the field as it is)."""
+        nodes = np.asarray(nodes, np.int64)
+        points = np.asarray(points, np.float64).reshape(-1, 2)
+        if self.flow is None:
+            self.flow = FlowField(graph, nodes, points)
+        else:
+            before = (self.flow.graph_key, self.flow.goals.copy(), self.flow.goal_points.copy())
+            self.flow.rebuild(graph, nodes, points)
+            if (before[0] == self.flow.graph_key and np.array_equal(before[1], self.flow.goals)
+                    and np.array_equal(before[2], self.flow.goal_points)):
+                return False
+        self.goal_nodes = self.flow.goals
+        self.goal_points = self.flow.goal_points
+        if self.arrivals.shape[0] != self.goal_points.shape[0]:
+            self.arrivals = np.zeros(self.goal_points.shape[0], np.int64)
+        self.built_tick = tick
+        return True
+
+    def count_arrivals(self, points: np.ndarray) -> None:
+        """Count arrivals at (k, 2) ``points``, each at its nearest goal point."""
+        if points.shape[0] == 0 or self.goal_points.shape[0] == 0:
+            return
+        d = ((points[:, None, :] - self.goal_points[None, :, :]) ** 2).sum(axis=2)
+        self.arrivals += np.bincount(np.argmin(d, axis=1), minlength=self.goal_points.shape[0])
+
+
+class FlowFields:
+    """The shared fields of one World (``world.resources[FIELDS]``); see the module doc.
+
+    Attributes:
+        fields: field id -> SharedField, in the order they were made.
+        builds: how many builds and rebuilds have run (for tests and benchmarks).
+    """
+
+    def __init__(self, unused_ticks: int = UNUSED_TICKS):
+        if int(unused_ticks) < 1:
+            raise ValueError(f"FlowFields.unused_ticks: must be >= 1, got {unused_ticks!r}")
+        self.unused_ticks = int(unused_ticks)
+        self.fields: dict[int, SharedField] = {}
+        self._by_goal: dict[FieldGoal, int] = {}
+        self._next_id = 0
+        self.builds = 0
+
+    def field_for(self, goal: FieldGoal) -> SharedField:
+        """The field leading to ``goal``, made (not yet built) when there is none."""
+        fid = self._by_goal.get(goal)
+        if fid is None:
+            fid = self._next_id
+            self._next_id += 1
+            self.fields[fid] = SharedField(fid, goal)
+            self._by_goal[goal] = fid
+        return self.fields[fid]
+
+    def get(self, field_id: int) -> SharedField | None:
+        return self.fields.get(int(field_id))
+
+    def count_users(self, field_ids: np.ndarray, tick: int) -> None:
+        """Record how many requests name each field (``field_ids``: one entry per request)."""
+        ids, counts = np.unique(np.asarray(field_ids, np.int64), return_counts=True)
+        users = dict(zip(ids.tolist(), counts.tolist()))
+        for fid, shared in self.fields.items():
+            shared.users = users.get(fid, 0)
+            if shared.users:
+                shared.unused_since = -1
+            elif shared.unused_since < 0:
+                shared.unused_since = tick
+
+    def evict(self, tick: int) -> list[int]:
+        """Drop the fields unused for ``unused_ticks``; returns their ids."""
+        gone = [fid for fid, s in self.fields.items()
+                if s.users == 0 and s.unused_since >= 0 and tick - s.unused_since >= self.unused_ticks]
+        for fid in gone:
+            del self._by_goal[self.fields.pop(fid).goal]
+        return gone
+
+    def state(self) -> bytes:
+        """Bytes of what the simulation depends on (for ``state_digest``): each field's id,
+        goal nodes and build tick."""
+        parts = []
+        for fid, s in self.fields.items():
+            parts.append(np.array([fid, s.built_tick, s.users], np.int64).tobytes())
+            parts.append(s.goal_nodes.tobytes())
+        return b"".join(parts)
