@@ -66,6 +66,8 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
         "goal_key": ColumnSpec((), i8, -1),  # who shares the goal (group arrival); -1: no goal
         "arrival_distance": ColumnSpec((), f8),  # distance to the goal when it stopped (re-arm radius)
         "blocked_ticks": ColumnSpec((), np.int32, 0),  # ticks held back by arrived agents (group arrival)
+        "field_id": ColumnSpec((), i8, -1),  # the shared flow field it follows (-1: none; ecs_nav.nav.fields)
+        "despawn_on_arrival": ColumnSpec((), b1, False),  # leaves the world when it arrives (PathRequest)
         "prev_pos": ColumnSpec((2,), f8),  # position at the start of the last physics step
         # membership masks for optional components
         "has_velocity": ColumnSpec((), b1, False),

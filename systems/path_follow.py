@@ -83,6 +83,7 @@ from ecs_nav.physics import turn_heading
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
+from systems.flow_follow import FlowFollower
 from systems.platformer_stage import run_bots
 
 STOP_HYSTERESIS = 0.5
@@ -129,6 +130,8 @@ class PathFollowSystem(System):
         if int(settle_ticks) < 1:
             raise ValueError(f"PathFollowSystem.settle_ticks: must be >= 1, got {settle_ticks!r}")
         self.settle_ticks = int(settle_ticks)
+        self.flow = FlowFollower(self.stop_hysteresis, REARM_RADII, self.settle_ticks, self.stuck_ticks,
+                                 self.stuck_distance, self.group_arrival)  # flow-field followers
         self._items = None  # the esper query list the cache below was built from
         self._empty()
 
@@ -164,7 +167,7 @@ class PathFollowSystem(System):
                "final", "partial", "goal", "at_end", "has_request", "target_ent", "last_pos")
 
     def state(self) -> bytes:
-        parts = [self.ents.tobytes()]
+        parts = [self.ents.tobytes(), self.flow.state()]
         parts += [np.ascontiguousarray(getattr(self, a)).tobytes() for a in self._ARRAYS]
         return b"".join(parts)
 
@@ -364,6 +367,7 @@ class PathFollowSystem(System):
 
     def update(self, world) -> None:
         run_bots(world)  # side-view bots (path -> key inputs): systems/platformer_stage.py
+        self.flow.update(world)  # flow-field followers: systems/flow_follow.py
         table = world.table
         items = world.query(Path)
         rewritten = world.take_rewritten_paths()

@@ -90,6 +90,7 @@ from ecs_nav.nav.search import (
 )
 from ecs_nav.nav.smooth import smooth_path
 from ecs_nav.world import System, World
+from systems.field_requests import FieldRequests
 from systems.platformer_stage import serve_requests
 
 _IMMEDIATE = ("stale", "none")
@@ -140,6 +141,7 @@ class PathfindSystem(System):
         self._periods = np.zeros(0, dtype=np.int64)
         self._requested: set[int] = set()
         self._pending: set[int] = set()  # entities to serve on this tick whatever their period
+        self.fields = FieldRequests()  # the flow-field requests (systems/field_requests.py)
 
     def period_of(self, request: PathRequest) -> int:
         """The replan period that applies to ``request``."""
@@ -156,8 +158,11 @@ class PathfindSystem(System):
         if graph is None:
             return
         requests = world.query(PathRequest)
-        if requests is not self._cached_list:  # esper rebuilt its list: some component changed
+        changed = world.take_changed_requests()
+        if requests is not self._cached_list or changed.size:  # a component changed, or a request was edited
             self._refresh(world, requests)
+            self._pending.update(int(e) for e in changed if int(e) in self._requested)
+        self.fields.update(world, graph)
         if stale.size:
             self._pending.update(stale.tolist())
         ents, reqs = self._ents, self._reqs
@@ -178,14 +183,19 @@ class PathfindSystem(System):
             self._replan_orphans(world, graph, orphans)
 
     def _refresh(self, world: World, requests) -> None:
-        """The request list changed: re-sort it, recompute the periods, and queue for at once the
-        requests that are new (another object than last served), have no Path, or whose Path
-        still waits for a plan (status none or stale)."""
+        """The request list changed: re-sort it, hand the flow-field requests to ``fields``,
+        recompute the periods of the path requests, and queue for at once those that are new
+        (another object than last served), have no Path, or whose Path still waits for a plan
+        (status none or stale)."""
+        self._cached_list = requests
         ents = np.fromiter((e for e, _ in requests), dtype=np.int64, count=len(requests))
         order = np.argsort(ents, kind="stable")
-        self._ents = ents[order]
-        self._reqs = [requests[i][1][0] for i in order]
-        self._cached_list = requests
+        ents = ents[order]
+        reqs = [requests[i][1][0] for i in order]
+        flow = np.fromiter((r.method == "flow_field" for r in reqs), bool, len(reqs))
+        self.fields.assign(world, ents[flow], [r for r, f in zip(reqs, flow) if f], self.period)
+        self._ents = ents[~flow]
+        self._reqs = [r for r, f in zip(reqs, flow) if not f]
         self._requested = set(self._ents.tolist())
         self._seen = {e: r for e, r in self._seen.items() if e in self._requested}
         self._periods = np.fromiter((self.period_of(r) for r in self._reqs), dtype=np.int64, count=len(self._reqs))
@@ -389,5 +399,6 @@ class PathfindSystem(System):
     # --- determinism -----------------------------------------------------------------------------
 
     def state(self) -> bytes:
-        """Which requests have been seen (that decides which are 'new' on a later tick)."""
-        return np.array(sorted(self._seen), dtype=np.int64).tobytes()
+        """Which requests have been seen (that decides which are 'new' on a later tick), and the
+        flow-field requests (what each field was built toward is the FlowFields' own digest)."""
+        return np.array(sorted(self._seen), dtype=np.int64).tobytes() + self.fields.state()

@@ -163,9 +163,9 @@ class FlowFields:
             del self._by_goal[self.fields.pop(fid).goal]
         return gone
 
-    def state(self) -> bytes:
-        """Bytes of what the simulation depends on (for ``state_digest``): each field's id,
-        goal nodes and build tick."""
+    def digest_bytes(self) -> bytes:
+        """Bytes of what the simulation depends on (``World.state_digest`` hashes the
+        ``digest_bytes`` of every resource): each field's id, build tick, users, goal nodes."""
         parts = []
         for fid, s in self.fields.items():
             parts.append(np.array([fid, s.built_tick, s.users], np.int64).tobytes())

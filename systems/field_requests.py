@@ -1,0 +1,125 @@
+"""The PathfindSystem's flow-field half: PathRequests with ``method = "flow_field"`` (seed 003).
+
+Such a request gets no Path. It names a goal (a point, several points, a zone or a target
+entity); every request naming the same goal shares one field of the World's ``FlowFields``
+(``ecs_nav.nav.fields``), and the agent's table row records which (``field_id``) together with
+its goal key (group arrival: ``ecs_nav.arrival.goal_key_of_field``) and whether it leaves the
+world on arrival (``despawn_on_arrival``). The PathFollowSystem steers it along the field.
+
+Per tick:
+- the fields in use are built when new and rebuilt at once when the nav graph changed under
+  them; a field toward a target entity is rebuilt when the target stands on another node, at
+  most once per replan period (the first requester's ``replan_period``, else the system's);
+- fields no request has named for ``FlowFields.unused_ticks`` are dropped.
+
+Which request names which field is worked out when the request list changes (a component
+added or removed anywhere) or a request is edited (``World.take_changed_requests``), not per
+tick.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav.arrival import goal_key_of_field
+from ecs_nav.nav.fields import FIELDS, FieldGoal, FlowFields, SharedField
+
+
+class FieldRequests:
+    """Serves the flow-field requests (see the module doc); owned by the PathfindSystem."""
+
+    def __init__(self):
+        self.ents = np.zeros(0, np.int64)
+        self.field_ids = np.zeros(0, np.int64)
+        self.periods: dict[int, int] = {}
+
+    def assign(self, world, ents: np.ndarray, reqs: list, period: int) -> None:
+        """Record which field each flow-field request (``ents``, ascending, with ``reqs``) names,
+        in the World's FlowFields and in the requesters' table rows."""
+        table = world.table
+        fields = world.resources.get(FIELDS)
+        if fields is None:
+            fields = world.resources[FIELDS] = FlowFields()
+        by_goal: dict[FieldGoal, SharedField] = {}
+        ids = np.empty(ents.size, np.int64)
+        despawn = np.empty(ents.size, bool)
+        for i, req in enumerate(reqs):
+            goal = FieldGoal.of(req)
+            shared = by_goal.get(goal)
+            if shared is None:
+                shared = by_goal[goal] = fields.field_for(goal)
+                self.periods[shared.id] = period if req.replan_period is None else req.replan_period
+            ids[i] = shared.id
+            despawn[i] = req.despawn_on_arrival
+        # rows that no longer follow a field
+        gone = np.setdiff1d(self.ents, ents)
+        if gone.size:
+            rows = table.rows_of(gone)
+            rows = rows[rows >= 0]
+            table.field_id[rows] = -1
+            table.goal_key[rows] = -1
+        rows = table.rows_of(ents)
+        has = rows >= 0
+        table.field_id[rows[has]] = ids[has]
+        table.goal_key[rows[has]] = [goal_key_of_field(f) for f in ids[has].tolist()]
+        table.despawn_on_arrival[rows[has]] = despawn[has]
+        self.ents, self.field_ids = ents, ids
+        fields.count_users(ids, world.tick)
+
+    def update(self, world, graph) -> None:
+        """Build, refresh and evict the World's fields (see the module doc)."""
+        fields = world.resources.get(FIELDS)
+        if fields is None:
+            return
+        for shared in fields.fields.values():
+            if shared.users == 0:
+                continue
+            stale = shared.flow is None or not shared.flow.is_current(graph)
+            moving = shared.goal.entity >= 0
+            if not stale and not (moving and world.tick - shared.built_tick >= self.periods.get(shared.id, 30)):
+                continue
+            nodes, points = self.goal_nodes(world, graph, shared.goal)
+            if nodes.size == 0:
+                continue  # the goal is off the graph (or its entity gone): agents find no field
+            if not stale and np.array_equal(np.unique(nodes), shared.goal_nodes):
+                shared.built_tick = world.tick  # the target is still on its node: the field stands
+                continue
+            if shared.build(graph, nodes, points, world.tick):
+                fields.builds += 1
+        for fid in fields.evict(world.tick):
+            self.periods.pop(fid, None)
+
+    @staticmethod
+    def goal_nodes(world, graph, goal: FieldGoal) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, points): the walkable goal nodes of ``goal`` and the points they stand for."""
+        table = world.table
+        if goal.entity >= 0:
+            if not (world.exists(goal.entity) and table.has(goal.entity)):
+                return np.zeros(0, np.int64), np.zeros((0, 2))
+            row = table.row_of(goal.entity)
+            points = table.pos[row : row + 1].copy()
+            heights = table.elevation[row : row + 1].copy()
+        elif goal.zone is not None:
+            x0, y0, x1, y1 = goal.zone
+            xy = graph.positions[:, :2]
+            inside = graph.walkable & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+            nodes = np.flatnonzero(inside).astype(np.int64)
+            if nodes.size:
+                return nodes, graph.positions[nodes, :2].copy()
+            points = np.array([[(x0 + x1) / 2, (y0 + y1) / 2]])
+            heights = None
+        else:
+            points = np.array(goal.points, dtype=np.float64).reshape(-1, 2)
+            heights = None
+        if heights is None:
+            heights = world.map.surface_height(points) if world.map is not None else np.zeros(len(points))
+            heights = np.where(np.isfinite(heights), heights, 0.0)
+        nodes = graph.nearest_nodes(points, heights)
+        retry = nodes < 0
+        if retry.any():
+            nodes[retry] = graph.nearest_nodes(points[retry])
+        keep = nodes >= 0
+        return nodes[keep].astype(np.int64), points[keep]
+
+    def state(self) -> bytes:
+        return self.ents.tobytes() + self.field_ids.tobytes()

@@ -1,0 +1,152 @@
+"""The PathFollowSystem's flow-field half: agents whose PathRequest asks for a flow field (seed 003).
+
+Seed 003's movement is "velocity = field(tile) * desired speed, or use it as the desired
+velocity of steering behaviours"; here the field is the steering input, as a Path's waypoint
+is: every tick each following row (``field_id >= 0`` in the agent table) samples its shared
+field at its own position (``FlowField.sample``: interpolated, so motion is smooth across
+tiles) and gets ``steer_target = pos + direction * distance`` -- a point as far ahead along the
+field's direction as the goal is -- with ``follow_state`` ARRIVE (SEEK for an agent that leaves
+on arrival: it walks out at full speed). The ``follow_path`` behaviour then seeks or arrives at
+it, so the same SteeringWeights serve paths and fields.
+
+Arrival, the same rules as paths (``ecs_nav.arrival``):
+- within ``stopping_distance`` of the goal (the field's distance; inside a zone goal: 0; for a
+  target entity: the straight distance to where it stands now), or held back by agents already
+  arrived at the same field (group arrival): STOPPED, one ``TargetReached``, and the entity is
+  despawned at the end of the tick when its request says ``despawn_on_arrival`` (the field
+  counts arrivals per goal point: ``SharedField.arrivals``);
+- a STOPPED agent re-arms when pushed away (as for paths);
+- no field yet, or a position from which the field reaches no goal: no steering target, and one
+  ``PathFailed(status="unreachable")`` per such episode;
+- standing still while following for ``stuck_ticks`` ticks: ``Stuck`` (a field needs no
+  re-plan; the event tells).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav.arrival import held_back, standing_still, touching_arrived
+from ecs_nav.events import PathFailed, Stuck, TargetReached
+from ecs_nav.nav.fields import FIELDS
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+
+MIN_LOOKAHEAD = 0.5
+"""The steering target is never closer than this (m) ahead, so seek keeps a direction."""
+
+
+class FlowFollower:
+    """Steers the flow-field followers (see the module doc); owned by the PathFollowSystem."""
+
+    def __init__(self, stop_hysteresis: float, rearm_radii: float, settle_ticks: int, stuck_ticks: int,
+                 stuck_distance: float, group_arrival: bool):
+        self.stop_hysteresis = stop_hysteresis
+        self.rearm_radii = rearm_radii
+        self.settle_ticks = settle_ticks
+        self.stuck_ticks = stuck_ticks
+        self.stuck_distance = stuck_distance
+        self.group_arrival = group_arrival
+        self.failed: set[int] = set()  # entities told PathFailed and not yet back on a field
+
+    def update(self, world) -> None:
+        fields = world.resources.get(FIELDS)
+        table = world.table
+        n = table.n
+        if fields is None or n == 0:
+            return
+        rows = np.flatnonzero(table.field_id[:n] >= 0)
+        if rows.size == 0:
+            return
+        pos = table.pos[rows]
+        direction, dist, goal_dist = self._sample(world, fields, rows, pos)
+        reach = np.isfinite(dist)
+        state = table.follow_state[rows]
+        stopped = state == FOLLOW_STOPPED
+        ents = table.entity[rows]
+        self._report_unreachable(world, rows, ents, reach, stopped)
+
+        # steering target: along the field, as far ahead as the goal is
+        walking = reach & ~stopped
+        ahead = np.maximum(dist, MIN_LOOKAHEAD)[:, None]
+        table.steer_target[rows[walking]] = (pos + direction * ahead)[walking]
+        table.has_steer_target[rows] = walking | stopped
+        leave = table.despawn_on_arrival[rows]
+        table.follow_state[rows[walking]] = np.where(leave[walking], FOLLOW_SEEK, FOLLOW_ARRIVE)
+
+        # arrival, group arrival, re-arming
+        stop = table.stopping_distance[rows]
+        arrive = walking & (goal_dist <= stop)
+        if self.group_arrival:
+            candidates = walking & ~arrive
+            table.blocked_ticks[rows[~candidates]] = 0
+            if candidates.any():
+                moved = (pos - table.prev_pos[rows])[candidates]
+                arrive[candidates] = held_back(table, rows[candidates], direction[candidates], moved, world.dt,
+                                               self.settle_ticks)
+        margin = np.maximum(self.stop_hysteresis, self.rearm_radii * table.radius[rows])
+        rearm = stopped & ~leave & (goal_dist > np.maximum(stop, table.arrival_distance[rows]) + margin)
+        if self.group_arrival and rearm.any():
+            rearm[rearm] = ~touching_arrived(table, rows[rearm], direction[rearm])
+        if rearm.any():
+            table.follow_state[rows[rearm]] = FOLLOW_ARRIVE
+            table.stuck_ticks[rows[rearm]] = -1
+            table.stuck_anchor[rows[rearm]] = pos[rearm]
+        if arrive.any():
+            arriving = rows[arrive]
+            table.follow_state[arriving] = FOLLOW_STOPPED
+            table.arrival_distance[arriving] = goal_dist[arrive]
+            for f in np.unique(table.field_id[arriving]):
+                at = arriving[table.field_id[arriving] == f]
+                fields.get(int(f)).count_arrivals(table.pos[at])
+            for e, gone in zip(ents[arrive].tolist(), leave[arrive].tolist()):
+                world.emit(TargetReached(int(e), world.tick))
+                if gone:
+                    world.despawn(int(e))
+
+        # stuck: standing still while following
+        stuck = standing_still(table, rows, reach, self.stuck_ticks, self.stuck_distance)
+        for e in ents[stuck].tolist():
+            world.emit(Stuck(int(e), world.tick))
+
+    @staticmethod
+    def _sample(world, fields, rows, pos):
+        """Per row: the field's direction (k, 2), its distance to the goal (k,) (inf: no field or
+        no way), and the distance that decides arrival (0 inside a zone goal; the straight
+        distance to a target entity's current position)."""
+        table = world.table
+        k = rows.size
+        direction = np.zeros((k, 2))
+        dist = np.full(k, np.inf)
+        goal_dist = np.full(k, np.inf)
+        ids, inverse = np.unique(table.field_id[rows], return_inverse=True)
+        for j, f in enumerate(ids.tolist()):
+            shared = fields.get(f)
+            if shared is None or shared.flow is None:
+                continue
+            m = np.flatnonzero(inverse == j)
+            d, s = shared.flow.sample(pos[m])
+            direction[m], dist[m] = d, s
+            goal = shared.goal
+            if goal.entity >= 0 and table.has(goal.entity):
+                to_target = table.pos[table.row_of(goal.entity)] - pos[m]
+                goal_dist[m] = np.where(np.isfinite(s), np.hypot(to_target[:, 0], to_target[:, 1]), np.inf)
+            else:
+                goal_dist[m] = np.where(goal.contains(pos[m]), 0.0, s)
+        return direction, dist, goal_dist
+
+    def _report_unreachable(self, world, rows, ents, reach, stopped) -> None:
+        """Rows with no way along their field: no steering target, one PathFailed per episode."""
+        table = world.table
+        lost = ~reach & ~stopped
+        if lost.any():
+            table.follow_state[rows[lost]] = FOLLOW_NONE
+            for e in ents[lost].tolist():
+                if e not in self.failed:
+                    self.failed.add(e)
+                    world.emit(PathFailed(int(e), "unreachable", world.tick))
+        if self.failed:  # back on a field, or gone
+            self.failed -= set(ents[reach].tolist())
+            self.failed = {e for e in self.failed if table.has(e)}
+
+    def state(self) -> bytes:
+        return np.array(sorted(self.failed), np.int64).tobytes()
