@@ -184,9 +184,10 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
                    stuck_distance: float = STUCK_DISTANCE) -> np.ndarray:
     """Stuck detection (seed 002: the position did not change for K ticks): (k,) bool, True
     where an ``active`` following agent (SEEK or ARRIVE) of ``rows`` (an index or slice) stayed
-    within ``stuck_distance`` of ``stuck_anchor`` for ``stuck_ticks`` ticks; its count then
-    restarts. Moving off resets the count and the anchor. ``stuck_ticks`` -1 in the table means
-    the anchor was set this tick (it does not count)."""
+    within ``stuck_distance`` of ``stuck_anchor`` for ``stuck_ticks`` ticks and is not queueing
+    (``queueing``: another agent stands right ahead of it); its count then restarts. Moving
+    off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
+    set this tick (it does not count)."""
     pos = table.pos[rows]
     state = table.follow_state[rows]
     following = active & ((state == FOLLOW_SEEK) | (state == FOLLOW_ARRIVE))
@@ -194,8 +195,23 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     step = pos - anchor
     still = following & (step[:, 0] ** 2 + step[:, 1] ** 2 <= stuck_distance * stuck_distance)
     count = np.where(still, table.stuck_ticks[rows] + 1, 0).astype(np.int32)
-    stuck = count >= stuck_ticks
-    count[stuck] = 0
+    reached = count >= stuck_ticks
+    stuck = reached.copy()
+    if stuck.any():
+        at = np.flatnonzero(stuck)
+        rows_at = np.arange(table.n)[rows][at]
+        in_queue = queueing(table, rows_at, table.steer_target[rows_at] - pos[at])
+        stuck[at[in_queue]] = False  # waiting behind others is not stuck: the count starts again
+    count[reached] = 0
     table.stuck_ticks[rows] = count
-    table.stuck_anchor[rows] = np.where((still & ~stuck)[:, None], anchor, pos)
+    table.stuck_anchor[rows] = np.where((still & ~reached)[:, None], anchor, pos)
     return stuck
+
+
+def queueing(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
+    """(k,) bool: another agent (any) stands within ``SETTLE_GAP`` of contact ahead of each of
+    ``rows`` in the direction ``toward`` ((k, 2)): it waits in a queue, it is not stuck."""
+    n = table.n
+    everyone = np.flatnonzero(table.is_agent[:n])
+    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], np.zeros(n, np.int64),
+                                   rows, toward, everyone)

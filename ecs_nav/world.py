@@ -109,6 +109,8 @@ class World:
         self._rewritten_paths: set[int] = set()
         self._stale_paths: set[int] = set()
         self._changed_requests: set[int] = set()
+        self._structure: dict[type, int] = defaultdict(int)  # component type -> additions and removals
+        self._despawned: list[int] = []  # every entity despawned, in order (despawned_since)
         self._stepping = False
         self._closed = False
         self._systems: list[System] = []
@@ -148,6 +150,8 @@ class World:
                 f"spawn: {type(views[0]).__name__} needs a Position (view components live in the agent table)"
             )
         entity = esper.create_entity(*components)
+        for t in types:
+            self._structure[t] += 1
         for component in components:
             if isinstance(component, Path):
                 component.report_to(self._rewritten_paths, self._stale_paths, entity)
@@ -210,6 +214,8 @@ class World:
         member_views = bound_copies(views, table, start, count - 1) if views else [[] for _ in range(count - 1)]
         others = []
         create = esper.create_entity
+        for c in sparse:
+            self._structure[type(c)] += 1
         for i in range(1, count):
             own = [c.detached_copy() if isinstance(c, Path) else copy.copy(c) for c in sparse]
             own += list(tags(i)) if tags else []
@@ -246,6 +252,7 @@ class World:
             self._apply_despawns()
 
     def _apply_despawns(self) -> None:
+        self._despawned.extend(self._pending_despawn)
         for entity in self._pending_despawn:
             if self.table.has(entity):
                 self.table.remove_row(entity)
@@ -274,6 +281,7 @@ class World:
         if isinstance(component, TableView):
             raise ValueError(f"add_component: give {type(component).__name__} to spawn(), not afterwards")
         esper.add_component(entity, component)
+        self._structure[type(component)] += 1
         if isinstance(component, Path):
             component.report_to(self._rewritten_paths, self._stale_paths, entity)
         elif isinstance(component, PathRequest):
@@ -302,7 +310,21 @@ class World:
 
     def remove_component(self, entity: int, component_type: type) -> Any:
         self._enter()
+        self._structure[component_type] += 1
         return esper.try_remove_component(entity, component_type)
+
+    def structure_version(self, component_type: type) -> int:
+        """A counter bumped whenever a ``component_type`` component is given to or taken from
+        an entity (spawn, add_component, remove_component; not despawns: see
+        ``despawned_since``). A system that caches a query checks it instead of re-querying
+        esper, whose every query is rebuilt in O(entities) after any change."""
+        return self._structure[component_type]
+
+    def despawned_since(self, cursor: int) -> tuple[np.ndarray, int]:
+        """(entities despawned since ``cursor``, the new cursor); start from cursor 0. The World
+        keeps every despawned id (8 bytes each) so any number of systems can follow."""
+        gone = self._despawned[cursor:]
+        return np.fromiter(gone, np.int64, len(gone)), len(self._despawned)
 
     def query(self, *component_types: type) -> list[tuple[int, tuple]]:
         """esper's ``get_components`` in this World: for sparse components, not per-agent loops."""

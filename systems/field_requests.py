@@ -12,9 +12,9 @@ Per tick:
   most once per replan period (the first requester's ``replan_period``, else the system's);
 - fields no request has named for ``FlowFields.unused_ticks`` are dropped.
 
-Which request names which field is worked out when the request list changes (a component
-added or removed anywhere) or a request is edited (``World.take_changed_requests``), not per
-tick.
+Which request names which field is worked out when requests are given or taken
+(``World.structure_version``) or edited (``World.take_changed_requests``), not per tick;
+despawned requesters are dropped without a pass over the others.
 """
 
 from __future__ import annotations
@@ -65,6 +65,16 @@ class FieldRequests:
         table.despawn_on_arrival[rows[has]] = despawn[has]
         self.ents, self.field_ids = ents, ids
         fields.count_users(ids, world.tick)
+
+    def drop(self, world, gone: np.ndarray) -> None:
+        """Forget the requesters ``gone`` (despawned), keeping everyone else's field."""
+        keep = ~np.isin(self.ents, gone)
+        if keep.all():
+            return
+        self.ents, self.field_ids = self.ents[keep], self.field_ids[keep]
+        fields = world.resources.get(FIELDS)
+        if fields is not None:
+            fields.count_users(self.field_ids, world.tick)
 
     def update(self, world, graph) -> None:
         """Build, refresh and evict the World's fields (see the module doc)."""

@@ -4,9 +4,10 @@ Seed 003's movement is "velocity = field(tile) * desired speed, or use it as the
 velocity of steering behaviours"; here the field is the steering input, as a Path's waypoint
 is: every tick each following row (``field_id >= 0`` in the agent table) samples its shared
 field at its own position (``FlowField.sample``: interpolated, so motion is smooth across
-tiles) and gets ``steer_target = pos + direction * distance`` -- a point as far ahead along the
-field's direction as the goal is -- with ``follow_state`` ARRIVE (SEEK for an agent that leaves
-on arrival: it walks out at full speed). The ``follow_path`` behaviour then seeks or arrives at
+tiles) and gets ``steer_target = pos + direction * ahead`` with ``ahead`` the distance to the
+goal clamped to [``MIN_LOOKAHEAD``, ``LOOKAHEAD``] -- so arrive slows it only on the last metre --
+and ``follow_state`` ARRIVE (SEEK for an agent that leaves on arrival: it walks out at full
+speed). The ``follow_path`` behaviour then seeks or arrives at
 it, so the same SteeringWeights serve paths and fields.
 
 Arrival, the same rules as paths (``ecs_nav.arrival``):
@@ -33,6 +34,9 @@ from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPE
 
 MIN_LOOKAHEAD = 0.5
 """The steering target is never closer than this (m) ahead, so seek keeps a direction."""
+
+LOOKAHEAD = 3.0
+"""Nor further than this (m): the target is a point on the way, not beyond walls."""
 
 
 class FlowFollower:
@@ -65,9 +69,9 @@ class FlowFollower:
         ents = table.entity[rows]
         self._report_unreachable(world, rows, ents, reach, stopped)
 
-        # steering target: along the field, as far ahead as the goal is
+        # steering target: a little way along the field
         walking = reach & ~stopped
-        ahead = np.maximum(dist, MIN_LOOKAHEAD)[:, None]
+        ahead = np.clip(dist, MIN_LOOKAHEAD, LOOKAHEAD)[:, None]
         table.steer_target[rows[walking]] = (pos + direction * ahead)[walking]
         table.has_steer_target[rows] = walking | stopped
         leave = table.despawn_on_arrival[rows]
