@@ -61,40 +61,53 @@ class FlowFollower:
         rows = np.flatnonzero(table.field_id[:n] >= 0)
         if rows.size == 0:
             return
-        pos = table.pos[rows]
-        direction, dist, goal_dist = self._sample(world, fields, rows, pos)
+        every = rows.size == n  # the usual crowd: whole-column views instead of gathers
+
+        def put(name, mask, value):
+            column = getattr(table, name)
+            if every:
+                column[:n][mask] = value
+            else:
+                column[rows[mask]] = value
+
+        def get(name):
+            return getattr(table, name)[:n] if every else getattr(table, name)[rows]
+
+        pos = get("pos")
+        direction, dist, goal_dist = self._sample(world, fields, rows, pos, get("field_id"))
         reach = np.isfinite(dist)
-        state = table.follow_state[rows]
-        stopped = state == FOLLOW_STOPPED
-        ents = table.entity[rows]
+        stopped = get("follow_state") == FOLLOW_STOPPED
+        ents = get("entity")
         self._report_unreachable(world, rows, ents, reach, stopped)
 
         # steering target: a little way along the field
         walking = reach & ~stopped
         ahead = np.clip(dist, MIN_LOOKAHEAD, LOOKAHEAD)[:, None]
-        table.steer_target[rows[walking]] = (pos + direction * ahead)[walking]
-        table.has_steer_target[rows] = walking | stopped
-        leave = table.despawn_on_arrival[rows]
-        table.follow_state[rows[walking]] = np.where(leave[walking], FOLLOW_SEEK, FOLLOW_ARRIVE)
+        put("steer_target", walking, (pos + direction * ahead)[walking])
+        put("has_steer_target", slice(None), walking | stopped)
+        leave = get("despawn_on_arrival")
+        put("follow_state", walking, np.where(leave[walking], FOLLOW_SEEK, FOLLOW_ARRIVE))
 
         # arrival, group arrival, re-arming
-        stop = table.stopping_distance[rows]
+        stop = get("stopping_distance")
         arrive = walking & (goal_dist <= stop)
         if self.group_arrival:
             candidates = walking & ~arrive
-            table.blocked_ticks[rows[~candidates]] = 0
+            put("blocked_ticks", ~candidates, 0)
             if candidates.any():
-                moved = (pos - table.prev_pos[rows])[candidates]
+                moved = (pos - get("prev_pos"))[candidates]
                 arrive[candidates] = held_back(table, rows[candidates], direction[candidates], moved, world.dt,
                                                self.settle_ticks)
-        margin = np.maximum(self.stop_hysteresis, self.rearm_radii * table.radius[rows])
-        rearm = stopped & ~leave & (goal_dist > np.maximum(stop, table.arrival_distance[rows]) + margin)
-        if self.group_arrival and rearm.any():
-            rearm[rearm] = ~touching_arrived(table, rows[rearm], direction[rearm])
+        rearm = stopped & ~leave
         if rearm.any():
-            table.follow_state[rows[rearm]] = FOLLOW_ARRIVE
-            table.stuck_ticks[rows[rearm]] = -1
-            table.stuck_anchor[rows[rearm]] = pos[rearm]
+            margin = np.maximum(self.stop_hysteresis, self.rearm_radii * get("radius"))
+            rearm &= goal_dist > np.maximum(stop, get("arrival_distance")) + margin
+            if self.group_arrival and rearm.any():
+                rearm[rearm] = ~touching_arrived(table, rows[rearm], direction[rearm])
+            if rearm.any():
+                table.follow_state[rows[rearm]] = FOLLOW_ARRIVE
+                table.stuck_ticks[rows[rearm]] = -1
+                table.stuck_anchor[rows[rearm]] = pos[rearm]
         if arrive.any():
             arriving = rows[arrive]
             table.follow_state[arriving] = FOLLOW_STOPPED
@@ -108,12 +121,12 @@ class FlowFollower:
                     world.despawn(int(e))
 
         # stuck: standing still while following
-        stuck = standing_still(table, rows, reach, self.stuck_ticks, self.stuck_distance)
+        stuck = standing_still(table, slice(0, n) if every else rows, reach, self.stuck_ticks, self.stuck_distance)
         for e in ents[stuck].tolist():
             world.emit(Stuck(int(e), world.tick))
 
     @staticmethod
-    def _sample(world, fields, rows, pos):
+    def _sample(world, fields, rows, pos, field_id):
         """Per row: the field's direction (k, 2), its distance to the goal (k,) (inf: no field or
         no way), and the distance that decides arrival (0 inside a zone goal; the straight
         distance to a target entity's current position)."""
@@ -122,12 +135,15 @@ class FlowFollower:
         direction = np.zeros((k, 2))
         dist = np.full(k, np.inf)
         goal_dist = np.full(k, np.inf)
-        ids, inverse = np.unique(table.field_id[rows], return_inverse=True)
-        for j, f in enumerate(ids.tolist()):
+        if field_id.min() == field_id.max():  # one field for all (the usual crowd): no grouping
+            groups = [(int(field_id[0]), slice(None))]
+        else:
+            ids, inverse = np.unique(field_id, return_inverse=True)
+            groups = [(f, np.flatnonzero(inverse == j)) for j, f in enumerate(ids.tolist())]
+        for f, m in groups:
             shared = fields.get(f)
             if shared is None or shared.flow is None:
                 continue
-            m = np.flatnonzero(inverse == j)
             d, s = shared.flow.sample(pos[m])
             direction[m], dist[m] = d, s
             goal = shared.goal

@@ -30,6 +30,7 @@ import numpy as np
 
 from ecs_nav import draw, draw_platformer
 from ecs_nav.components import Path, Player
+from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.world import System, World
 
@@ -223,6 +224,18 @@ class _Buffer:
         gl.glDeleteBuffers(1, ctypes.byref(self.id))
 
 
+def shared_field_view(world: World, graph, selected_rows) -> dict | None:
+    """The heat map / arrows input for the shared flow field to show (see ``prepare``)."""
+    rows = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
+    rows = rows[(rows >= 0) & (rows < world.table.n)]
+    ids = world.table.field_id[rows]
+    shared = world.resources[FIELDS].shown(ids[ids >= 0])
+    if shared is None or shared.flow is None or not shared.flow.is_current(graph):
+        return None
+    return {"distance": shared.flow.distance, "direction": shared.node_directions(graph),
+            "version": (shared.id, shared.built_tick)}
+
+
 class _Mesh:
     """A vertex array of (k, 6) ``x, y, r, g, b, a`` rows drawn as lines or triangles."""
 
@@ -392,10 +405,14 @@ class Renderer:
             mesh.key = key
 
     def prepare(self, world: World, layers: Iterable[str], selected_rows: Any = ()) -> None:
-        """Upload what the visible ``layers`` need from ``world`` (CPU side of a frame)."""
+        """Upload what the visible ``layers`` need from ``world`` (CPU side of a frame). The heat
+        map and arrows show ``world.resources["flow_field"]`` when set, else the shared flow
+        field of the first selected agent that follows one, else the field with most users."""
         layers = set(layers)
         graph, flow = world.nav_graph, world.resources.get("flow_field")
         table = world.table
+        if flow is None and world.resources.get(FIELDS) is not None and graph is not None:
+            flow = shared_field_view(world, graph, selected_rows)
         side = world.resources.get(PLATFORMER)
         if side is not None:  # a side view: its level, bots' paths, boxes and keys
             self._prepare_side_view(side, layers, selected_rows)

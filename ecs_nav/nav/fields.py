@@ -106,6 +106,21 @@ class SharedField:
         self.built_tick = tick
         return True
 
+    def node_directions(self, graph) -> np.ndarray:
+        """(n, 2) the field's direction at every node slot (zero where no goal is reachable), for
+        drawing its arrows; computed once per build."""
+        if self.flow is None:
+            return np.zeros((graph.node_count, 2))
+        cached = self.__dict__.get("_node_directions")
+        if cached is None or cached[0] != (self.built_tick, self.flow.graph_key):
+            out = np.zeros((graph.node_count, 2))
+            ok = np.flatnonzero(np.isfinite(self.flow.distance))
+            if ok.size:
+                out[ok] = self.flow.sample(graph.positions[ok, :2])[0]
+            cached = (self.built_tick, self.flow.graph_key), out
+            self.__dict__["_node_directions"] = cached
+        return cached[1]
+
     def count_arrivals(self, points: np.ndarray) -> None:
         """Count arrivals at (k, 2) ``points``, each at its nearest goal point."""
         if points.shape[0] == 0 or self.goal_points.shape[0] == 0:
@@ -143,6 +158,16 @@ class FlowFields:
 
     def get(self, field_id: int) -> SharedField | None:
         return self.fields.get(int(field_id))
+
+    def shown(self, field_ids=()) -> SharedField | None:
+        """The field to draw: the first built one of ``field_ids`` (a selected agent's), else
+        the built field with the most users."""
+        for fid in field_ids:
+            shared = self.fields.get(int(fid))
+            if shared is not None and shared.flow is not None:
+                return shared
+        built = [s for s in self.fields.values() if s.flow is not None]
+        return max(built, key=lambda s: (s.users, -s.id)) if built else None
 
     def count_users(self, field_ids: np.ndarray, tick: int) -> None:
         """Record how many requests name each field (``field_ids``: one entry per request)."""
