@@ -72,10 +72,19 @@ def cmd_list(args) -> int:
 def cmd_validate(args) -> int:
     from ecs_nav.scene import build_world, parse_scene
 
+    from ecs_nav.reachability import unreachable_goals
+
     scene = parse_scene(args.scene)
-    build_world(scene).close()  # what `run` does before its first tick: the two never disagree
+    world = build_world(scene)  # what `run` does before its first tick: the two never disagree
+    builder = world.system("GraphBuildSystem")
+    if builder is not None:
+        builder.update(world)  # the nav graph, to tell which goals the agents cannot reach
+    warnings = unreachable_goals(world)
+    world.close()
     count = sum(e.get("count", 1) for e in scene.entities)
     print(f"{scene.source}: ok ({count} entities, systems: {', '.join(scene.systems)})")
+    for line in warnings:
+        print(f"{scene.source}: warning: {line}")
     return 0
 
 
@@ -99,12 +108,20 @@ def cmd_run(args) -> int:
             viewer.check_media(args.record)
     world = load_scene(args.scene, seed=args.seed)
     start = time.perf_counter()
+    ticks = args.ticks
+    if ticks > 0:  # the first tick builds the nav graph: then say once which goals cannot be reached
+        from ecs_nav.reachability import unreachable_goals
+
+        world.step()
+        ticks -= 1
+        for line in unreachable_goals(world):
+            print(f"warning: {line}", file=sys.stderr)
     if args.record:
         from ecs_nav.viewer import record
 
-        record(world, args.ticks, args.record, size=tuple(args.size), fps=args.fps)
+        record(world, ticks, args.record, size=tuple(args.size), fps=args.fps)
     else:
-        world.run(args.ticks)
+        world.run(ticks)
     wall = time.perf_counter() - start
     if args.screenshot:
         from ecs_nav.viewer import screenshot

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.arrival import goal_key_of_field
-from ecs_nav.nav.fields import FIELDS, FieldGoal, FlowFields, SharedField
+from ecs_nav.nav.fields import FIELDS, FieldGoal, FlowFields, SharedField, goal_nodes
 
 
 class FieldRequests:
@@ -88,7 +88,7 @@ class FieldRequests:
             moving = shared.goal.entity >= 0
             if not stale and not (moving and world.tick - shared.built_tick >= self.periods.get(shared.id, 30)):
                 continue
-            nodes, points = self.goal_nodes(world, graph, shared.goal)
+            nodes, points = goal_nodes(shared.goal, graph, world.table, world.map)
             if nodes.size == 0:
                 continue  # the goal is off the graph (or its entity gone): agents find no field
             if not stale and np.array_equal(np.unique(nodes), shared.goal_nodes):
@@ -98,38 +98,6 @@ class FieldRequests:
                 fields.builds += 1
         for fid in fields.evict(world.tick):
             self.periods.pop(fid, None)
-
-    @staticmethod
-    def goal_nodes(world, graph, goal: FieldGoal) -> tuple[np.ndarray, np.ndarray]:
-        """(nodes, points): the walkable goal nodes of ``goal`` and the points they stand for."""
-        table = world.table
-        if goal.entity >= 0:
-            if not (world.exists(goal.entity) and table.has(goal.entity)):
-                return np.zeros(0, np.int64), np.zeros((0, 2))
-            row = table.row_of(goal.entity)
-            points = table.pos[row : row + 1].copy()
-            heights = table.elevation[row : row + 1].copy()
-        elif goal.zone is not None:
-            x0, y0, x1, y1 = goal.zone
-            xy = graph.positions[:, :2]
-            inside = graph.walkable & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-            nodes = np.flatnonzero(inside).astype(np.int64)
-            if nodes.size:
-                return nodes, graph.positions[nodes, :2].copy()
-            points = np.array([[(x0 + x1) / 2, (y0 + y1) / 2]])
-            heights = None
-        else:
-            points = np.array(goal.points, dtype=np.float64).reshape(-1, 2)
-            heights = None
-        if heights is None:
-            heights = world.map.surface_height(points) if world.map is not None else np.zeros(len(points))
-            heights = np.where(np.isfinite(heights), heights, 0.0)
-        nodes = graph.nearest_nodes(points, heights)
-        retry = nodes < 0
-        if retry.any():
-            nodes[retry] = graph.nearest_nodes(points[retry])
-        keep = nodes >= 0
-        return nodes[keep].astype(np.int64), points[keep]
 
     def state(self) -> bytes:
         return self.ents.tobytes() + self.field_ids.tobytes()

@@ -49,9 +49,8 @@ The Path written
 Events
     ``PathChanged`` when a served request's route changed: not when the new node list is the rest
     of the old one (the agent moved along it), which also keeps the follower's waypoint index;
-    status complete or partial. ``PathFailed`` when a serve's status is partial or unreachable
-    and it was not already so with the same route (once per failure, not on every replan that
-    fails again), with ``remaining`` = the distance from the end of the partial path to the
+    status complete or partial. ``PathFailed`` when a serve's status becomes partial or
+    unreachable (once per failure, not on every replan that fails again), with ``remaining`` = the distance from the end of the partial path to the
     goal (inf when unreachable). Never an exception for an unreachable goal, a missing target
     or an empty graph.
 
@@ -316,7 +315,8 @@ class PathfindSystem(System):
             nodes, status, cost = (results[i] if results[i] is not None
                                    else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
             path = path_of.get(entity)
-            if not forced[i] and status == STATUS_COMPLETE and self._still_good(graph, path, nodes, cost, start_xy[i]):
+            if (not forced[i] and status in (STATUS_COMPLETE, STATUS_PARTIAL) and path is not None
+                    and path.status == status and self._still_good(graph, path, nodes, cost, start_xy[i])):
                 self._seen[entity] = reqs[i]
                 continue
             waypoints = graph.positions[nodes].copy()
@@ -341,14 +341,14 @@ class PathfindSystem(System):
     @staticmethod
     def _still_good(graph, path: Path | None, nodes: np.ndarray, cost: float, agent_xy: np.ndarray) -> bool:
         """A periodic replan keeps the route being walked (no rewrite, so the follower's leg is
-        untouched and no PathChanged) while it is complete, on this graph version, to the same
-        goal node, and no longer than the new plan by more than ``ROUTE_SLACK`` node spacings:
+        untouched and no PathChanged) while it has the new plan's status (complete, or partial:
+        the same closest reachable node), is on this graph version, ends at the same node, and no longer than the new plan by more than ``ROUTE_SLACK`` node spacings:
         among the many equally short routes of a grid the agent keeps the one it is on (Detour's
         path corridor does the same). The old route's length from the agent is measured from
         the waypoint being walked to (|agent - node| + the route's cost from it), or for a
         string-pulled path from its best node (min over its nodes j of |agent - node j| +
         cost(node j .. goal))."""
-        if (path is None or path.status != STATUS_COMPLETE or path.graph_version != graph.version
+        if (path is None or path.graph_version != graph.version
                 or path.nodes.size == 0 or nodes.size == 0 or path.nodes[-1] != nodes[-1]):
             return False
         costs = graph.path_costs(path.nodes)
@@ -409,7 +409,7 @@ class PathfindSystem(System):
         path.graph_version = int(version)
         if status in (STATUS_COMPLETE, STATUS_PARTIAL) and kept < 0:
             world.emit(PathChanged(entity, status, world.tick))
-        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE) and (status != previous_status or kept < 0):
+        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE) and status != previous_status:
             world.emit(PathFailed(entity, status, world.tick, remaining=remaining))
 
     # --- determinism -----------------------------------------------------------------------------

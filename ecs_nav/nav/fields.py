@@ -52,6 +52,16 @@ class FieldGoal:
         points = (request.goal,) if request.goal is not None else request.goals
         return FieldGoal(points=tuple((float(x), float(y)) for x, y in points))
 
+    def describe(self) -> str:
+        """The goal as a person would write it: ``(x, y)``, ``3 points``, ``zone [...]``, ``entity N``."""
+        if self.entity >= 0:
+            return f"entity {self.entity}"
+        if self.zone is not None:
+            return "zone [" + ", ".join(f"{v:g}" for v in self.zone) + "]"
+        if len(self.points) == 1:
+            return f"({self.points[0][0]:g}, {self.points[0][1]:g})"
+        return "goals " + ", ".join(f"({x:g}, {y:g})" for x, y in self.points)
+
     def contains(self, points: np.ndarray) -> np.ndarray:
         """(k,) bool: which (k, 2) points lie in the zone (all False for other goals)."""
         if self.zone is None:
@@ -127,6 +137,41 @@ class SharedField:
             return
         d = ((points[:, None, :] - self.goal_points[None, :, :]) ** 2).sum(axis=2)
         self.arrivals += np.bincount(np.argmin(d, axis=1), minlength=self.goal_points.shape[0])
+
+
+def goal_nodes(goal: FieldGoal, graph, table, geometry=None) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes, points): the walkable goal nodes of ``goal`` on ``graph`` and the (k, 2) points
+    they stand for. A point's node is the walkable node nearest to it at its surface height on
+    ``geometry`` (a MapGeometry; floor 0 without one), else the nearest at any height; a zone's
+    are the walkable nodes inside it, else the one nearest its centre; a target entity's is the
+    node nearest where it stands (``table``: the agent table), none when it has no row."""
+    if goal.entity >= 0:
+        if not table.has(goal.entity):
+            return np.zeros(0, np.int64), np.zeros((0, 2))
+        row = table.row_of(goal.entity)
+        points = table.pos[row : row + 1].copy()
+        heights = table.elevation[row : row + 1].copy()
+    elif goal.zone is not None:
+        x0, y0, x1, y1 = goal.zone
+        xy = graph.positions[:, :2]
+        inside = graph.walkable & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
+        nodes = np.flatnonzero(inside).astype(np.int64)
+        if nodes.size:
+            return nodes, graph.positions[nodes, :2].copy()
+        points = np.array([[(x0 + x1) / 2, (y0 + y1) / 2]])
+        heights = None
+    else:
+        points = np.array(goal.points, dtype=np.float64).reshape(-1, 2)
+        heights = None
+    if heights is None:
+        heights = geometry.surface_height(points) if geometry is not None else np.zeros(len(points))
+        heights = np.where(np.isfinite(heights), heights, 0.0)
+    nodes = graph.nearest_nodes(points, heights)
+    retry = nodes < 0
+    if retry.any():
+        nodes[retry] = graph.nearest_nodes(points[retry])
+    keep = nodes >= 0
+    return nodes[keep].astype(np.int64), points[keep]
 
 
 class FlowFields:

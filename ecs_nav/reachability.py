@@ -1,0 +1,73 @@
+"""Which goals a scene's agents cannot reach: islands of the nav graph between spawn and goal.
+
+A map split in two (a wall with no door, a ledge too high to climb) leaves agents on one part
+and their goal on the other. The simulation handles it (a partial path, an unreachable status,
+one ``PathFailed`` each), but a person building a scene wants to hear it once, before the run,
+with where the gap is. ``unreachable_goals(world)`` groups the requesters by name and goal and
+reports each group that has members the goal cannot be reached from:
+
+    entity "crowd": goal (24, 24) unreachable from 200 of 200 agents: gap at (13.0, 21.5)
+    (2.8 m between the two parts of the nav graph)
+
+The gap is the closest pair of nodes between the part of the graph that reaches the goal and
+the part the first cut-off agent stands on. ``ecs-nav validate`` prints these lines and ``ecs-nav
+run`` prints them once as warnings after the first tick (when the nav graph exists).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from ecs_nav.components import Name, PathRequest
+from ecs_nav.nav.distance import dijkstra_field, distance_field
+from ecs_nav.nav.fields import FieldGoal, goal_nodes
+
+
+def unreachable_goals(world) -> list[str]:
+    """One line per group of requesters (same name, same goal) some of whom cannot reach their
+    goal on ``world.nav_graph`` (built: after the GraphBuildSystem ran); [] when all can."""
+    graph = world.nav_graph
+    if graph is None:
+        return []
+    table = world.table
+    groups: dict[tuple[str, FieldGoal], list[int]] = defaultdict(list)
+    for entity, (request,) in sorted(world.query(PathRequest), key=lambda item: item[0]):
+        if not table.has(entity):
+            continue  # not a top-down agent (a side-view bot plans on its level)
+        name = world.try_get(entity, Name)
+        groups[(f'"{name.value}"' if name else str(entity), FieldGoal.of(request))].append(entity)
+    lines = []
+    for (label, goal), ents in groups.items():
+        nodes, _ = goal_nodes(goal, graph, table, world.map)
+        if nodes.size == 0:
+            lines.append(f"entity {label}: goal {goal.describe()} is off the nav graph (no walkable node near it)")
+            continue
+        distance = distance_field(graph, np.unique(nodes))[0]
+        rows = table.rows_of(np.asarray(ents, np.int64))
+        starts = graph.nearest_nodes(table.pos[rows], table.elevation[rows])
+        cut = (starts < 0) | ~np.isfinite(distance[np.maximum(starts, 0)])
+        if not cut.any():
+            continue
+        line = f"entity {label}: goal {goal.describe()} unreachable from {int(cut.sum())} of {len(ents)} agents"
+        on_graph = starts[cut & (starts >= 0)]
+        if on_graph.size:
+            island = np.isfinite(dijkstra_field(graph, on_graph[:1])[0])
+            line += gap_text(graph, island, np.isfinite(distance))
+        lines.append(line)
+    return lines
+
+
+def gap_text(graph, island: np.ndarray, reach: np.ndarray) -> str:
+    """': gap at (x, y) (d m between ...)': the closest pair of nodes between the ``island`` mask
+    and the ``reach`` mask, or '' when either is empty."""
+    a, b = np.flatnonzero(island), np.flatnonzero(reach)
+    if a.size == 0 or b.size == 0:
+        return ""
+    xy = graph.positions[:, :2]
+    d, j = cKDTree(xy[b]).query(xy[a])
+    i = int(np.argmin(d))
+    mid = (xy[a[i]] + xy[b[j[i]]]) / 2
+    return f": gap at ({mid[0]:.1f}, {mid[1]:.1f}) ({d[i]:.1f} m between the two parts of the nav graph)"
