@@ -12,6 +12,10 @@ from hypothesis import settings
 settings.register_profile("ecs_nav", derandomize=os.environ.get("ECS_NAV_SOAK") != "1")
 settings.load_profile("ecs_nav")
 
+# the testing kit's fixtures (nav_world, make_nav_world, ascii_map): an installed ecs-nav brings
+# them through its pytest11 entry point; a checkout that is not installed gets them here
+pytest_plugins = ["ecs_nav.testing.plugin"]
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
