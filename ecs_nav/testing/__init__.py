@@ -1,8 +1,8 @@
 """ecs_nav.testing: unit-test scenes and systems headlessly.
 
 - Worlds: :func:`world_with_systems` (exactly the systems under test, by scene name or as
-  instances), :func:`ascii_world` (a tile map drawn as text, nav graph built, marked
-  :func:`spot`\\ s), ``DEFAULT_SYSTEMS``.
+  instances), :func:`ascii_world` (a tile map drawn as text, its nav graph built; :func:`spot`
+  finds a marked cell), :func:`entity_named` (a scene's entity), ``DEFAULT_SYSTEMS``.
 - Stand-ins: :class:`Integrate` (in place of physics), :class:`DriveTo` (in place of steering).
 - Assertions whose messages say what happened: :func:`assert_arrives`,
   :func:`assert_no_agent_in_walls`, :func:`assert_no_nan`, :func:`assert_emitted` /
@@ -34,12 +34,13 @@ from ecs_nav.testing.event_log import (
     record_events,
 )
 from ecs_nav.testing.stand_ins import DriveTo, Integrate
-from ecs_nav.testing.worlds import DEFAULT_SYSTEMS, ascii_world, spot, spots, world_with_systems
+from ecs_nav.testing.worlds import DEFAULT_SYSTEMS, ascii_world, entity_named, spot, spots, world_with_systems
 
 __all__ = [
     "DEFAULT_SYSTEMS", "NAVIGATION_EVENTS", "REST_SPEED", "CrowdOutcome", "DriveTo", "EventLog", "Integrate",
     "agents_in_walls", "ascii_world", "assert_arrives", "assert_deterministic", "assert_emitted",
-    "assert_no_agent_in_walls", "assert_no_nan", "assert_not_emitted", "assert_same_digest", "farthest_member",
+    "assert_no_agent_in_walls", "assert_no_nan", "assert_not_emitted", "assert_same_digest", "entity_named",
+    "farthest_member",
     "goal_of", "lone_travel_ticks", "record_events", "run_crowd", "spot", "spots", "state_differences",
     "world_with_systems",
 ]

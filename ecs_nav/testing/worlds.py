@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 
+from ecs_nav.components import Name
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.grid import BLOCKED_CHARS, parse_ascii_grid
 from ecs_nav.world import System, World
@@ -181,3 +182,14 @@ def spot(world: World, mark: str) -> tuple[float, float]:
         raise ValueError(f"{points.shape[0]} cells are marked {mark!r}: use spots(world, {mark!r})")
     return float(points[0, 0]), float(points[0, 1])
 
+
+
+def entity_named(world: World, name: str) -> int:
+    """The entity whose ``Name`` is ``name`` (a scene file's ``name``; a crowd's first member);
+    KeyError listing the names there are when none is."""
+    named = sorted((entity, tag.value) for entity, (tag,) in world.query(Name))
+    for entity, value in named:
+        if value == name:
+            return entity
+    known = ", ".join(sorted({repr(value) for _, value in named})) or "none"
+    raise KeyError(f"no entity is named {name!r} (names: {known})")
