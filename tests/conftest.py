@@ -25,6 +25,14 @@ def maps_dir() -> Path | None:
     return path if path.is_dir() else None
 
 
+@pytest.fixture(scope="session")
+def ecs_nav_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once per test session (skips when the index is unreachable)."""
+    from wheel_install import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
 @pytest.fixture
 def movingai_dir() -> Path:
     path = maps_dir()

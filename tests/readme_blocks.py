@@ -10,6 +10,8 @@ runs as a doctest.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,3 +127,22 @@ def section_blocks(blocks: list[CodeBlock], title: str = TESTING_SECTION) -> lis
 def count_tests(code: str) -> int:
     """How many top-level ``def test_...`` functions ``code`` defines."""
     return len(re.findall(r"^(?:async )?def test_\w*\(", code, re.M))
+
+
+def run_pytest(folder: Path, python: str = sys.executable, cwd: Path | None = None, env: dict | None = None,
+               plugin: bool = True) -> subprocess.CompletedProcess:
+    """pytest on the files of ``folder`` under its own empty configuration (not the project's),
+    with the testing kit's plugin named on the command line when ``plugin`` (else it must come
+    from the entry point of an installed ecs-nav)."""
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    args = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(folder / "pytest.ini"),
+            "--rootdir", str(folder), str(folder)]
+    if plugin:
+        args[3:3] = ["-p", "ecs_nav.testing.plugin"]
+    return subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
+def passed_count(output: str) -> int:
+    """The "N passed" of pytest's summary line (0 when there is none)."""
+    found = re.search(r"(\d+) passed", output)
+    return int(found.group(1)) if found else 0

@@ -4,9 +4,6 @@ says how blocks are found, run and skipped)."""
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,8 @@ from readme_blocks import (
     code_blocks,
     count_tests,
     module_source,
+    passed_count,
+    run_pytest,
     section_blocks,
     write_modules,
 )
@@ -28,22 +27,6 @@ def readme_blocks() -> list[CodeBlock]:
     return code_blocks(README.read_text(encoding="utf-8"))
 
 
-def run_pytest(folder: Path, python: str = sys.executable, cwd: Path = ROOT, env: dict | None = None,
-               plugin: bool = True) -> subprocess.CompletedProcess:
-    """pytest on the files of ``folder`` with its own empty configuration (not the project's)."""
-    (folder / "pytest.ini").write_text("[pytest]\n")
-    args = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(folder / "pytest.ini"),
-            "--rootdir", str(folder), str(folder)]
-    if plugin:
-        args[3:3] = ["-p", "ecs_nav.testing.plugin"]
-    return subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
-
-
-def passed_count(output: str) -> int:
-    found = re.search(r"(\d+) passed", output)
-    return int(found.group(1)) if found else 0
-
-
 def test_every_python_block_in_the_readme_runs(tmp_path):
     """Each block as a module of its own, from the repository root, in one pytest run; a block
     that defines tests has them pass."""
@@ -53,7 +36,7 @@ def test_every_python_block_in_the_readme_runs(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
-    proc = run_pytest(tmp_path, env=env)
+    proc = run_pytest(tmp_path, cwd=ROOT, env=env)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"README blocks failed (files are named by README line):\n{output[-6000:]}"
     expected = sum(count_tests(module_source(b)) for b in blocks)
