@@ -27,21 +27,24 @@ SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 def fresh_venv(folder: Path, wheel: Path) -> Path:
     """A new virtual environment in ``folder`` with ``wheel`` installed; returns its python."""
     python = folder / "bin" / "python"
+    # the checkout must not be on the path: pip would take its metadata for an installed ecs-nav
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if SOAK:
-        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, env=clean)
         proc = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel), "pytest"],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=clean)
         skip_if_index_unreachable(proc, "installing the wheel's dependencies")
         assert proc.returncode == 0, proc.stderr
         return python
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, env=clean)
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+                               capture_output=True, text=True, check=True, env=clean).stdout.strip())
     borrowed = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     (site / "borrowed_dependencies.pth").write_text("".join(f"{path}\n" for path in borrowed))
     # --ignore-installed: the borrowed site may hold an ecs-nav of its own, which pip must leave be
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                           "--no-index", "--ignore-installed", str(wheel)], capture_output=True, text=True)
+                           "--no-index", "--ignore-installed", str(wheel)], capture_output=True, text=True,
+                          env=clean)
     assert proc.returncode == 0, proc.stderr
     return python
 
