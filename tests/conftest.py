@@ -12,6 +12,10 @@ from hypothesis import settings
 settings.register_profile("ecs_nav", derandomize=os.environ.get("ECS_NAV_SOAK") != "1")
 settings.load_profile("ecs_nav")
 
+# the testing kit's fixtures (nav_world, make_nav_world, ascii_map): an installed ecs-nav brings
+# them through its pytest11 entry point; a checkout that is not installed gets them here
+pytest_plugins = ["ecs_nav.testing.plugin"]
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,6 +23,14 @@ def maps_dir() -> Path | None:
     """The Moving AI maps folder: $ECS_NAV_MAPS, else ../shared/maps beside the project."""
     path = Path(os.environ.get("ECS_NAV_MAPS", PROJECT_ROOT.parent / "shared" / "maps"))
     return path if path.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def ecs_nav_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once per test session (skips when the index is unreachable)."""
+    from wheel_install import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture

@@ -162,25 +162,11 @@ def test_validate_reports_a_bad_tile_map(capsys, tmp_path):
     assert len(err) == 1 and err[0].startswith(f"ecs-nav: error: {scene}: map.grid: line 2, column 3:")
 
 
-NETWORK_ERRORS = ("NewConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "Max retries exceeded",
-                  "Temporary failure in name resolution", "Name or service not known", "Network is unreachable",
-                  "Connection refused", "ProxyError")
-"""What pip prints when it cannot reach the package index (the build backend comes from it)."""
-
-
-def test_installed_wheel_finds_builtin_scenes(tmp_path):
+def test_installed_wheel_finds_builtin_scenes(tmp_path, ecs_nav_wheel):
     """A wheel (not the checkout) carries the scenes: `ecs-nav list` works outside the repo."""
     import zipfile
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                           "-w", str(tmp_path), str(root)], capture_output=True, text=True)
-    if proc.returncode != 0 and any(marker in proc.stderr for marker in NETWORK_ERRORS):
-        pytest.skip(f"building a wheel needs setuptools from the package index, which is unreachable: "
-                    f"{proc.stderr.strip().splitlines()[-1:]}")
-    assert proc.returncode == 0, proc.stderr
-    (wheel,) = tmp_path.glob("ecs_nav-*.whl")
+    wheel = ecs_nav_wheel
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = "from ecs_nav.scene import builtin_scenes, scenes_dir; print(scenes_dir()); print(builtin_scenes())"

@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from stand_ins import Integrate
 
 from ecs_nav import (
     Agent,
@@ -20,6 +19,7 @@ from ecs_nav import (
     World,
 )
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.testing import Integrate
 from systems.path_follow import STOP_HYSTERESIS, PathFollowSystem
 from systems.steering import SteeringSystem
 

@@ -10,26 +10,8 @@ from ecs_nav import Agent, Collider, Position, Velocity, World
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.physics import relax_agents, yaw_lerp
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
-from ecs_nav.world import System
+from ecs_nav.testing import DriveTo
 from systems.physics import PhysicsSystem
-
-
-class Drive(System):
-    """Stand-in for the SteeringSystem: velocity straight at a target at max speed."""
-
-    name = "SteeringSystem"
-
-    def __init__(self, targets):
-        self.targets = targets  # entity -> (x, y)
-
-    def update(self, world):
-        t = world.table
-        for entity, target in self.targets.items():
-            row = t.row_of(entity)
-            d = np.asarray(target, float) - t.pos[row]
-            dist = np.linalg.norm(d)
-            speed = min(t.max_speed[row], dist / world.dt)
-            t.vel[row] = d / dist * speed if dist > 1e-12 else 0.0
 
 
 def make_world(geometry=None, dt=1.0 / 60.0, systems=()):
@@ -135,7 +117,7 @@ def test_climbs_a_ramp_onto_a_wall_top_and_is_blocked_by_a_wall_too_high():
     world.map = ramped
     climber = spawn_agent(world, 0.0, -16.0, radius=0.4)
     blocked = spawn_agent(world, 8.0, -16.0, radius=0.4)
-    world.add_systems(PhysicsSystem(), Drive({climber: (0.0, 0.0), blocked: (8.0, 0.0)}))
+    world.add_systems(PhysicsSystem(), DriveTo({climber: (0.0, 0.0), blocked: (8.0, 0.0)}))
     t = world.table
     elevations = []
     for _ in range(600):
@@ -276,7 +258,7 @@ def test_relaxation_never_pushes_an_agent_into_a_wall():
     pressed = spawn_agent(world, -0.55, 0.0, radius=0.5)
     pusher = spawn_agent(world, -2.0, 0.0, radius=0.5)
     # the pusher is driven at full speed into the pressed agent every tick
-    world.add_systems(PhysicsSystem(), Drive({pusher: (5.0, 0.0)}))
+    world.add_systems(PhysicsSystem(), DriveTo({pusher: (5.0, 0.0)}))
     t = world.table
     for _ in range(120):
         world.step()
@@ -374,7 +356,7 @@ def _crowd_run(seed):
         x, y = rng.uniform(-18, 18, 2)
         e = spawn_agent(world, x, y, radius=rng.uniform(0.2, 0.6))
         targets[e] = tuple(rng.uniform(-18, 18, 2))
-    world.add_systems(PhysicsSystem(), Drive(targets))
+    world.add_systems(PhysicsSystem(), DriveTo(targets))
     world.run(60)
     snapshot = world.table.snapshot()
     digest = world.state_digest()

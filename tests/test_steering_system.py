@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from stand_ins import Integrate
 
 from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
 from ecs_nav import steering as st
 from ecs_nav.geometry import Box, Circle, MapGeometry
 from ecs_nav.spatial import neighbours_within
+from ecs_nav.testing import Integrate
 from systems.steering import DITHER_PROBABILITIES, DITHER_STREAM, SteeringSystem
 
 

@@ -1,0 +1,33 @@
+"""Building the project's wheel and installing it where the checkout is not (shared by the
+wheel tests: tests/test_cli.py, tests/test_installed_kit.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NETWORK_ERRORS = ("NewConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "Max retries exceeded",
+                  "Temporary failure in name resolution", "Name or service not known", "Network is unreachable",
+                  "Connection refused", "ProxyError")
+"""What pip prints when it cannot reach the package index."""
+
+
+def skip_if_index_unreachable(proc: subprocess.CompletedProcess, doing: str) -> None:
+    """Skip the test, saying why, when ``proc`` (a pip run) failed for want of the package index."""
+    if proc.returncode != 0 and any(marker in proc.stderr for marker in NETWORK_ERRORS):
+        pytest.skip(f"{doing} needs the package index, which is unreachable: {proc.stderr.strip().splitlines()[-1:]}")
+
+
+def build_wheel(folder: Path) -> Path:
+    """The project's wheel, built into ``folder`` (pip fetches the build backend from the index)."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
+                          capture_output=True, text=True)
+    skip_if_index_unreachable(proc, "building a wheel (setuptools)")
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = folder.glob("ecs_nav-*.whl")
+    return wheel
