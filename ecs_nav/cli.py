@@ -70,9 +70,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from ecs_nav.scene import build_world, parse_scene
-
     from ecs_nav.reachability import unreachable_goals
+    from ecs_nav.scene import build_world, parse_scene
 
     scene = parse_scene(args.scene)
     world = build_world(scene)  # what `run` does before its first tick: the two never disagree

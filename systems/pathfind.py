@@ -50,9 +50,9 @@ Events
     ``PathChanged`` when a served request's route changed: not when the new node list is the rest
     of the old one (the agent moved along it), which also keeps the follower's waypoint index;
     status complete or partial. ``PathFailed`` when a serve's status becomes partial or
-    unreachable (once per failure, not on every replan that fails again), with ``remaining`` = the distance from the end of the partial path to the
-    goal (inf when unreachable). Never an exception for an unreachable goal, a missing target
-    or an empty graph.
+    unreachable (once per failure, not on every replan that fails again), with ``remaining`` =
+    the distance from the end of the partial path to the goal (inf when unreachable). Never an
+    exception for an unreachable goal, a missing target or an empty graph.
 
 Stale paths without a request
     A once-path given without a PathRequest whose status is set to ``"stale"`` (the
@@ -342,9 +342,10 @@ class PathfindSystem(System):
     def _still_good(graph, path: Path | None, nodes: np.ndarray, cost: float, agent_xy: np.ndarray) -> bool:
         """A periodic replan keeps the route being walked (no rewrite, so the follower's leg is
         untouched and no PathChanged) while it has the new plan's status (complete, or partial:
-        the same closest reachable node), is on this graph version, ends at the same node, and no longer than the new plan by more than ``ROUTE_SLACK`` node spacings:
-        among the many equally short routes of a grid the agent keeps the one it is on (Detour's
-        path corridor does the same). The old route's length from the agent is measured from
+        the same closest reachable node), is on this graph version, ends at the same node, and is
+        no longer than the new plan by more than ``ROUTE_SLACK`` node spacings: among the many
+        equally short routes of a grid the agent keeps the one it is on (Detour's path corridor
+        does the same). The old route's length from the agent is measured from
         the waypoint being walked to (|agent - node| + the route's cost from it), or for a
         string-pulled path from its best node (min over its nodes j of |agent - node j| +
         cost(node j .. goal))."""

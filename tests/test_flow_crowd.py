@@ -3,7 +3,6 @@ file and from Python, shared fields, rebuilds, eviction, exits and zones, group 
 
 import numpy as np
 import pytest
-from crowds import lone_travel_ticks, run_crowd
 from test_group_arrival import assert_crowd_arrived, assert_one_crowd_round_the_goal, open_hall
 
 from ecs_nav import Agent, Collider, PathFailed, PathRequest, Position, SteeringWeights, TargetReached, Velocity
@@ -11,6 +10,7 @@ from ecs_nav.arrival import goal_key_of_field
 from ecs_nav.nav.fields import FIELDS, FieldGoal
 from ecs_nav.scene import build_world, load_scene, scene_from_dict
 from ecs_nav.table import FOLLOW_NONE, FOLLOW_STOPPED
+from ecs_nav.testing import lone_travel_ticks, run_crowd
 
 
 def flow_hall(count, **request):
