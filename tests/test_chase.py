@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ecs_nav
+from ecs_nav.testing import assert_emitted, assert_not_emitted, record_events
 from ecs_nav import PathRequest, Player, TargetReached
 
 CATCH_BOUND_TICKS = 2400  # 40 s simulated; the NPC needs about 26 s (1,540 ticks)
@@ -67,3 +68,14 @@ def test_chase_is_deterministic():
     finally:
         a.close()
         b.close()
+
+
+def test_a_minute_of_chasing_the_strolling_player_is_never_stuck():
+    # "Stuck means stuck": the NPC turns corners, climbs ramps, re-plans every 30 ticks toward a
+    # moving player, stops and re-arms as the player walks off -- none of that is standing still
+    world = ecs_nav.load_scene("chase")
+    log = record_events(world, ecs_nav.Stuck, TargetReached)
+    world.run(3600)
+    assert_not_emitted(log, ecs_nav.Stuck)
+    assert_emitted(log, TargetReached, at_least=2)  # caught, walked off, caught again
+    world.close()

@@ -208,3 +208,44 @@ def test_an_interrupt_is_exit_130_on_one_line(capsys, monkeypatch):
     monkeypatch.setattr(ecs_nav.scene, "load_scene", interrupted)
     assert main(["run", "chase", "--headless", "--ticks", "1"]) == 130
     assert capsys.readouterr().err.strip().splitlines() == ["ecs-nav: interrupted"]
+
+
+SPLIT_SCENE = """
+[map]
+bounds = [-20, -10, 20, 10]
+[[map.box]]
+center = [0, 0]
+size = [1, 20]
+height = 2.0
+[navmap]
+scan_range = [20, 10, 10]
+spacing = 1.0
+clearance = 0.5
+[[entity]]
+name = "crowd"
+count = 30
+spawn_area = [-19, -9, -2, 9]
+Agent = {}
+Collider = { radius = 0.3 }
+Velocity = {}
+SteeringWeights = { weights = { follow_path = 1.0 } }
+PathRequest = { goal = [10, 0] }
+"""
+
+
+def test_a_split_map_is_one_warning_in_validate_and_in_run(capsys, tmp_path):
+    scene = tmp_path / "split.toml"
+    scene.write_text(SPLIT_SCENE)
+    assert main(["validate", str(scene)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("ok (30 entities, systems: graph_build, pathfind, path_follow, steering, physics)")
+    assert len(out) == 2 and 'warning: entity "crowd": goal (10, 0) unreachable from 30 of 30 agents: gap at' in out[1]
+    assert "(2.0 m between the two parts of the nav graph)" in out[1]
+    assert main(["run", str(scene), "--headless", "--ticks", "120"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith("warning:")] == [out[1].split(": ", 1)[1]]
+
+
+def test_a_reachable_goal_gives_no_warning(capsys):
+    assert main(["validate", "gather"]) == 0
+    assert "warning" not in capsys.readouterr().out
