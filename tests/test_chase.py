@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import ecs_nav
-from ecs_nav.testing import assert_emitted, assert_not_emitted, record_events
 from ecs_nav import PathRequest, Player, TargetReached
+from ecs_nav.testing import assert_emitted, assert_not_emitted, record_events
 
 CATCH_BOUND_TICKS = 2400  # 40 s simulated; the NPC needs about 26 s (1,540 ticks)
 
