@@ -148,8 +148,9 @@ def arrived_rows(table) -> np.ndarray:
 
 
 def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
-    """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it."""
-    arrived = np.setdiff1d(arrived_rows(table), rows)
+    """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it (an
+    agent is never ahead of itself, so ``rows`` may include arrived agents)."""
+    arrived = arrived_rows(table)
     n = table.n
     return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], table.goal_key[:n],
                                    rows, toward, arrived)

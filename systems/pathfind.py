@@ -60,11 +60,18 @@ Stale paths without a request
     the next tick (seed 002), keeping its radius and mode.
 
 Change detection
-    The request list (its periods and which requests are new) is re-read only when esper's
-    list changes (a component was added or removed somewhere); a Path set to ``"stale"`` is
-    reported by the World (``World.take_stale_paths``). A tick with nothing due costs one
-    vectorised test over the requesters, no per-request Python. Editing a request in place (a
-    new ``goal``) takes effect at its next due tick.
+    The request arrays (which are path requests and which flow-field requests, their periods,
+    which are new) are re-read from esper only when a PathRequest or Path is given or taken
+    (``World.structure_version``) or a request is edited (``World.take_changed_requests``: an
+    edited request is served on the next tick); despawned requesters are dropped from the
+    arrays (``World.despawned_since``) without an esper query, which esper rebuilds in
+    O(entities) after any change. A Path set to ``"stale"`` is reported by the World
+    (``World.take_stale_paths``). A tick with nothing due costs one vectorised test over the
+    requesters, no per-request Python.
+
+Flow fields
+    Requests with ``method = "flow_field"`` get no Path: ``systems/field_requests.py`` gives
+    each the shared field of its goal and builds, refreshes and evicts the fields.
 
 Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
 ``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),

@@ -208,3 +208,9 @@ def test_the_shipped_scene_file_loads_with_a_flow_field_crowd():
     world.step()
     t = world.table
     assert np.all(t.field_id[: t.n] == t.field_id[0]) and t.despawn_on_arrival[: t.n].all()
+
+
+def test_a_flow_field_crowd_is_deterministic():
+    from ecs_nav.testing import assert_deterministic
+
+    assert_deterministic(lambda: build_world(scene_from_dict(exits_scene(40))), ticks=400, every=100)
