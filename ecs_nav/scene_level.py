@@ -31,15 +31,22 @@ from ecs_nav.platformer_world import PLATFORMER, PlatformerBody, PlatformerMap
 LEVEL_KEYS = ("tiles", "file", "clearance")
 
 
-def find_level_file(name: str, base_dir: FilePath | None) -> FilePath | None:
-    """The level file ``name``: as given, beside the scene, or in ``$ECS_NAV_MAPS``."""
+def find_scene_file(name: str, base_dir: FilePath | None) -> FilePath | None:
+    """A file a scene names (a level, a Moving AI map): as given, beside the scene
+    (``base_dir``), or in ``$ECS_NAV_MAPS``; None when there is none (or the name cannot be a
+    file name)."""
+    if not name or "\0" in name or len(name) > 4096:
+        return None
     candidates = [FilePath(name)]
     if base_dir is not None:
         candidates.append(base_dir / name)
     maps = os.environ.get("ECS_NAV_MAPS")
     if maps:
         candidates.append(FilePath(maps) / FilePath(name).name)
-    return next((c.resolve() for c in candidates if c.is_file()), None)
+    try:
+        return next((c.resolve() for c in candidates if c.is_file()), None)
+    except OSError:  # a name too long for the file system, say
+        return None
 
 
 def _level_problem(where: str, exc: LevelError) -> tuple[str, str]:
@@ -82,7 +89,7 @@ def parse_level_table(section: Any, base_dir: FilePath | None, report) -> dict[s
         out["tiles"] = text
     else:
         name = str(section["file"])
-        found = find_level_file(name, base_dir)
+        found = find_scene_file(name, base_dir)
         if found is None:
             report("level.file", f"file not found: {name} (looked beside the scene and in $ECS_NAV_MAPS)")
             return {}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
@@ -51,7 +50,7 @@ from ecs_nav.limits import (
 )
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.platformer_world import Bot, PlatformerBody
-from ecs_nav.scene_level import check_body, parse_level_table
+from ecs_nav.scene_level import check_body, find_scene_file, parse_level_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -278,7 +277,7 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
         report("map.movingai", f"must be the name of a .map file (a string), got {kind_of(section['movingai'])}")
     elif "movingai" in section:
         out["movingai"] = section["movingai"]
-        found = _find_map_file(out["movingai"], base_dir)
+        found = find_scene_file(out["movingai"], base_dir)
         if found is None:
             report("map.movingai", f"file not found: {out['movingai']} (looked beside the scene and in $ECS_NAV_MAPS)")
         else:
@@ -307,21 +306,6 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
     if tile_map and ("box" in section or "ramp" in section or "circle" in section):
         report("map", "a tile map (grid/movingai) cannot also have box, ramp or circle pieces")
     return out
-
-
-def _find_map_file(name: str, base_dir: FilePath | None) -> FilePath | None:
-    if not name or "\0" in name or len(name) > 4096:
-        return None
-    candidates = [FilePath(name)]
-    if base_dir is not None:
-        candidates.append(base_dir / name)
-    maps = os.environ.get("ECS_NAV_MAPS")
-    if maps:
-        candidates.append(FilePath(maps) / FilePath(name).name)
-    try:
-        return next((c.resolve() for c in candidates if c.is_file()), None)
-    except OSError:  # a name too long for the file system, say
-        return None
 
 
 def _merge_prefab(entry: dict, prefabs: dict, where: str, report) -> dict | None:

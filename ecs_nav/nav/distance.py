@@ -109,6 +109,40 @@ def _dijkstra_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost, di
 
 
 @numba.njit(cache=True)
+def _start_queues(sources, dist, hop, classes):
+    """Every node unreached (dist inf, hop -1) but the sources (dist 0); empty queues:
+    (head, tail) per cost class."""
+    for v in range(dist.shape[0]):
+        dist[v] = np.inf
+        hop[v] = -1
+    for s in sources:
+        dist[s] = 0.0
+    return np.zeros(classes, dtype=np.int64), np.zeros(classes, dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def _next_to_settle(sources, k, head, tail, queue_key, queue_node, dist):
+    """``(u, d, k)``: the next node to settle and its distance -- the sources first (``k``
+    counts them), then the smallest queue head, stale entries skipped; u = -1 when all the
+    queues are empty."""
+    if k < sources.shape[0]:
+        return sources[k], 0.0, k + 1
+    while True:
+        best = -1
+        d = np.inf
+        for j in range(head.shape[0]):
+            if head[j] < tail[j] and queue_key[j, head[j]] < d:
+                d = queue_key[j, head[j]]
+                best = j
+        if best < 0:
+            return -1, 0.0, k
+        u = queue_node[best, head[best]]
+        head[best] += 1
+        if d <= dist[u]:
+            return u, d, k
+
+
+@numba.njit(cache=True)
 def _class_queue_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost, dist, hop, queue_key, queue_node):
     """Multi-source Dijkstra for graphs with few distinct edge costs (an octile grid has two):
     one FIFO queue per cost class instead of a heap.
@@ -119,37 +153,13 @@ def _class_queue_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost,
     when it improves ``dist[v]``, so a node enters each queue at most once: queue j needs n
     slots (``queue_key`` / ``queue_node``: (classes, n)). Stale entries are skipped when popped.
     Same outputs as ``_dijkstra_kernel``; returns the number of nodes settled."""
-    n = dist.shape[0]
-    classes = cost_table.shape[0]
-    head = np.zeros(classes, dtype=np.int64)
-    tail = np.zeros(classes, dtype=np.int64)
-    for v in range(n):
-        dist[v] = np.inf
-        hop[v] = -1
-    for s in sources:
-        dist[s] = 0.0
+    head, tail = _start_queues(sources, dist, hop, cost_table.shape[0])
     settled = 0
     k = 0
-    u = -1
-    d = 0.0
     while True:
-        if k < sources.shape[0]:  # the sources first: all at distance 0
-            u = sources[k]
-            d = 0.0
-            k += 1
-        else:
-            best = -1
-            d = np.inf
-            for j in range(classes):
-                if head[j] < tail[j] and queue_key[j, head[j]] < d:
-                    d = queue_key[j, head[j]]
-                    best = j
-            if best < 0:
-                break
-            u = queue_node[best, head[best]]
-            head[best] += 1
-            if d > dist[u]:
-                continue
+        u, d, k = _next_to_settle(sources, k, head, tail, queue_key, queue_node, dist)
+        if u < 0:
+            break
         settled += 1
         for e in range(indptr[u], indptr[u + 1]):
             a = adj[e]
@@ -170,38 +180,14 @@ def _grid_queue_kernel(steps, sources, max_cost, dist, hop, queue_key, queue_nod
     """``_class_queue_kernel`` for a graph whose every edge is a grid step with one cost per
     direction (``GridSteps``): a node's edges are the set bits of its step mask, so a
     relaxation reads 2 bytes per node instead of a CSR row (2-3x faster on grids)."""
-    n = dist.shape[0]
-    classes = steps.classes
     mask, offset, cost, cost_class = steps.mask, steps.offset, steps.cost, steps.cost_class
-    head = np.zeros(classes, dtype=np.int64)
-    tail = np.zeros(classes, dtype=np.int64)
-    for v in range(n):
-        dist[v] = np.inf
-        hop[v] = -1
-    for s in sources:
-        dist[s] = 0.0
+    head, tail = _start_queues(sources, dist, hop, steps.classes)
     settled = 0
     k = 0
-    u = -1
-    d = 0.0
     while True:
-        if k < sources.shape[0]:
-            u = sources[k]
-            d = 0.0
-            k += 1
-        else:
-            best = -1
-            d = np.inf
-            for j in range(classes):
-                if head[j] < tail[j] and queue_key[j, head[j]] < d:
-                    d = queue_key[j, head[j]]
-                    best = j
-            if best < 0:
-                break
-            u = queue_node[best, head[best]]
-            head[best] += 1
-            if d > dist[u]:
-                continue
+        u, d, k = _next_to_settle(sources, k, head, tail, queue_key, queue_node, dist)
+        if u < 0:
+            break
         settled += 1
         bits = mask[u]
         for b in range(9):
