@@ -164,8 +164,7 @@ def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt
     Held back: touching such an agent that lies ahead (``toward``: (k, 2), the way it wants to
     go) and advancing that way slower than ``BLOCKED_SPEED_FRACTION`` of its max speed this tick
     (``moved``: (k, 2), its displacement over the tick). An agent that touches the arrived crowd
-    but slides round it keeps going, so the crowd fills the space round the goal instead of
-    settling in a line back along the way in. Updates ``blocked_ticks`` of ``rows``."""
+    but slides round it keeps going. Updates ``blocked_ticks`` of ``rows``."""
     rows = np.asarray(rows, np.int64)
     count = np.zeros(rows.size, np.int32)
     out = np.zeros(rows.size, bool)

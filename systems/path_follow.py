@@ -33,14 +33,17 @@ Per tick, for the rows that follow a waypoint:
   and the heading turns toward the target with ``Lerp(current, look, dt * turn_speed)``, yaw
   only: Unity's ``Quaternion.Lerp``, the same kernel the PhysicsSystem turns headings with
   (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the target is
-  further than ``stopping_distance + STOP_HYSTERESIS`` (or than the distance it stopped at,
-  plus the hysteresis, for an agent that settled in a crowd).
+  further than ``stopping_distance + STOP_HYSTERESIS``; with a fixed goal, only when pushed
+  ``REARM_RADII`` radii further out than where it stopped and touching no arrived agent of its
+  goal (a settled crowd is pushed about as it packs).
 * **group arrival** (``ecs_nav.arrival``): a once-path follower held back for ``settle_ticks``
   ticks by agents already arrived at the same goal (same goal point, or same target entity) --
   touching one that lies ahead of it toward its steering target, and advancing slower than
   ``ecs_nav.arrival.BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
-  ``TargetReached``. One that slides round the arrived agents keeps going, so a crowd fills
-  the space round its goal instead of pushing at it or settling in a line.
+  ``TargetReached``. One that slides round the arrived agents keeps going, so a crowd grows
+  round its goal instead of pushing at it.
+* **leaving**: an agent whose request says ``despawn_on_arrival`` is despawned at the end of
+  the tick it arrives.
 * **a partial path is not an arrival**: reaching the end of a ``"partial"`` path stops the agent
   there and emits ``PathFailed(status="partial", remaining=distance to the requested goal)``,
   once per arrival at that end, never ``TargetReached``.
@@ -132,7 +135,8 @@ class PathFollowSystem(System):
         self.settle_ticks = int(settle_ticks)
         self.flow = FlowFollower(self.stop_hysteresis, REARM_RADII, self.settle_ticks, self.stuck_ticks,
                                  self.stuck_distance, self.group_arrival)  # flow-field followers
-        self._items = None  # the esper query list the cache below was built from
+        self._structure = -1  # the World's structure version of Path the cache was built at
+        self._despawn_cursor = 0
         self._empty()
 
     # --- the cache aligned with the sorted path entities -----------------------------------------
@@ -159,12 +163,13 @@ class PathFollowSystem(System):
         self.goal = np.zeros((m, 2))  # the requested goal of a partial path (PathFailed.remaining)
         self.at_end = np.zeros(m, bool)  # stopped at the end of a partial path
         self.has_request = np.zeros(m, bool)  # a PathRequest re-plans it (else: its last point)
+        self.leave = np.zeros(m, bool)  # despawned on arrival (PathRequest.despawn_on_arrival)
         self.target_ent = np.full(m, -1, np.int64)  # final target entity (-1: fixed point)
         self.target_row = np.full(m, -1, np.int64)
         self.last_pos = np.zeros((m, 2))  # position at the previous tick (the swept test)
 
     _ARRAYS = ("mode", "active", "cur", "cur_z", "nxt_z", "planned", "nxt", "has_nxt", "leg", "last_once", "final_leg",
-               "final", "partial", "goal", "at_end", "has_request", "target_ent", "last_pos")
+               "final", "partial", "goal", "at_end", "has_request", "leave", "target_ent", "last_pos")
 
     def state(self) -> bytes:
         parts = [self.ents.tobytes(), self.flow.state()]
@@ -211,6 +216,22 @@ class PathFollowSystem(System):
         self.target_row[self.target_ent < 0] = -1
         return np.flatnonzero(reload)
 
+    def _forget(self, world, gone: np.ndarray) -> None:
+        """Despawns only: drop the gone entities from the cache and re-read every row (a
+        despawn moves the table's last row into the hole) -- no esper query, whose list esper
+        rebuilds in O(entities) after any change."""
+        keep = ~np.isin(self.ents, gone)
+        if not keep.all():
+            self.ents = self.ents[keep]
+            self.paths = [p for p, k in zip(self.paths, keep) if k]
+            self.path_id = self.path_id[keep]
+            for a in self._ARRAYS:
+                setattr(self, a, getattr(self, a)[keep])
+        table = world.table
+        self.rows = table.rows_of(self.ents)
+        self.target_row = table.rows_of(self.target_ent) if self.ents.size else np.zeros(0, np.int64)
+        self.target_row[self.target_ent < 0] = -1
+
     # --- loading one path and stepping its waypoint (the few rows that change) ---------------------
 
     def _load(self, world, i: int) -> None:
@@ -254,6 +275,7 @@ class PathFollowSystem(System):
         key = goal_key_of_point(*wp[-1, :2]) if self.mode[i] == _MODE_ONCE else -1
         request = world.try_get(int(self.ents[i]), PathRequest)
         self.has_request[i] = request is not None
+        self.leave[i] = request is not None and request.despawn_on_arrival
         if request is not None:
             if request.goal is not None:
                 self.goal[i] = request.goal
@@ -369,13 +391,15 @@ class PathFollowSystem(System):
         run_bots(world)  # side-view bots (path -> key inputs): systems/platformer_stage.py
         self.flow.update(world)  # flow-field followers: systems/flow_follow.py
         table = world.table
-        items = world.query(Path)
         rewritten = world.take_rewritten_paths()
-        if items is not self._items:
-            reload = self._rebuild(world, items)
-            self._items = items
-        else:
-            reload = np.zeros(0, np.int64)
+        gone, self._despawn_cursor = world.despawned_since(self._despawn_cursor)
+        reload = np.zeros(0, np.int64)
+        structure = world.structure_version(Path)
+        if structure != self._structure:  # a Path given or taken: read esper's list again
+            reload = self._rebuild(world, world.query(Path))
+            self._structure = structure
+        elif gone.size:  # only despawns (rows moved): drop the gone, re-point the rest
+            self._forget(world, gone)
         m = len(self.ents)
         if m == 0:
             return
@@ -470,6 +494,8 @@ class PathFollowSystem(System):
                         world.emit(PathFailed(int(self.ents[i]), "partial", world.tick, remaining=gap))
                     else:
                         world.emit(TargetReached(int(self.ents[i]), world.tick))
+                        if self.leave[i]:
+                            world.despawn(int(self.ents[i]))
             stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
             if stopped.any():
                 self._face(world, rows[stopped], to_final[stopped])

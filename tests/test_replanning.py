@@ -115,3 +115,18 @@ def test_waiting_in_a_queue_behind_a_stuck_agent_is_not_stuck():
     # the front agent stands at the post: stuck, again and again; the one behind it queues
     assert {ev.entity for ev in log} == {front}
     assert len(log.of(Stuck, front)) >= 10
+
+
+def test_path_followers_that_leave_on_arrival_all_leave_and_the_rest_keep_their_paths():
+    world = ascii_world(CORRIDORS)
+    starts = [spot(world, "A"), (3.5, 5.5), (6.5, 6.5), (9.5, 5.5), (12.5, 6.5)]
+    ents = [walker(world, p) for p in starts]
+    for e in ents:
+        world.add_component(e, PathRequest(goal=spot(world, "B"), despawn_on_arrival=True))
+    log = record_events(world, TargetReached)
+    for _ in range(3000):
+        world.step()
+        if world.table.n == 0:
+            break
+    assert world.table.n == 0  # each one despawned as it arrived, the others walking on
+    assert sorted(ev.entity for ev in log) == sorted(ents)
