@@ -116,6 +116,40 @@ def test_flow_field_and_heat_map_are_drawn_when_present(gl_window):
     assert (with_flow != without).any(axis=2).mean() > 0.2
 
 
+def test_a_shared_flow_field_is_drawn_the_selected_agents_first(gl_window):
+    from ecs_nav.nav.fields import FIELDS
+    from ecs_nav.scene import build_world, scene_from_dict
+    from ecs_nav.viewer import render_frame
+    from systems.render import shared_field_view
+
+    def group(goal, count):
+        return {"name": f"to {goal}", "count": count, "spawn_area": [-5, -5, 5, 5], "Agent": {},
+                "Collider": {"radius": 0.3}, "Velocity": {}, "SteeringWeights": {"weights": {"follow_path": 1.0}},
+                "PathRequest": {"goal": goal, "method": "flow_field"}}
+
+    world = build_world(scene_from_dict({
+        "map": {"bounds": [-20, -10, 20, 10]},
+        "navmap": {"scan_range": [20, 10, 10], "spacing": 1.0, "clearance": 0.5},
+        "entity": [group([18, 0], 3), group([-18, 0], 5)],
+    }))
+    world.step()
+    assert FIELDS in world.resources and "flow_field" not in world.resources
+    fields = world.resources[FIELDS]
+    east, west = (fields.field_for(fields.get(f).goal) for f in sorted(fields.fields))
+    graph = world.nav_graph
+    # nothing selected: the field with most users (west, 5 agents); an east agent selected: east
+    assert shared_field_view(world, graph, [])["distance"] is west.flow.distance
+    t = world.table
+    east_row = int(np.flatnonzero(t.field_id[: t.n] == east.id)[0])
+    view = shared_field_view(world, graph, [east_row])
+    assert view["distance"] is east.flow.distance
+    reachable = np.isfinite(east.flow.distance) & (east.flow.distance > 0)  # the goal itself: no arrow
+    assert np.allclose(np.hypot(*view["direction"][reachable].T), 1.0)  # an arrow on every reachable node
+    with_field = render_frame(world, (320, 180), layers={"map", "heat_map", "flow_field"})
+    plain = render_frame(world, (320, 180), layers={"map"})
+    assert (with_field != plain).any(axis=2).mean() > 0.3  # the heat map covers the floor
+
+
 def test_chase_scene_frame(gl_window):
     import ecs_nav
     from ecs_nav.viewer import render_frame
