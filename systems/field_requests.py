@@ -86,14 +86,14 @@ class FieldRequests:
                 continue
             stale = shared.flow is None or not shared.flow.is_current(graph)
             moving = shared.goal.entity >= 0
-            if not stale and not (moving and world.tick - shared.built_tick >= self.periods.get(shared.id, 30)):
+            if not stale and not (moving and world.tick - shared.checked_tick >= self.periods.get(shared.id, 30)):
                 continue
+            shared.checked_tick = world.tick
             nodes, points = goal_nodes(shared.goal, graph, world.table, world.map)
             if nodes.size == 0:
                 continue  # the goal is off the graph (or its entity gone): agents find no field
             if not stale and np.array_equal(np.unique(nodes), shared.goal_nodes):
-                shared.built_tick = world.tick  # the target is still on its node: the field stands
-                continue
+                continue  # the target is still on its node: the field stands
             if shared.build(graph, nodes, points, world.tick):
                 fields.builds += 1
         for fid in fields.evict(world.tick):

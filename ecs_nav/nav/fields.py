@@ -81,6 +81,7 @@ class SharedField:
         goal_nodes: (k,) int64 goal nodes it was built for.
         goal_points: (k, 2) float64 the points those nodes stand for (where agents end up).
         built_tick: the tick of its last build (-1: never).
+        checked_tick: the tick its goal was last looked at (a moving target: once a period).
         users: how many requests named it at the last count.
         unused_since: the tick it lost its last user (-1: in use).
         arrivals: (k,) int64 arrivals counted at each goal point (the nearest one to the agent).
@@ -92,6 +93,7 @@ class SharedField:
     goal_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     goal_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     built_tick: int = -1
+    checked_tick: int = -1
     users: int = 0
     unused_since: int = -1
     arrivals: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -113,7 +115,7 @@ class SharedField:
         self.goal_points = self.flow.goal_points
         if self.arrivals.shape[0] != self.goal_points.shape[0]:
             self.arrivals = np.zeros(self.goal_points.shape[0], np.int64)
-        self.built_tick = tick
+        self.built_tick = self.checked_tick = tick
         return True
 
     def node_directions(self, graph) -> np.ndarray:
