@@ -83,7 +83,7 @@ def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
     from systems.render import display_available  # imports no pyglet
 
-    if not args.headless and not (args.screenshot or args.record) and display_available():
+    if not args.headless and not (args.screenshot or args.record or args.out) and display_available():
         from ecs_nav.viewer import run_viewer
 
         run_viewer(args.scene, seed=args.seed)
@@ -97,15 +97,31 @@ def cmd_run(args) -> int:
         if args.record:
             viewer.check_record_path(args.record, tuple(args.size))
             viewer.check_media(args.record)
-    world = load_scene(args.scene, seed=args.seed)
-    start = time.perf_counter()
-    if args.record:
-        from ecs_nav.viewer import record
+    if args.out:
+        from ecs_nav.recording_formats import check_out_path
 
-        record(world, args.ticks, args.record, size=tuple(args.size), fps=args.fps)
-    else:
-        world.run(args.ticks)
+        check_out_path(args.out)
+    world = load_scene(args.scene, seed=args.seed)
+    recording = None
+    if args.out:
+        from ecs_nav.recording import record as record_results
+
+        recording = record_results(world, args.out, every=args.every)
+    start = time.perf_counter()
+    try:
+        if args.record:
+            from ecs_nav.viewer import record
+
+            record(world, args.ticks, args.record, size=tuple(args.size), fps=args.fps)
+        else:
+            world.run(args.ticks)
+    except KeyboardInterrupt:
+        if recording is not None:  # what was recorded so far stays readable, marked as interrupted
+            recording.close("interrupted")
+        raise
     wall = time.perf_counter() - start
+    if recording is not None:
+        recording.close()
     if args.screenshot:
         from ecs_nav.viewer import screenshot
 
@@ -123,7 +139,7 @@ def cmd_run(args) -> int:
         print(f"events: {events}")
         for name, ms in summary["timings_ms"].items():
             print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick")
-        for label, path in (("screenshot", args.screenshot), ("recording", args.record)):
+        for label, path in (("screenshot", args.screenshot), ("recording", args.record), ("results", args.out)):
             if path:
                 print(f"{label}: {os.path.abspath(path)}")
     world.close()
@@ -166,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--screenshot", metavar="PNG", help="render the final frame off-screen to this file")
     p.add_argument("--record", metavar="GIF_OR_MP4", help="record the run off-screen to this file")
+    p.add_argument("--out", metavar="FILE", help="record trajectories, events and summaries to FILE: "
+                   ".sqlite/.db (JuPedSim's schema), .parquet or .csv (a folder of tables)")
+    p.add_argument("--every", type=_int_at_least(1), default=1,
+                   help="with --out: write trajectories every N ticks (default 1)")
     p.add_argument("--size", type=_int_at_least(1, FRAME_SIZE_LIMIT), nargs=2, default=(1280, 720), metavar=("W", "H"),
                    help=f"frame size for --screenshot/--record (default 1280 720, at most {FRAME_SIZE_LIMIT})")
     p.add_argument("--fps", type=_int_at_least(1, 1000), default=30, help="frames per second of --record (default 30)")
@@ -183,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ecs_nav.recording_formats import ResultsUnavailable
     from ecs_nav.scene import SceneError
     from ecs_nav.viewer import MediaUnavailable
     from systems.render import RenderUnavailable
@@ -197,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     except RenderUnavailable as exc:  # no display, no EGL, no fonts for the viewer or a capture
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_NO_DISPLAY
-    except MediaUnavailable as exc:
+    except (MediaUnavailable, ResultsUnavailable) as exc:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
     except (ValueError, OSError) as exc:

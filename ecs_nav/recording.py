@@ -22,13 +22,14 @@ import hashlib
 import json
 import multiprocessing
 import os
+import queue
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ecs_nav.components import Agent, Name
-from ecs_nav.recording_formats import AGENT_COLUMNS, check_out_path, open_sink
+from ecs_nav.recording_formats import check_out_path, open_sink
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK
 from ecs_nav.world import System, World
 
@@ -56,8 +57,10 @@ class Recorder(System):
         self.closed = False
         self.run: dict[str, Any] = {}  # the run summary's fields known at the start (record() fills it)
         self.events: list[tuple] = []
-        self.names: dict[int, str] = {}
+        self.names: list[str] = []  # name_code -> name
+        self.codes: dict[str, int] = {}  # name -> name_code
         size = 64
+        self.name_code = np.full(size, -1, np.int32)
         self.seen = np.zeros(size, bool)
         self.last_pos = np.zeros((size, 2))
         self.spawn_tick = np.full(size, -1, np.int64)
@@ -65,8 +68,14 @@ class Recorder(System):
         self.path_length = np.zeros(size)
         self.stuck_ticks = np.zeros(size, np.int64)
         self.stuck_events = np.zeros(size, np.int64)
-        self.min_distance = np.full(size, np.inf)
         self.is_agent = np.zeros(size, bool)
+        # the per-tick tallies run on arrays aligned with the table's rows (no per-entity
+        # gathers and scatters on a tick); they move to the per-entity arrays above when the
+        # table's rows change (a spawn or a despawn) and before a summary is read
+        self.row_entity = np.zeros(0, np.int64)
+        self.row_last_pos = np.zeros((0, 2))
+        self.row_path = np.zeros(0)
+        self.row_stuck = np.zeros(0, np.int64)
 
     # --- per tick -----------------------------------------------------------------------------
 
@@ -99,7 +108,7 @@ class Recorder(System):
             return
         new = max(2 * size, top + 1)
         for attr, fill in (("seen", False), ("spawn_tick", -1), ("arrival_tick", -1), ("path_length", 0.0),
-                           ("stuck_ticks", 0), ("stuck_events", 0), ("min_distance", np.inf), ("is_agent", False)):
+                           ("stuck_ticks", 0), ("stuck_events", 0), ("is_agent", False), ("name_code", -1)):
             old = getattr(self, attr)
             grown = np.full(new, fill, old.dtype)
             grown[:size] = old
@@ -126,72 +135,90 @@ class Recorder(System):
             self._learn_names(world, fresh)
         return new
 
-    def _accumulate(self, world: World, tick: int) -> None:
+    def sync(self) -> None:
+        """Move the row-aligned tallies into the per-entity arrays."""
+        ids = self.row_entity
+        self.path_length[ids] += self.row_path
+        self.stuck_ticks[ids] += self.row_stuck
+        self.last_pos[ids] = self.row_last_pos
+        self.row_path[:] = 0.0
+        self.row_stuck[:] = 0
+
+    def _relayout(self, world: World, tick: int) -> np.ndarray:
+        self.sync()
         new = self.register(world, tick)
-        if new.size == 0:
-            return
+        entity = world.table.live("entity")
+        self.row_entity = entity.copy()
+        self.row_last_pos = self.last_pos[entity]
+        self.row_path = np.zeros(entity.size)
+        self.row_stuck = np.zeros(entity.size, np.int64)
+        return new
+
+    def _accumulate(self, world: World, tick: int) -> None:
         table = world.table
-        entity, pos = table.live("entity"), table.live("pos")
-        step = np.hypot(*(pos - self.last_pos[entity]).T)
-        self.path_length[entity] += step
-        following = np.isin(table.live("follow_state"), (FOLLOW_SEEK, FOLLOW_ARRIVE)) & table.live("is_agent")
-        slow = step < STUCK_SPEED_FRACTION * table.live("max_speed") * world.dt
-        self.stuck_ticks[entity[following & slow & ~new]] += 1
-        self.last_pos[entity] = pos
+        entity = table.live("entity")
+        new = None
+        if entity.size != self.row_entity.size or not np.array_equal(entity, self.row_entity):
+            new = self._relayout(world, tick)
+        if entity.size == 0:
+            return
+        pos = table.live("pos")
+        delta = pos - self.row_last_pos
+        step = np.sqrt(delta[:, 0] ** 2 + delta[:, 1] ** 2)
+        self.row_path += step
+        state = table.live("follow_state")
+        stuck = (state == FOLLOW_SEEK) | (state == FOLLOW_ARRIVE)
+        stuck &= table.live("is_agent")
+        stuck &= step < STUCK_SPEED_FRACTION * world.dt * table.live("max_speed")
+        if new is not None:
+            stuck &= ~new  # a newcomer has not had a tick to move yet
+        self.row_stuck += stuck
+        self.row_last_pos[:] = pos
 
     def _learn_names(self, world: World, entities: np.ndarray) -> None:
         for entity in entities.tolist():
-            name = world.try_get(entity, Name)
-            self.names[entity] = "" if name is None else name.value
+            component = world.try_get(entity, Name)
+            name = "" if component is None else component.value
+            if name not in self.codes:
+                self.codes[name] = len(self.names)
+                self.names.append(name)
+            self.name_code[entity] = self.codes[name]
 
     def write_frame(self, world: World, tick: int) -> None:
         """Write the trajectory rows of the state after ``tick`` (and the events kept so far)."""
+        self.register(world, tick)  # entities spawned since the last tick, if any
         table = world.table
         entity = table.live("entity").copy()
-        if entity.size:
-            self._grow(int(entity.max()))
-            unseen = entity[~np.isin(entity, np.fromiter(self.names, np.int64, len(self.names)))]
-            if unseen.size:
-                self._learn_names(world, unseen)
         pos, vel, heading = table.live("pos"), table.live("vel"), table.live("heading")
         frame = {
             "tick": np.int64(tick),
             "entity": entity,
-            "name": np.array([self.names.get(e, "") for e in entity.tolist()], object),
+            "name_code": self.name_code[entity],
+            "names": list(self.names),
+            "is_agent": table.live("is_agent").copy(),
             "x": pos[:, 0].copy(), "y": pos[:, 1].copy(), "elevation": table.live("elevation").copy(),
             "vx": vel[:, 0].copy(), "vy": vel[:, 1].copy(), "heading": np.arctan2(heading[:, 1], heading[:, 0]),
         }
-        self._nearest(entity, pos, table.live("is_agent"))
         self.sink.write_frame(frame, self.events)
         self.events = []
-
-    def _nearest(self, entity: np.ndarray, pos: np.ndarray, agent: np.ndarray) -> None:
-        """Smallest centre distance from each agent to another agent, sampled at this frame."""
-        if np.count_nonzero(agent) < 2:
-            return
-        from scipy.spatial import cKDTree
-
-        points = pos[agent]
-        distance, _ = cKDTree(points).query(points, k=2)
-        ids = entity[agent]
-        self.min_distance[ids] = np.minimum(self.min_distance[ids], distance[:, 1])
 
     # --- the end ------------------------------------------------------------------------------
 
     def agents(self, dt: float) -> dict[str, np.ndarray]:
-        """The per-entity summary (``AGENT_COLUMNS``), in entity order."""
+        """The per-entity summary (``AGENT_COLUMNS`` less ``min_distance``, which the sink
+        tallies from the frames it writes), in entity order."""
+        self.sync()
         ids = np.flatnonzero(self.seen)
-        closest = self.min_distance[ids]
+        names = np.array(self.names + [""], object)
         return {
             "entity": ids.astype(np.int64),
-            "name": np.array([self.names.get(int(e), "") for e in ids], object),
+            "name": names[self.name_code[ids]],
             "is_agent": self.is_agent[ids].copy(),
             "spawn_tick": self.spawn_tick[ids].copy(),
             "arrival_tick": self.arrival_tick[ids].copy(),
             "path_length": self.path_length[ids].copy(),
             "stuck_s": self.stuck_ticks[ids] * dt,
             "stuck_events": self.stuck_events[ids].copy(),
-            "min_distance": np.where(np.isfinite(closest), closest, np.nan),
         }
 
     def close(self, world: World, status: str = "complete") -> None:
@@ -203,7 +230,6 @@ class Recorder(System):
             run = {**self.run, "ticks": world.tick, "final_digest": world.state_digest(), "status": status,
                    "timings_ms": {s.name: round(world.timings_ms[s.name], 3) for s in world.systems}}
             agents = self.agents(world.dt)
-            assert tuple(agents) == AGENT_COLUMNS
             self.sink.finish(agents, run, self.events)
             self.events = []
         finally:
@@ -235,7 +261,7 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     }
     sink.begin(recorder.run)
     world.add_system(recorder, after="PhysicsSystem")
-    recorder.register(world, world.tick)
+    recorder._relayout(world, world.tick)
     if world.tick % recorder.every == 0:
         recorder.write_frame(world, world.tick)
     return Recording(world, recorder)
@@ -299,27 +325,30 @@ def _plain(value: Any) -> Any:
 
 
 class SinkProcess:
-    """A sink that lives in a separate process: each call is sent down a pipe, so the
-    simulation pays for copying a block, not for writing it. A pipe holds little, so the
-    simulation waits when the writer falls behind (memory stays flat). If the simulation's
-    process dies, the writer sees the pipe close and closes its file: what it committed stays."""
+    """A sink that lives in a separate process: each call goes on a queue (pickled, then written
+    to a pipe by a feeder thread), so the simulation pays for copying a block, not for writing
+    it. At most ``QUEUED_BLOCKS`` calls wait on the queue; past that the simulation waits for
+    the writer (memory stays flat). If the simulation's process dies, the writer notices within
+    a second and closes its file: what it committed stays."""
+
+    QUEUED_BLOCKS = 4
 
     def __init__(self, path: str | os.PathLike, rows_per_block: int):
         context = multiprocessing.get_context("spawn")
-        self.connection, child = context.Pipe()
-        self.process = context.Process(target=serve_sink, args=(os.fspath(path), rows_per_block, child),
-                                       name="ecs-nav-recorder", daemon=True)
+        self.calls = context.Queue(maxsize=self.QUEUED_BLOCKS)
+        self.replies = context.Queue()
+        self.process = context.Process(target=serve_sink, args=(os.fspath(path), rows_per_block, self.calls,
+                                                                  self.replies), name="ecs-nav-recorder", daemon=True)
         self.process.start()
-        child.close()
 
     def _send(self, method: str, *args: Any) -> None:
-        if self.connection.poll():
-            self._raise_error()
-        self.connection.send((method, args))
+        if not self.replies.empty():
+            self._raise_error(self.replies.get())
+        self.calls.put((method, args))
 
-    def _raise_error(self) -> None:
-        kind, message = self.connection.recv()
-        raise OSError(f"recording writer failed: {message}")
+    @staticmethod
+    def _raise_error(reply) -> None:
+        raise OSError(f"recording writer failed: {reply[1]}")
 
     def begin(self, run):
         self._send("begin", run)
@@ -334,41 +363,45 @@ class SinkProcess:
         if self.process is None:
             return
         try:
-            if not self.connection.poll():  # no error waiting: ask the writer to close
-                self.connection.send(("close", ()))
-            reply = self.connection.recv()
-        except (EOFError, OSError):
+            self.calls.put(("close", ()))
             reply = ("error", "the writer process ended early")
+            while self.process.is_alive() or not self.replies.empty():
+                try:
+                    reply = self.replies.get(timeout=0.5)
+                    break
+                except queue.Empty:
+                    continue
         finally:
             self.process.join(timeout=60)
-            self.connection.close()
+            self.calls.close()
+            self.replies.close()
             self.process = None
         if reply[0] != "closed":
-            raise OSError(f"recording writer failed: {reply[1]}")
+            self._raise_error(reply)
 
 
-def serve_sink(path: str, rows_per_block: int, connection) -> None:
-    """The writer process: open the sink, run each call received, close on 'close' or when the
-    simulation's end of the pipe closes."""
+def serve_sink(path: str, rows_per_block: int, calls, replies) -> None:
+    """The writer process: open the sink, run each call taken from ``calls``, close on 'close'
+    or when the simulation's process is gone."""
+    parent = multiprocessing.parent_process()
     sink = None
     try:
         sink = open_sink(path, rows_per_block)
         while True:
             try:
-                method, args = connection.recv()
-            except EOFError:  # the simulation died: keep what was committed
-                return
+                method, args = calls.get(timeout=1.0)
+            except queue.Empty:
+                if parent is not None and not parent.is_alive():
+                    return  # the simulation died: keep what was committed
+                continue
             if method == "close":
                 sink.close()
                 sink = None
-                connection.send(("closed", None))
+                replies.put(("closed", None))
                 return
             getattr(sink, method)(*args)
     except Exception as exc:  # reported to the simulation on its next call
-        try:
-            connection.send(("error", f"{type(exc).__name__}: {exc}"))
-        except OSError:
-            pass
+        replies.put(("error", f"{type(exc).__name__}: {exc}"))
     finally:
         if sink is not None:
             sink.close()

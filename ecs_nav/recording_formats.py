@@ -50,6 +50,19 @@ AGENT_COLUMNS = ("entity", "name", "is_agent", "spawn_tick", "arrival_tick", "pa
 JUPEDSIM_SCHEMA_VERSION = 2
 
 
+class ResultsUnavailable(RuntimeError):
+    """A package that recordings, plots or sweeps need is not installed."""
+
+
+def require(*modules: str, what: str = "recording") -> None:
+    """Raise ResultsUnavailable naming the missing ``modules`` and the extra that installs them."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ResultsUnavailable(f"{what} needs {', '.join(missing)}: pip install 'ecs-nav[results]'")
+
+
 def format_of(path: str | os.PathLike) -> str:
     """The format a recording's file name asks for; ValueError naming the suffixes known."""
     suffix = Path(path).suffix.lower()
@@ -62,24 +75,71 @@ def format_of(path: str | os.PathLike) -> str:
 def check_out_path(path: str | os.PathLike) -> None:
     """Raise ValueError (naming the path) when a recording cannot go to ``path``: unknown
     suffix, or a parent folder that does not exist."""
-    format_of(path)
+    kind = format_of(path)
+    require("shapely", *(("pyarrow",) if kind != "sqlite" else ()))
     parent = Path(path).resolve().parent
     if not parent.is_dir():
         raise ValueError(f"--out {os.fspath(path)!r}: folder {str(parent)!r} does not exist")
 
 
 def open_sink(path: str | os.PathLike, rows_per_block: int = 200_000):
-    """A sink for ``path``'s format (an existing recording there is replaced)."""
+    """A sink for ``path``'s format (an existing recording there is replaced), tallying each
+    agent's nearest distance to another agent over the frames it writes."""
     kind = format_of(path)
     if kind == "sqlite":
-        return SqliteSink(path)
+        return NearestTally(SqliteSink(path))
     if kind == "parquet":
-        return ParquetSink(path, rows_per_block)
-    return CsvSink(path, rows_per_block)
+        return NearestTally(ParquetSink(path, rows_per_block))
+    return NearestTally(CsvSink(path, rows_per_block))
 
 
 def frame_rows(frame: dict[str, Any]) -> int:
     return len(frame["entity"])
+
+
+def frame_names(frame: dict[str, Any]) -> np.ndarray:
+    """The name of each row of a frame (object array), from its name codes."""
+    return np.array(frame["names"] + [""], object)[frame["name_code"]]
+
+
+class NearestTally:
+    """Wraps a sink: for each frame, the centre distance from every agent to its nearest other
+    agent (a k-d tree query), kept as a running minimum per entity and written as the agents
+    table's ``min_distance`` (NaN: never two agents in a frame). It runs where the sink runs,
+    so a background writer takes this work off the tick too."""
+
+    def __init__(self, sink):
+        self.sink = sink
+        self.closest = np.full(64, np.inf)
+
+    def begin(self, run: dict[str, Any]) -> None:
+        self.sink.begin(run)
+
+    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        agent = frame["is_agent"]
+        if np.count_nonzero(agent) >= 2:
+            from scipy.spatial import cKDTree
+
+            points = np.column_stack([frame["x"][agent], frame["y"][agent]])
+            distance, _ = cKDTree(points).query(points, k=2)
+            ids = frame["entity"][agent]
+            if ids.max() >= self.closest.size:
+                grown = np.full(max(2 * self.closest.size, int(ids.max()) + 1), np.inf)
+                grown[: self.closest.size] = self.closest
+                self.closest = grown
+            self.closest[ids] = np.minimum(self.closest[ids], distance[:, 1])
+        self.sink.write_frame(frame, events)
+
+    def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        ids = agents["entity"]
+        closest = np.full(ids.size, np.inf)
+        known = ids < self.closest.size
+        closest[known] = self.closest[ids[known]]
+        agents = {**agents, "min_distance": np.where(np.isfinite(closest), closest, np.nan)}
+        self.sink.finish({c: agents[c] for c in AGENT_COLUMNS}, run, events)
+
+    def close(self) -> None:
+        self.sink.close()
 
 
 # --- SQLite (JuPedSim's schema) -------------------------------------------------------------------
@@ -151,7 +211,7 @@ class SqliteSink:
                        zip(frames, ids, [tick] * n, frame["elevation"].tolist(), frame["vx"].tolist(),
                            frame["vy"].tolist(), heading.tolist()))
         db.execute("INSERT INTO frame_data VALUES (?, ?)", (index, self.geometry_hash))
-        new = [(i, name) for i, name in zip(ids, frame["name"].tolist()) if i not in self.names_written]
+        new = [(i, name) for i, name in zip(ids, frame_names(frame).tolist()) if i not in self.names_written]
         if new:
             db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)", new)
             self.names_written.update(i for i, _ in new)
@@ -212,6 +272,7 @@ class _BlockSink:
         self.write_table("run", _run_columns(self.run))
 
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        frame = {**frame, "name": frame_names(frame)}
         self.frames.append(frame)
         self.events.extend(events)
         self.buffered += frame_rows(frame)
