@@ -5,7 +5,9 @@
     ...     world.run(600)
 
 Each tick the Recorder keeps the events of the tick and, per entity, the path walked, the time
-stuck and the first arrival; every ``every``-th tick it writes the trajectory rows of every
+stuck and the first arrival (a companion system at the start of the tick notices entities
+spawned between ticks, so their path starts where they were placed; one spawned by a system
+during a tick is first seen after that tick's physics); every ``every``-th tick it writes the trajectory rows of every
 placed entity (the state after that tick: a row with tick T is what ``world.table`` holds when
 ``world.tick == T``) and the nearest distance between agents. The tables and formats are listed
 in ``ecs_nav.recording_formats``. Rows go out as the run goes (the writer holds at most one
@@ -31,7 +33,7 @@ import numpy as np
 from ecs_nav.components import Agent, Name
 from ecs_nav.recording_formats import check_out_path, open_sink
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK
-from ecs_nav.world import System, World
+from ecs_nav.world import FunctionSystem, System, World
 
 STUCK_SPEED_FRACTION = 0.1
 """An agent following a path (not arrived) counts as stuck in a tick in which it moved less
@@ -154,6 +156,15 @@ class Recorder(System):
         self.row_stuck = np.zeros(entity.size, np.int64)
         return new
 
+    def notice_spawns(self, world: World) -> None:
+        """Start the tallies of entities spawned between ticks at their spawn position (run by
+        the Recorder's companion system at the start of each tick)."""
+        if self.closed:
+            return
+        entity = world.table.live("entity")
+        if entity.size != self.row_entity.size or not np.array_equal(entity, self.row_entity):
+            self._relayout(world, world.tick)
+
     def _accumulate(self, world: World, tick: int) -> None:
         table = world.table
         entity = table.live("entity")
@@ -261,6 +272,8 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     }
     sink.begin(recorder.run)
     world.add_system(recorder, after="PhysicsSystem")
+    world.add_system(FunctionSystem(recorder.notice_spawns, name="RecorderSpawns", reads_only=True),
+                     before="GraphBuildSystem")
     recorder._relayout(world, world.tick)
     if world.tick % recorder.every == 0:
         recorder.write_frame(world, world.tick)

@@ -163,3 +163,37 @@ def test_record_checks_its_arguments(tmp_path):
             record(world, tmp_path / "missing" / "run.csv")
         with pytest.raises(ValueError, match="record.every: must be an integer >= 1"):
             record(world, tmp_path / "run.csv", every=0, background=False)
+
+
+def test_path_lengths_and_spawn_ticks_follow_spawns_and_despawns(tmp_path):
+    from stand_ins import Integrate
+
+    from ecs_nav import Agent, Position, Velocity
+
+    with ecs_nav.World() as world:
+        world.add_systems(Integrate())
+        slow = world.spawn(Position(0, 0), Velocity(1, 0), Agent())
+        gone = world.spawn(Position(0, 5), Velocity(0, 2), Agent())
+        recording = record(world, tmp_path / "run.csv", every=1, background=False)
+        world.run(10)
+        world.despawn(gone)  # its row is refilled by the last one: the tallies must follow
+        late = world.spawn(Position(3, 3), Velocity(0, -3), Agent())
+        world.run(10)
+        recording.close()
+    agents = read_recording(tmp_path / "run.csv").agents.set_index("entity")
+    dt = 1 / 60
+    assert agents.loc[slow, "path_length"] == pytest.approx(20 * dt * 1.0)
+    assert agents.loc[gone, "path_length"] == pytest.approx(10 * dt * 2.0)
+    assert agents.loc[late, "path_length"] == pytest.approx(10 * dt * 3.0)
+    assert agents.loc[late, "spawn_tick"] == 10 and agents.loc[slow, "spawn_tick"] == 0
+
+
+def test_ecs_nav_run_out_writes_a_recording(room, tmp_path):
+    from ecs_nav.cli import main
+
+    out = tmp_path / "cli.parquet"
+    assert main(["run", str(room), "--headless", "--ticks", "20", "--out", str(out), "--every", "5"]) == 0
+    got = read_recording(out)
+    assert sorted(got.trajectories["tick"].unique()) == [0, 5, 10, 15, 20]
+    assert got.run["status"] == "complete" and len(got.agents) == 9
+    assert main(["run", str(room), "--headless", "--out", str(tmp_path / "x.json")]) == 2
