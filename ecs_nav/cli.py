@@ -146,6 +146,14 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_plot(args) -> int:
+    from ecs_nav.plots import plot_recording
+
+    for path in plot_recording(args.recording, args.out_dir):
+        print(path)
+    return 0
+
+
 def cmd_view(args) -> int:
     from ecs_nav.scene import resolve_scene
     from ecs_nav.viewer import run_viewer
@@ -192,6 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="on an internal error, show the traceback instead of one line")
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("plot", help="draw a recording's plots as PNG files",
+                       description="Draw a recording (from run --out) as PNGs: trajectories over the map, a "
+                                   "density map, an arrival-time histogram and speeds over time.")
+    p.add_argument("recording", help="a .sqlite/.db, .parquet or .csv recording")
+    p.add_argument("--out-dir", metavar="DIR", default=None,
+                   help="where the PNGs go (default: RECORDING's name + _plots, beside it)")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.set_defaults(fn=cmd_plot)
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
