@@ -52,8 +52,18 @@ def read_recording(path):
     return _read(path)
 
 
+def sweep(scene, params, ticks=600, out="sweep.parquet", engine="local", workers=None, scheduler=None,
+          address=None, progress=True):
+    """Run every combination of ``params`` on ``scene``, each as its own World; returns the
+    table (a DataFrame, also written to ``out`` as Parquet). See ecs_nav.sweeps."""
+    from ecs_nav.sweeps import sweep as _sweep
+
+    return _sweep(scene, params, ticks=ticks, out=out, engine=engine, workers=workers, scheduler=scheduler,
+                  address=address, progress=progress)
+
+
 __all__ = [
     "Agent", "Collider", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
     "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
-    "WaypointReached", "World", "load_scene", "read_recording", "record", "save_scene",
+    "WaypointReached", "World", "load_scene", "read_recording", "record", "save_scene", "sweep",
 ]

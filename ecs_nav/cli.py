@@ -154,6 +154,16 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from ecs_nav.sweeps import sweep
+
+    table = sweep(args.scene, args.param, ticks=args.ticks, out=args.out, engine=args.engine, workers=args.workers,
+                  scheduler=args.scheduler, address=args.address, progress=not args.quiet)
+    failed = int(table["error"].notna().sum()) if len(table) else 0
+    print(f"{os.path.abspath(args.out)}: {len(table)} rows, {failed} failed")
+    return 0
+
+
 def cmd_view(args) -> int:
     from ecs_nav.scene import resolve_scene
     from ecs_nav.viewer import run_viewer
@@ -209,6 +219,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the PNGs go (default: RECORDING's name + _plots, beside it)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.set_defaults(fn=cmd_plot)
+
+    p = sub.add_parser("sweep", help="run every combination of parameter values; one Parquet table",
+                       description="Run a scene once per combination of --param values, each as its own World, "
+                                   "and gather the results into one Parquet table (the parameters as columns). "
+                                   "Rows already in the table are skipped; a failed run is a row with its error.")
+    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("--param", action="append", required=True, metavar="PATH=VALUES",
+                   help="e.g. world.seed=0:10 or prefab.walker.Agent.max_speed=1.2,1.4 (paths: world.KEY, "
+                        "navmap.FIELD, prefab.NAME.COMPONENT.FIELD, entity.NAME.COMPONENT.FIELD, entity.NAME.count)")
+    p.add_argument("--ticks", type=_int_at_least(0), default=600, help="fixed ticks per run (default 600)")
+    p.add_argument("--out", default="sweep.parquet", metavar="FILE", help="the table (default sweep.parquet)")
+    p.add_argument("--engine", choices=("local", "dask", "ray"), default="local",
+                   help="local processes (default), a Dask cluster or a Ray cluster")
+    p.add_argument("--workers", type=_int_at_least(1, 4096), default=None,
+                   help="processes for local runs or a local Dask/Ray cluster (default: one per core)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: a running scheduler (tcp://host:8786)")
+    p.add_argument("--address", metavar="ADDRESS", help="--engine ray: a running cluster (ray://host:10001 or auto)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.set_defaults(fn=cmd_sweep)
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
