@@ -147,9 +147,10 @@ def cmd_run(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from ecs_nav.plots import plot_recording
+    from ecs_nav.plots import is_sweep_table, plot_recording, plot_sweep_table
 
-    for path in plot_recording(args.recording, args.out_dir):
+    plot = plot_sweep_table if is_sweep_table(args.recording) else plot_recording
+    for path in plot(args.recording, args.out_dir):
         print(path)
     return 0
 
@@ -211,10 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on an internal error, show the traceback instead of one line")
     p.set_defaults(fn=cmd_run)
 
-    p = sub.add_parser("plot", help="draw a recording's plots as PNG files",
+    p = sub.add_parser("plot", help="draw a recording's or a sweep's plots as PNG files",
                        description="Draw a recording (from run --out) as PNGs: trajectories over the map, a "
-                                   "density map, an arrival-time histogram and speeds over time.")
-    p.add_argument("recording", help="a .sqlite/.db, .parquet or .csv recording")
+                                   "density map, an arrival-time histogram and speeds over time; or a sweep's "
+                                   "table (from sweep --out): each metric against each parameter.")
+    p.add_argument("recording", help="a .sqlite/.db, .parquet or .csv recording, or a sweep's .parquet table")
     p.add_argument("--out-dir", metavar="DIR", default=None,
                    help="where the PNGs go (default: RECORDING's name + _plots, beside it)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

@@ -181,6 +181,35 @@ def plot_recording(path: str | os.PathLike, out_dir: str | os.PathLike | None = 
             plot_speeds(recorded, folder / "speeds.png")]
 
 
+SWEEP_METRICS = ("arrived", "mean_arrival_s", "last_arrival_s", "ms_per_tick")
+"""What ``plot_sweep_table`` draws against each parameter."""
+
+
+def plot_sweep_table(path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> list[Path]:
+    """One PNG per parameter and metric of a sweep's table (``METRIC_vs_PARAMETER.png``) in
+    ``out_dir`` (default: ``<table>_plots`` beside it); returns their paths."""
+    require("matplotlib", "pandas", "pyarrow", what="plotting")
+    import pandas as pd
+
+    from ecs_nav.sweeps import RESULT_COLUMNS
+
+    table = pd.read_parquet(path)
+    parameters = [c for c in table.columns if c not in RESULT_COLUMNS]
+    folder = Path(out_dir) if out_dir is not None else Path(path).with_name(Path(path).stem + "_plots")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for parameter in parameters:
+        for metric in SWEEP_METRICS:
+            if metric in table.columns and table[metric].notna().any():
+                written.append(plot_sweep(table, parameter, metric, folder / f"{metric}_vs_{parameter}.png"))
+    return written
+
+
+def is_sweep_table(path: str | os.PathLike) -> bool:
+    """A sweep's table is one Parquet file; a Parquet recording is a folder."""
+    return Path(path).suffix == ".parquet" and Path(path).is_file()
+
+
 def plot_sweep(table, parameter: str, metric: str, path: str | os.PathLike) -> Path:
     """A sweep's ``metric`` against ``parameter`` (one point per run; the mean per parameter
     value as a line; other parameters' values are pooled). ``table``: a DataFrame or the path
@@ -203,7 +232,7 @@ def plot_sweep(table, parameter: str, metric: str, path: str | os.PathLike) -> P
     ax.plot(means.index, means.to_numpy(), color=_colour(0.75), marker="o", label="mean")
     ax.set_xlabel(parameter)
     ax.set_ylabel(metric)
-    ax.set_title(f"{metric} against {parameter} ({len(done)} runs)")
+    ax.set_title(f"{metric} against {parameter} ({int(done[metric].notna().sum())} runs with a value)")
     ax.legend(fontsize=8)
     figure.savefig(path)
     return Path(path)

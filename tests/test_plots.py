@@ -49,3 +49,17 @@ def test_plots_use_perceptually_uniform_colour_maps():
 def test_plotting_a_missing_recording_is_a_clear_error(tmp_path, capsys):
     assert main(["plot", str(tmp_path / "none.sqlite")]) == 2
     assert "no such recording" in capsys.readouterr().err
+
+
+def test_a_sweep_table_plots_each_metric_against_each_parameter(tmp_path, capsys):
+    import pandas as pd
+
+    table = pd.DataFrame({"world.seed": [0, 0, 1, 1], "prefab.walker.Agent.max_speed": [2.0, 3.0, 2.0, 3.0],
+                          "run_id": list("abcd"), "arrived": [3, 8, 4, 9],
+                          "mean_arrival_s": [5.0, 3.5, 5.2, 3.4], "error": [None] * 4})
+    table.to_parquet(tmp_path / "sweep.parquet")
+    assert main(["plot", str(tmp_path / "sweep.parquet")]) == 0
+    written = sorted(p.rsplit("/", 1)[-1] for p in capsys.readouterr().out.split())
+    assert written == sorted(f"{m}_vs_{p}.png" for m in ("arrived", "mean_arrival_s")
+                             for p in ("world.seed", "prefab.walker.Agent.max_speed"))
+    _png_pixels(tmp_path / "sweep_plots" / "arrived_vs_world.seed.png")
