@@ -259,7 +259,7 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     check_out_path(path)
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
-    sink = SinkProcess(path, rows_per_block) if background else open_sink(path, rows_per_block)
+    sink = SinkProcess(path, rows_per_block, world.table.n) if background else open_sink(path, rows_per_block)
     recorder = Recorder(sink, every)
     scene = world.resources.get("scene")
     wkt, extent = walkable_area(world)
@@ -340,15 +340,17 @@ def _plain(value: Any) -> Any:
 class SinkProcess:
     """A sink that lives in a separate process: each call goes on a queue (pickled, then written
     to a pipe by a feeder thread), so the simulation pays for copying a block, not for writing
-    it. At most ``QUEUED_BLOCKS`` calls wait on the queue; past that the simulation waits for
-    the writer (memory stays flat). If the simulation's process dies, the writer notices within
-    a second and closes its file: what it committed stays."""
+    it. At most about ``QUEUED_ROWS`` trajectory rows (``rows_per_frame`` a call, between 4 and
+    256 calls) wait on the queue; past that the simulation waits for the writer, so memory stays
+    flat. The room lets the run go on while the writer process starts (importing ecs_nav takes
+    a second or two). If the simulation's process dies, the writer notices within a second and
+    closes its file: what it committed stays."""
 
-    QUEUED_BLOCKS = 4
+    QUEUED_ROWS = 400_000
 
-    def __init__(self, path: str | os.PathLike, rows_per_block: int):
+    def __init__(self, path: str | os.PathLike, rows_per_block: int, rows_per_frame: int = 1):
         context = multiprocessing.get_context("spawn")
-        self.calls = context.Queue(maxsize=self.QUEUED_BLOCKS)
+        self.calls = context.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // max(rows_per_frame, 1), 4, 256)))
         self.replies = context.Queue()
         self.process = context.Process(target=serve_sink, args=(os.fspath(path), rows_per_block, self.calls,
                                                                   self.replies), name="ecs-nav-recorder", daemon=True)
