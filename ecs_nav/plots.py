@@ -33,13 +33,16 @@ def _figure(width: float = 7.0, height: float = 6.0):
     return figure
 
 
-def _draw_area(ax, wkt: str | None) -> None:
-    """The walkable floor in light grey, what is not walkable inside it in dark grey."""
+def _draw_area(ax, wkt: str | None, extent) -> None:
+    """The walkable floor in light grey on the extent in dark grey (what is not walkable)."""
     if not wkt:
         return
     import shapely
     from matplotlib.patches import Polygon as Patch
+    from matplotlib.patches import Rectangle
 
+    xmin, ymin, xmax, ymax = extent
+    ax.add_patch(Rectangle((xmin, ymin), xmax - xmin, ymax - ymin, facecolor="0.35", edgecolor="none", zorder=0))
     area = shapely.from_wkt(wkt)
     for polygon in getattr(area, "geoms", [area]):
         ax.add_patch(Patch(np.asarray(polygon.exterior.coords), closed=True, facecolor="0.93", edgecolor="0.4",
@@ -73,7 +76,7 @@ def plot_trajectories(recorded, path: Path) -> Path:
     times = shown["tick"].to_numpy()[1:][same] * dt
     figure = _figure()
     ax = figure.add_subplot()
-    _draw_area(ax, run.get("walkable_area"))
+    _draw_area(ax, run.get("walkable_area"), _extent(run, traj))
     lines = LineCollection(segments, array=times, cmap=TIME_MAP, linewidths=0.8, zorder=2)
     ax.add_collection(lines)
     first = shown.groupby("entity").first()

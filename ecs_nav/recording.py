@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav.components import Agent, Name
+from ecs_nav.components import Name
 from ecs_nav.recording_formats import check_out_path, open_sink
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK
+from ecs_nav.walkable import walkable_area
 from ecs_nav.world import FunctionSystem, System, World
 
 STUCK_SPEED_FRACTION = 0.1
@@ -302,28 +303,6 @@ def scene_digest(scene) -> str | None:
     if source is None or not Path(source).is_file():
         return None
     return hashlib.blake2b(Path(source).read_bytes(), digest_size=16).hexdigest()
-
-
-def walkable_area(world: World) -> tuple[str, tuple[float, float, float, float]]:
-    """The floor an agent can walk as WKT, and its extent: the map's bounds less every box or
-    circle an agent cannot climb (taller than Agent's default max_climb); without a map, the
-    box around the placed entities grown by 1 m (JuPedSim's files always hold a geometry)."""
-    import shapely
-    from shapely.geometry import Point, box
-
-    geometry = world.map
-    if geometry is None:
-        pos = world.table.live("pos")
-        lo, hi = (pos.min(axis=0) - 1.0, pos.max(axis=0) + 1.0) if len(pos) else (np.full(2, -1.0), np.ones(2))
-        area = box(lo[0], lo[1], hi[0], hi[1])
-    else:
-        climb = geometry.floor + Agent().max_climb
-        solids = [box(*b.aabb()) for b in geometry.boxes if b.top > climb]
-        solids += [Point(c.center).buffer(c.radius, quad_segs=8) for c in geometry.circles if c.top > climb]
-        area = box(*geometry.bounds)
-        if solids:
-            area = area.difference(shapely.union_all(solids))
-    return area.wkt, tuple(float(v) for v in area.bounds)
 
 
 def _plain(value: Any) -> Any:

@@ -197,3 +197,18 @@ def test_ecs_nav_run_out_writes_a_recording(room, tmp_path):
     assert sorted(got.trajectories["tick"].unique()) == [0, 5, 10, 15, 20]
     assert got.run["status"] == "complete" and len(got.agents) == 9
     assert main(["run", str(room), "--headless", "--out", str(tmp_path / "x.json")]) == 2
+
+
+def test_the_walkable_area_keeps_platforms_up_a_ramp_and_drops_walls_and_railings():
+    import shapely
+
+    from ecs_nav.walkable import walkable_area
+
+    with ecs_nav.load_scene("gather") as world:
+        wkt, extent = walkable_area(world)
+    area = shapely.from_wkt(wkt)
+    assert extent == (-30.0, -30.0, 30.0, 30.0)
+    assert area.contains(shapely.Point(24, 24))  # the platform, 1.5 m up its ramp
+    assert area.contains(shapely.Point(15, 24))  # the ramp
+    for wall in ((-10, -5), (5, 5), (15, 20.75), (15, 27.25)):  # maze walls and the ramp's railings
+        assert not area.contains(shapely.Point(*wall)), wall
