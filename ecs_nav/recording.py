@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import os
 import queue
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -377,6 +378,7 @@ class SinkProcess:
 def serve_sink(path: str, rows_per_block: int, calls, replies) -> None:
     """The writer process: open the sink, run each call taken from ``calls``, close on 'close'
     or when the simulation's process is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle: it closes the file
     parent = multiprocessing.parent_process()
     sink = None
     try:
