@@ -94,7 +94,7 @@ class Recorder(System):
             self.write_frame(world, tick)
 
     def _keep_event(self, event: Any) -> None:
-        fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else dict(vars(event))
+        fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else dict(getattr(event, "__dict__", {}))
         entity = fields.pop("entity", None)
         tick = int(fields.pop("tick", -1))
         kind = type(event).__name__
