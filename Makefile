@@ -12,7 +12,9 @@ OUT    ?= out
 $(STAMP): pyproject.toml
 	@$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev,media]"
+	$(PY) -m pip install -q -e ".[dev,media,results,results-check,dask]"
+	@# Ray has no wheel for every platform and Python: without it its sweep test is skipped
+	@$(PY) -m pip install -q -e ".[ray]" || echo "make: ray did not install here; the ray sweep test is skipped"
 	@touch $(STAMP)
 
 # With a display: the interactive viewer on the chase scene. Without one: the same scene

@@ -37,8 +37,33 @@ def save_scene(world, path=None):
     return _save(world, path)
 
 
+def record(world, path, every=1, background=True):
+    """Record ``world``'s run to ``path`` (.sqlite, .parquet or .csv) every ``every`` ticks;
+    close the returned Recording (or use ``with``) to finish the file. See ecs_nav.recording."""
+    from ecs_nav.recording import record as _record
+
+    return _record(world, path, every=every, background=background)
+
+
+def read_recording(path):
+    """A recording read back as DataFrames (trajectories, events, agents) and the run summary."""
+    from ecs_nav.recording_read import read_recording as _read
+
+    return _read(path)
+
+
+def sweep(scene, params, ticks=600, out="sweep.parquet", engine="local", workers=None, scheduler=None,
+          address=None, progress=True):
+    """Run every combination of ``params`` on ``scene``, each as its own World; returns the
+    table (a DataFrame, also written to ``out`` as Parquet). See ecs_nav.sweeps."""
+    from ecs_nav.sweeps import sweep as _sweep
+
+    return _sweep(scene, params, ticks=ticks, out=out, engine=engine, workers=workers, scheduler=scheduler,
+                  address=address, progress=progress)
+
+
 __all__ = [
     "Agent", "Collider", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
     "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
-    "WaypointReached", "World", "load_scene", "save_scene",
+    "WaypointReached", "World", "load_scene", "read_recording", "record", "save_scene", "sweep",
 ]

@@ -91,7 +91,7 @@ def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
     from systems.render import display_available  # imports no pyglet
 
-    if not args.headless and not (args.screenshot or args.record) and display_available():
+    if not args.headless and not (args.screenshot or args.record or args.out) and display_available():
         from ecs_nav.viewer import run_viewer
 
         run_viewer(args.scene, seed=args.seed)
@@ -105,23 +105,39 @@ def cmd_run(args) -> int:
         if args.record:
             viewer.check_record_path(args.record, tuple(args.size))
             viewer.check_media(args.record)
+    if args.out:
+        from ecs_nav.recording_formats import check_out_path
+
+        check_out_path(args.out)
     world = load_scene(args.scene, seed=args.seed)
+    recording = None
+    if args.out:
+        from ecs_nav.recording import record as record_results
+
+        recording = record_results(world, args.out, every=args.every)
     start = time.perf_counter()
     ticks = args.ticks
-    if ticks > 0:  # the first tick builds the nav graph: then say once which goals cannot be reached
-        from ecs_nav.reachability import unreachable_goals
+    try:
+        if ticks > 0:  # the first tick builds the nav graph: then say once which goals cannot be reached
+            from ecs_nav.reachability import unreachable_goals
 
-        world.step()
-        ticks -= 1
-        for line in unreachable_goals(world):
-            print(f"warning: {line}", file=sys.stderr)
-    if args.record:
-        from ecs_nav.viewer import record
+            world.step()
+            ticks -= 1
+            for line in unreachable_goals(world):
+                print(f"warning: {line}", file=sys.stderr)
+        if args.record:
+            from ecs_nav.viewer import record
 
-        record(world, ticks, args.record, size=tuple(args.size), fps=args.fps)
-    else:
-        world.run(ticks)
+            record(world, ticks, args.record, size=tuple(args.size), fps=args.fps)
+        else:
+            world.run(ticks)
+    except KeyboardInterrupt:
+        if recording is not None:  # what was recorded so far stays readable, marked as interrupted
+            recording.close("interrupted")
+        raise
     wall = time.perf_counter() - start
+    if recording is not None:
+        recording.close()
     if args.screenshot:
         from ecs_nav.viewer import screenshot
 
@@ -139,10 +155,29 @@ def cmd_run(args) -> int:
         print(f"events: {events}")
         for name, ms in summary["timings_ms"].items():
             print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick")
-        for label, path in (("screenshot", args.screenshot), ("recording", args.record)):
+        for label, path in (("screenshot", args.screenshot), ("recording", args.record), ("results", args.out)):
             if path:
                 print(f"{label}: {os.path.abspath(path)}")
     world.close()
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from ecs_nav.plots import is_sweep_table, plot_recording, plot_sweep_table
+
+    plot = plot_sweep_table if is_sweep_table(args.recording) else plot_recording
+    for path in plot(args.recording, args.out_dir):
+        print(path)
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from ecs_nav.sweeps import sweep
+
+    table = sweep(args.scene, args.param, ticks=args.ticks, out=args.out, engine=args.engine, workers=args.workers,
+                  scheduler=args.scheduler, address=args.address, progress=not args.quiet)
+    failed = int(table["error"].notna().sum()) if len(table) else 0
+    print(f"{os.path.abspath(args.out)}: {len(table)} rows, {failed} failed")
     return 0
 
 
@@ -182,12 +217,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--screenshot", metavar="PNG", help="render the final frame off-screen to this file")
     p.add_argument("--record", metavar="GIF_OR_MP4", help="record the run off-screen to this file")
+    p.add_argument("--out", metavar="FILE", help="record trajectories, events and summaries to FILE: "
+                   ".sqlite/.db (JuPedSim's schema), .parquet or .csv (a folder of tables)")
+    p.add_argument("--every", type=_int_at_least(1), default=1,
+                   help="with --out: write trajectories every N ticks (default 1)")
     p.add_argument("--size", type=_int_at_least(1, FRAME_SIZE_LIMIT), nargs=2, default=(1280, 720), metavar=("W", "H"),
                    help=f"frame size for --screenshot/--record (default 1280 720, at most {FRAME_SIZE_LIMIT})")
     p.add_argument("--fps", type=_int_at_least(1, 1000), default=30, help="frames per second of --record (default 30)")
     p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                    help="on an internal error, show the traceback instead of one line")
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("plot", help="draw a recording's or a sweep's plots as PNG files",
+                       description="Draw a recording (from run --out) as PNGs: trajectories over the map, a "
+                                   "density map, an arrival-time histogram and speeds over time; or a sweep's "
+                                   "table (from sweep --out): each metric against each parameter.")
+    p.add_argument("recording", help="a .sqlite/.db, .parquet or .csv recording, or a sweep's .parquet table")
+    p.add_argument("--out-dir", metavar="DIR", default=None,
+                   help="where the PNGs go (default: RECORDING's name + _plots, beside it)")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.set_defaults(fn=cmd_plot)
+
+    p = sub.add_parser("sweep", help="run every combination of parameter values; one Parquet table",
+                       description="Run a scene once per combination of --param values, each as its own World, "
+                                   "and gather the results into one Parquet table (the parameters as columns). "
+                                   "Rows already in the table are skipped; a failed run is a row with its error.")
+    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("--param", action="append", required=True, metavar="PATH=VALUES",
+                   help="e.g. world.seed=0:10 or prefab.walker.Agent.max_speed=1.2,1.4 (paths: world.KEY, "
+                        "navmap.FIELD, prefab.NAME.COMPONENT.FIELD, entity.NAME.COMPONENT.FIELD, entity.NAME.count)")
+    p.add_argument("--ticks", type=_int_at_least(0), default=600, help="fixed ticks per run (default 600)")
+    p.add_argument("--out", default="sweep.parquet", metavar="FILE", help="the table (default sweep.parquet)")
+    p.add_argument("--engine", choices=("local", "dask", "ray"), default="local",
+                   help="local processes (default), a Dask cluster or a Ray cluster")
+    p.add_argument("--workers", type=_int_at_least(1, 4096), default=None,
+                   help="processes for local runs or a local Dask/Ray cluster (default: one per core)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: a running scheduler (tcp://host:8786)")
+    p.add_argument("--address", metavar="ADDRESS", help="--engine ray: a running cluster (ray://host:10001 or auto)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    p.set_defaults(fn=cmd_sweep)
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
@@ -199,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ecs_nav.recording_formats import ResultsUnavailable
     from ecs_nav.scene import SceneError
     from ecs_nav.viewer import MediaUnavailable
     from systems.render import RenderUnavailable
@@ -213,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     except RenderUnavailable as exc:  # no display, no EGL, no fonts for the viewer or a capture
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_NO_DISPLAY
-    except MediaUnavailable as exc:
+    except (MediaUnavailable, ResultsUnavailable) as exc:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
     except (ValueError, OSError) as exc:

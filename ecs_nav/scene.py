@@ -1,7 +1,8 @@
 """Scene files: find them, load them into a World with its systems, and save a World back.
 
 A scene has a ``[world]`` table (seed, dt, system settings), a ``[map]`` (bounds and static
-``box`` / ``ramp`` / ``circle`` pieces, or an ASCII ``grid``, or a Moving AI ``movingai`` file),
+``box`` / ``ramp`` / ``circle`` pieces, or an ASCII ``grid``, a Moving AI ``movingai`` file, an
+``image``, a Tiled ``tiled`` map or a ``wkt`` walkable area: ``ecs_nav.maps_in``),
 a ``[navmap]`` (scan parameters), named ``[prefab.NAME]`` component sets, and ``[[entity]]``
 entries listing components by name with their fields. An entity with ``count = N`` and a
 ``spawn_area = [xmin, ymin, xmax, ymax]`` is a crowd of N identical agents, placed by the
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ecs_nav import maps_in
 from ecs_nav.components import STEERING_PARAMS, Agent, Collider, Name, Path, PathRequest, Position, SteeringWeights
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.limits import SCENE_SIZE_LIMIT
@@ -111,6 +113,13 @@ def build_geometry(map_spec: dict[str, Any]) -> tuple[MapGeometry | None, np.nda
         blocked = parse_ascii_grid(map_spec["grid"])
     elif "movingai_path" in map_spec:
         blocked = read_movingai_map(map_spec["movingai_path"])
+    elif "image_path" in map_spec:
+        blocked = maps_in.read_image_map(map_spec["image_path"])
+    elif "tiled_path" in map_spec:
+        blocked = maps_in.read_tiled_map(map_spec["tiled_path"], map_spec.get("tiled_layer"))
+    elif "wkt" in map_spec:  # the grid lies where the area does
+        blocked, origin = maps_in.rasterise_wkt(map_spec["wkt"], placement["cell_size"])
+        placement["origin"] = origin
     if blocked is not None:
         geometry = MapGeometry.from_grid(blocked, placement["cell_size"], placement["origin"],
                                          map_spec.get("wall_height", 3.0))
@@ -228,7 +237,7 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     scene: Scene = world.resources.get("scene") or Scene()
     data: dict[str, Any] = {"world": {"seed": world.seed, "dt": world.dt, **scene.settings,
                                       "systems": [s for s in scene.systems]}}
-    map_spec = {k: v for k, v in scene.map.items() if k != "movingai_path"}
+    map_spec = {k: v for k, v in scene.map.items() if k not in ("movingai_path", "image_path", "tiled_path")}
     if map_spec and not scene.level:
         data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES else v) for k, v in map_spec.items()}
     if scene.level:

@@ -65,7 +65,10 @@ COMPONENTS: dict[str, type] = {
 
 ENTITY_KEYS = ("name", "prefab", "count", "spawn_area")
 WORLD_KEYS = ("seed", "dt", "pathfind_period", "stuck_ticks", "systems")
-MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "grid", "cell_size", "origin", "wall_height", "movingai")
+MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "grid", "cell_size", "origin", "wall_height", "movingai",
+            "image", "tiled", "tiled_layer", "wkt")
+TILE_SOURCES = ("grid", "movingai", "image", "tiled", "wkt")
+"""The map keys that each make a tile map; a scene gives at most one."""
 SHAPES = {"box": Box, "ramp": Ramp, "circle": Circle}
 DEFAULT_SYSTEMS = ("graph_build", "pathfind", "path_follow", "steering", "physics")
 ENTITY_REFERENCES = {("PathRequest", "target"), ("SteeringWeights", "target_entity")}
@@ -238,7 +241,7 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
         return {}
     _unknown_keys(section, MAP_KEYS, "map", report)
     out: dict[str, Any] = {}
-    tile_map = "grid" in section or "movingai" in section
+    tile_map = any(k in section for k in TILE_SOURCES)
     if "bounds" in section:
         bounds = _vector(section["bounds"], 4, "map.bounds", report)
         if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
@@ -262,8 +265,10 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
             continue
         out[kind] = [p for i, piece in enumerate(pieces)
                      if (p := _construct(cls, piece, f"map.{kind}[{i}]", report)) is not None]
-    if "grid" in section and "movingai" in section:
-        report("map", "give either grid or movingai, not both")
+    sources = [k for k in TILE_SOURCES if k in section]
+    if len(sources) > 1:
+        report("map", f"give one tile map source, not {' and '.join(sources)} (sources: {', '.join(TILE_SOURCES)})")
+    _parse_other_sources(section, out, base_dir, report)
     if "grid" in section:
         if not isinstance(section["grid"], str):
             report("map.grid", f"must be a multi-line string of tiles, got {kind_of(section['grid'])}")
@@ -306,6 +311,52 @@ def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any
     if tile_map and ("box" in section or "ramp" in section or "circle" in section):
         report("map", "a tile map (grid/movingai) cannot also have box, ramp or circle pieces")
     return out
+
+
+def _parse_other_sources(section: dict, out: dict, base_dir: FilePath | None, report) -> None:
+    """``image``, ``tiled`` (with ``tiled_layer``) and ``wkt`` maps (``ecs_nav.maps_in``):
+    read here, so a scene that validates builds; ``out["tiles"]`` gets the grid's shape."""
+    from ecs_nav import maps_in
+
+    if "tiled_layer" in section:
+        if "tiled" not in section or not isinstance(section["tiled_layer"], str):
+            report("map.tiled_layer", "names a tile layer (a string) of the map's tiled file")
+        else:
+            out["tiled_layer"] = section["tiled_layer"]
+    for key in ("image", "tiled"):
+        if key not in section:
+            continue
+        if not isinstance(section[key], str):
+            report(f"map.{key}", f"must be the name of a file (a string), got {kind_of(section[key])}")
+            continue
+        out[key] = section[key]
+        found = find_scene_file(section[key], base_dir)
+        if found is None:
+            report(f"map.{key}", f"file not found: {section[key]} (looked beside the scene and in $ECS_NAV_MAPS)")
+            continue
+        out[f"{key}_path"] = found
+        try:
+            blocked = (maps_in.read_image_map(found) if key == "image"
+                       else maps_in.read_tiled_map(found, out.get("tiled_layer")))
+            out["tiles"] = blocked.shape
+        except ImportError as exc:
+            report(f"map.{key}", f"needs {exc.name}: pip install 'ecs-nav[results]'")
+        except (ValueError, OSError) as exc:
+            report(f"map.{key}", str(exc))
+    if "wkt" in section:
+        if not isinstance(section["wkt"], str):
+            report("map.wkt", f"must be a POLYGON or MULTIPOLYGON as WKT text, got {kind_of(section['wkt'])}")
+            return
+        out["wkt"] = section["wkt"]
+        cell = section.get("cell_size", 1.0)
+        if isinstance(cell, (int, float)) and not isinstance(cell, bool) and cell > 0:
+            try:
+                blocked, origin = maps_in.rasterise_wkt(section["wkt"], float(cell))
+                out["tiles"] = blocked.shape
+            except ImportError as exc:
+                report("map.wkt", f"needs {exc.name}: pip install 'ecs-nav[results]'")
+            except ValueError as exc:
+                report("map.wkt", str(exc))
 
 
 def _merge_prefab(entry: dict, prefabs: dict, where: str, report) -> dict | None:
@@ -413,7 +464,7 @@ def _check_nav_size(scene: Scene, report) -> None:
     """The nav graph a scan would build: at most NAV_NODE_LIMIT node slots. Without a
     [navmap] the scan covers the map's bounds at NavMap's default spacing."""
     spec = scene.map
-    if scene.navmap is not None or not spec.get("bounds") or "grid" in spec or "movingai" in spec:
+    if scene.navmap is not None or not spec.get("bounds") or any(k in spec for k in TILE_SOURCES):
         return
     xmin, ymin, xmax, ymax = spec["bounds"]
     spacing = NavMap().spacing

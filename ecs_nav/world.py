@@ -8,6 +8,7 @@ sweeps) coexist in one process without seeing each other's entities.
 from __future__ import annotations
 
 import copy
+import difflib
 import gc
 import hashlib
 import itertools
@@ -31,19 +32,57 @@ SYSTEM_ORDER = ("GraphBuildSystem", "PathfindSystem", "PathFollowSystem", "Steer
                 "PhysicsSystem", "RenderSystem")
 """The fixed order of the tick (ARCHITECTURE.md). esper runs higher priority first."""
 
+SYSTEM_GAP = 1000
+"""esper priorities of neighbouring built-ins lie this far apart; systems of the user's own take
+the priorities in between, so at most SYSTEM_GAP - 1 of them share one place."""
+
 _world_ids = itertools.count(1)
 
 
 def system_priority(name: str) -> int:
-    """esper priority of the system named ``name`` (first in SYSTEM_ORDER = highest)."""
-    return (len(SYSTEM_ORDER) - SYSTEM_ORDER.index(name)) * 10
+    """esper priority of the built-in system named ``name`` (first in SYSTEM_ORDER = highest)."""
+    return (len(SYSTEM_ORDER) - SYSTEM_ORDER.index(name)) * SYSTEM_GAP
+
+
+def system_place(before: str | None = None, after: str | None = None) -> int:
+    """The place in the tick of a user system given ``before=`` and/or ``after=`` a built-in:
+    place ``p`` lies between ``SYSTEM_ORDER[p - 1]`` and ``SYSTEM_ORDER[p]`` (0: before the first
+    built-in, ``len(SYSTEM_ORDER)``: after the last): right after ``after``, else right before
+    ``before`` (with both: right after ``after``, which must not come after ``before``). A
+    built-in need not be registered to be named: its place is fixed.
+    Raises ValueError naming the argument when a name is not a built-in or no place fits."""
+    for label, anchor in (("before", before), ("after", after)):
+        if anchor is not None and anchor not in SYSTEM_ORDER:
+            close = difflib.get_close_matches(str(anchor), SYSTEM_ORDER, n=1, cutoff=0.6)
+            hint = f' (did you mean "{close[0]}"?)' if close else ""
+            raise ValueError(f"add_systems.{label}: {anchor!r} is not a built-in system{hint}; "
+                             f"built-ins, in tick order: {', '.join(SYSTEM_ORDER)}")
+    if before is None and after is None:
+        raise ValueError("add_systems: a system of your own needs a place: before= or after= a built-in "
+                         f"({', '.join(SYSTEM_ORDER)}), e.g. after=\"PhysicsSystem\"")
+    right_after = None if after is None else SYSTEM_ORDER.index(after) + 1
+    right_before = None if before is None else SYSTEM_ORDER.index(before)
+    if right_after is not None and right_before is not None and right_after > right_before:
+        raise ValueError(f"add_systems: no place in the tick is after {after} and before {before} "
+                         f"(tick order: {', '.join(SYSTEM_ORDER)})")
+    return right_after if right_after is not None else right_before
+
+
+def place_priority(place: int, taken: int) -> int:
+    """esper priority of the next user system at ``place`` when ``taken`` already stand there:
+    below the built-in before the place, above the one after it, below those added earlier."""
+    if not 0 <= taken < SYSTEM_GAP - 1:
+        raise ValueError(f"add_systems: at most {SYSTEM_GAP - 1} systems of your own fit at one place")
+    return (len(SYSTEM_ORDER) + 1 - place) * SYSTEM_GAP - (taken + 1)
 
 
 class System(esper.Processor):
     """Base of the ECS systems: a thin esper Processor that times its ``update(world)``.
 
-    Subclasses set ``name`` to one of SYSTEM_ORDER; the World registers them with the matching
-    priority. ``reads_only`` marks systems (the renderer) that never change simulation state.
+    The six built-ins set ``name`` to one of SYSTEM_ORDER; the World registers them with the
+    matching priority. A system of the user's own keeps any other name (its class name when
+    ``name`` is empty) and is given a place with ``World.add_system(s, after="PhysicsSystem")``.
+    ``reads_only`` marks systems (the renderer, a recorder) that never change simulation state.
     """
 
     name: str = ""
@@ -60,6 +99,21 @@ class System(esper.Processor):
     def state(self) -> bytes:
         """Bytes of any simulation state the system keeps itself (for ``state_digest``)."""
         return b""
+
+
+class FunctionSystem(System):
+    """A plain function ``fn(world)`` run as a system of the user's own (Bevy's function
+    systems); named after the function unless ``name`` is given."""
+
+    def __init__(self, fn: Callable[[World], None], name: str | None = None, reads_only: bool = False):
+        if not callable(fn):
+            raise TypeError(f"add_systems: expected a System or a function of the world, got {fn!r}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+        self.reads_only = reads_only
+
+    def update(self, world: World) -> None:
+        self.fn(world)
 
 
 def refuse_non_finite(system: str, entities: np.ndarray, **arrays: np.ndarray) -> None:
@@ -114,6 +168,7 @@ class World:
         self._stepping = False
         self._closed = False
         self._systems: list[System] = []
+        self._user_places: dict[str, int] = {}  # user system name -> its place (see system_place)
         self._enter()
 
     # --- context ------------------------------------------------------------------------------
@@ -342,18 +397,45 @@ class World:
 
     # --- systems and the tick -----------------------------------------------------------------
 
-    def add_systems(self, *systems: System) -> None:
-        """Register systems; they run in the fixed order of SYSTEM_ORDER whatever the call order."""
+    def add_systems(self, *systems: System | Callable[[World], None], before: str | None = None,
+                    after: str | None = None) -> None:
+        """Register systems. The six built-ins (``name`` in SYSTEM_ORDER) run in that fixed order
+        whatever the call order, and take no ``before``/``after``. Any other system, or a plain
+        function ``fn(world)``, is one of the user's own: it needs ``before=`` and/or ``after=``
+        naming a built-in (registered or not: the places are fixed), and several at one place
+        run in the order they were added. ValueError names what is wrong: an unknown anchor
+        (with a did-you-mean), a missing place, a name registered twice."""
         self._enter()
-        for system in systems:
-            if system.name not in SYSTEM_ORDER:
-                raise ValueError(f"add_systems: {type(system).__name__}.name must be one of {SYSTEM_ORDER}")
-            if any(s.name == system.name for s in self._systems):
-                raise ValueError(f"add_systems: a {system.name} is already registered")
-            esper.add_processor(system, priority=system_priority(system.name))
-            self._systems.append(system)
-            self.timings_ms.setdefault(system.name, 0.0)
-        self._systems.sort(key=lambda s: SYSTEM_ORDER.index(s.name))
+        for item in systems:
+            self._register(item, before, after)
+
+    def add_system(self, system: System | Callable[[World], None], *, before: str | None = None,
+                   after: str | None = None) -> System:
+        """Register one system (see ``add_systems``) and return it (a function comes back
+        wrapped in a FunctionSystem): ``world.add_system(Counter(), after="PathFollowSystem")``."""
+        self._enter()
+        return self._register(system, before, after)
+
+    def _register(self, item: System | Callable[[World], None], before: str | None, after: str | None) -> System:
+        system = item if isinstance(item, System) else FunctionSystem(item)
+        if not system.name:
+            system.name = type(system).__name__
+        if any(s.name == system.name for s in self._systems):
+            raise ValueError(f"add_systems: a {system.name} is already registered")
+        if system.name in SYSTEM_ORDER:
+            if before is not None or after is not None:
+                raise ValueError(f"add_systems: {system.name} is a built-in with a fixed place in the tick "
+                                 f"({', '.join(SYSTEM_ORDER)}); before=/after= place systems of your own")
+            priority = system_priority(system.name)
+        else:
+            place = system_place(before, after)
+            priority = place_priority(place, sum(p == place for p in self._user_places.values()))
+            self._user_places[system.name] = place
+        esper.add_processor(system, priority=priority)
+        self._systems.append(system)
+        self._systems.sort(key=lambda s: -s.priority)
+        self.timings_ms.setdefault(system.name, 0.0)
+        return system
 
     @property
     def systems(self) -> tuple[System, ...]:

@@ -1,0 +1,214 @@
+"""Recording a run: every format read back and checked against the World it came from."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("pandas")
+pytest.importorskip("shapely")
+
+from results_scene import write_room  # noqa: E402
+
+import ecs_nav  # noqa: E402
+from ecs_nav import TargetReached  # noqa: E402
+from ecs_nav.recording import record  # noqa: E402
+from ecs_nav.recording_read import read_recording  # noqa: E402
+
+TICKS = 400
+EVERY = 5
+
+
+def _watched_run(scene, out, background=False, ticks=TICKS, every=EVERY):
+    """Run ``scene`` recorded to ``out``; returns the World (still open), its events and the
+    table's state after the last tick."""
+    world = ecs_nav.load_scene(scene)
+    seen = []
+    for kind in (ecs_nav.TargetReached, ecs_nav.WaypointReached, ecs_nav.PathChanged, ecs_nav.PathFailed,
+                 ecs_nav.Stuck):
+        world.on(kind, seen.append)
+    with record(world, out, every=every, background=background):
+        world.run(ticks)
+    return world, seen
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    return write_room(tmp_path_factory.mktemp("room"))
+
+
+@pytest.mark.parametrize("suffix", [".sqlite", ".parquet", ".csv"])
+def test_a_recording_reads_back_as_the_world_ran(room, tmp_path, suffix):
+    out = tmp_path / f"run{suffix}"
+    world, seen = _watched_run(room, out)
+    try:
+        got = read_recording(out)
+        traj = got.trajectories
+        assert sorted(traj["tick"].unique()) == list(range(0, TICKS + 1, EVERY))
+        last = traj[traj["tick"] == TICKS].sort_values("entity")
+        snap = world.table.snapshot()
+        assert last["entity"].tolist() == snap["entity"].tolist()
+        np.testing.assert_allclose(last[["x", "y"]].to_numpy(), snap["pos"], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(last[["vx", "vy"]].to_numpy(), snap["vel"], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(last["elevation"], snap["elevation"], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(last["heading"], np.arctan2(snap["heading"][:, 1], snap["heading"][:, 0]),
+                                   rtol=0, atol=1e-9)
+        assert set(last["name"]) == {"crowd", "scout"}
+
+        # every event, in order, with its own fields
+        assert len(got.events) == len(seen) and len(seen) > 20
+        assert got.events["type"].tolist() == [type(e).__name__ for e in seen]
+        assert got.events["tick"].tolist() == [e.tick for e in seen]
+        changed = next(i for i, e in enumerate(seen) if type(e).__name__ == "PathChanged")
+        assert json.loads(got.events["fields"].iloc[changed]) == {"status": seen[changed].status}
+
+        # the per-agent summary
+        agents = got.agents.set_index("entity")
+        arrivals = {}
+        for e in seen:
+            if isinstance(e, TargetReached):
+                arrivals.setdefault(e.entity, e.tick)
+        assert arrivals, "the room's walkers should arrive within the run"
+        assert {k: int(v) for k, v in agents["arrival_tick"].items() if v >= 0} == arrivals
+        assert (agents["spawn_tick"] == 0).all() and agents["is_agent"].all()
+        first = traj[traj["tick"] == 0].set_index("entity")
+        straight = np.hypot(last.set_index("entity")["x"] - first["x"], last.set_index("entity")["y"] - first["y"])
+        assert (agents["path_length"] >= straight - 1e-9).all()
+        assert (agents["path_length"] < 3.0 * TICKS * world.dt + 1e-9).all()  # never faster than max_speed
+        closest = {}
+        for _, rows in traj.groupby("tick"):  # the nearest other agent, frame by frame, from the rows
+            xy = rows[["x", "y"]].to_numpy()
+            d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1)) + np.diag(np.full(len(xy), np.inf))
+            for entity, nearest in zip(rows["entity"], d.min(axis=1)):
+                closest[entity] = min(closest.get(entity, np.inf), nearest)
+        np.testing.assert_allclose(agents["min_distance"], [closest[e] for e in agents.index], rtol=1e-12)
+
+        # the run
+        run = got.run
+        assert run["status"] == "complete" and run["ticks"] == TICKS and run["seed"] == 3
+        assert run["final_digest"] == world.state_digest()
+        assert run["scene_digest"] and run["version"] == ecs_nav.__version__ and run["every"] == EVERY
+        assert set(run["timings_ms"]) == {s.name for s in world.systems} and "Recorder" in run["timings_ms"]
+    finally:
+        world.close()
+
+
+def test_recording_changes_nothing_in_the_run(room, tmp_path):
+    world, _ = _watched_run(room, tmp_path / "run.parquet", ticks=60)
+    plain = ecs_nav.load_scene(room)
+    try:
+        plain.run(60)
+        assert plain.state_digest() == world.state_digest()
+    finally:
+        world.close()
+        plain.close()
+
+
+def test_the_background_writer_writes_what_the_inline_one_does(room, tmp_path):
+    inline, _ = _watched_run(room, tmp_path / "inline.sqlite", ticks=60)
+    behind, _ = _watched_run(room, tmp_path / "behind.sqlite", ticks=60, background=True)
+    inline.close()
+    behind.close()
+    a, b = read_recording(tmp_path / "inline.sqlite"), read_recording(tmp_path / "behind.sqlite")
+    assert a.trajectories.equals(b.trajectories) and a.events.equals(b.events) and a.agents.equals(b.agents)
+
+
+def test_the_sqlite_file_is_jupedsims_schema_and_pedpy_reads_it(room, tmp_path):
+    out = tmp_path / "run.sqlite"
+    world, _ = _watched_run(room, out, ticks=60)
+    world.close()
+    with sqlite3.connect(out) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(trajectory_data)")]
+        assert columns == ["frame", "id", "pos_x", "pos_y", "ori_x", "ori_y"]
+        meta = dict(db.execute("SELECT key, value FROM metadata"))
+        assert meta["version"] == "2" and float(meta["fps"]) == pytest.approx(60 / EVERY)
+        frames = [row[0] for row in db.execute("SELECT DISTINCT frame FROM trajectory_data ORDER BY frame")]
+        assert frames == list(range(60 // EVERY + 1))
+        (wkt,) = db.execute("SELECT wkt FROM geometry").fetchone()
+        assert wkt.startswith("POLYGON")
+    pedpy = pytest.importorskip("pedpy")
+    data = pedpy.load_trajectory_from_jupedsim_sqlite(trajectory_file=out)
+    assert data.frame_rate == pytest.approx(60 / EVERY) and len(data.data) == 9 * (60 // EVERY + 1)
+    area = pedpy.load_walkable_area_from_jupedsim_sqlite(trajectory_file=out)
+    assert area.polygon.area == pytest.approx(24 * 24 - np.pi * 1.5**2, rel=0.01)
+
+
+@pytest.mark.parametrize("suffix", [".sqlite", ".parquet", ".csv"])
+def test_rows_are_on_disk_as_the_run_goes_and_a_killed_run_leaves_them_readable(room, tmp_path, suffix):
+    out = tmp_path / f"killed{suffix}"
+    script = textwrap.dedent(f"""
+        import os, ecs_nav
+        from ecs_nav.recording import record
+        world = ecs_nav.load_scene({str(room)!r})
+        record(world, {str(out)!r}, every=10, background=False, rows_per_block=9)
+        world.run(45)
+        os._exit(1)  # killed: no close, no summary
+    """)
+    subprocess.run([sys.executable, "-c", script], check=False, timeout=300, cwd=str(room.parent))
+    got = read_recording(out)
+    assert sorted(got.trajectories["tick"].unique()) == [0, 10, 20, 30, 40]
+    assert got.run["status"] == "running" and got.agents.empty
+
+
+def test_record_checks_its_arguments(tmp_path):
+    with ecs_nav.World() as world:
+        with pytest.raises(ValueError, match=r"unknown recording format '\.txt'; use one of \.sqlite"):
+            record(world, tmp_path / "run.txt")
+        with pytest.raises(ValueError, match="does not exist"):
+            record(world, tmp_path / "missing" / "run.csv")
+        with pytest.raises(ValueError, match="record.every: must be an integer >= 1"):
+            record(world, tmp_path / "run.csv", every=0, background=False)
+
+
+def test_path_lengths_and_spawn_ticks_follow_spawns_and_despawns(tmp_path):
+    from ecs_nav.testing import Integrate
+
+    from ecs_nav import Agent, Position, Velocity
+
+    with ecs_nav.World() as world:
+        world.add_systems(Integrate())
+        slow = world.spawn(Position(0, 0), Velocity(1, 0), Agent())
+        gone = world.spawn(Position(0, 5), Velocity(0, 2), Agent())
+        recording = record(world, tmp_path / "run.csv", every=1, background=False)
+        world.run(10)
+        world.despawn(gone)  # its row is refilled by the last one: the tallies must follow
+        late = world.spawn(Position(3, 3), Velocity(0, -3), Agent())
+        world.run(10)
+        recording.close()
+    agents = read_recording(tmp_path / "run.csv").agents.set_index("entity")
+    dt = 1 / 60
+    assert agents.loc[slow, "path_length"] == pytest.approx(20 * dt * 1.0)
+    assert agents.loc[gone, "path_length"] == pytest.approx(10 * dt * 2.0)
+    assert agents.loc[late, "path_length"] == pytest.approx(10 * dt * 3.0)
+    assert agents.loc[late, "spawn_tick"] == 10 and agents.loc[slow, "spawn_tick"] == 0
+
+
+def test_ecs_nav_run_out_writes_a_recording(room, tmp_path):
+    from ecs_nav.cli import main
+
+    out = tmp_path / "cli.parquet"
+    assert main(["run", str(room), "--headless", "--ticks", "20", "--out", str(out), "--every", "5"]) == 0
+    got = read_recording(out)
+    assert sorted(got.trajectories["tick"].unique()) == [0, 5, 10, 15, 20]
+    assert got.run["status"] == "complete" and len(got.agents) == 9
+    assert main(["run", str(room), "--headless", "--out", str(tmp_path / "x.json")]) == 2
+
+
+def test_the_walkable_area_keeps_platforms_up_a_ramp_and_drops_walls_and_railings():
+    import shapely
+
+    from ecs_nav.walkable import walkable_area
+
+    with ecs_nav.load_scene("gather") as world:
+        wkt, extent = walkable_area(world)
+    area = shapely.from_wkt(wkt)
+    assert extent == (-30.0, -30.0, 30.0, 30.0)
+    assert area.contains(shapely.Point(24, 24))  # the platform, 1.5 m up its ramp
+    assert area.contains(shapely.Point(15, 24))  # the ramp
+    for wall in ((-10, -5), (5, 5), (15, 20.75), (15, 27.25)):  # maze walls and the ramp's railings
+        assert not area.contains(shapely.Point(*wall)), wall
