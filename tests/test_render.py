@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav import draw
+from ecs_nav import draw, draw_colours, draw_panel
 from ecs_nav.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
+from ecs_nav.draw_colours import agent_groups
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.world import System, World
@@ -128,10 +129,12 @@ def test_chase_scene_frame(gl_window):
     camera.fit(draw.map_bounds(world))
     table = world.table
     players = table.rows_of(np.array(world.find(Player)))
+    groups = agent_groups(world, draw.PALETTE, players)
+    assert groups.names == ["player", "npc"]  # one colour per named agent, the player in its blue
     for row in range(table.n):
         if not table.is_agent[row] or table.radius[row] * camera.scale < 3:
             continue
-        colour = draw.PALETTE["player"] if row in players else draw.PALETTE["agent"]
+        colour = draw.PALETTE["player"] if row in players else draw_colours.GROUP_COLOURS[1]
         heading = table.heading[row]
         assert close_to(image, pixel_of(camera, table.pos[row] - heading * 0.3 * table.radius[row]), colour, tol=20)
 
@@ -255,8 +258,14 @@ def test_camera_zoom_pan_and_fit(viewer):
     send(w, "on_mouse_release", 150, 100, mouse.LEFT, 0)
     assert viewer.camera.center[0] < center[0]  # dragged right: looking further left
     assert viewer.world.find(PathRequest) == []  # a drag is not a click
-    press(viewer, key.F)
-    assert viewer.camera.scale == pytest.approx(scale) and viewer.camera.center == pytest.approx(center)
+    press(viewer, key.F)  # fits the map right of the side panel
+    width, height = viewer.camera.width, viewer.camera.height
+    fitted = draw.Camera(width=width, height=height)
+    fitted.fit(draw.map_bounds(viewer.world), left=draw_panel.side_panel_width(width))
+    assert viewer.camera.scale == pytest.approx(fitted.scale) and viewer.camera.center == pytest.approx(fitted.center)
+    xmin, _, xmax, _ = draw.map_bounds(viewer.world)
+    assert viewer.camera.world_to_screen((xmin, 0))[0, 0] > draw_panel.side_panel_width(width)  # not under the panel
+    assert viewer.camera.world_to_screen((xmax, 0))[0, 0] < width
 
 
 def test_wasd_drives_the_player(viewer):
