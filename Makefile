@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= out
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint clean screenshots
 
 # A venv made without python3-venv (ensurepip) has a python but no pip: make it again.
 $(STAMP): pyproject.toml
@@ -33,6 +33,18 @@ test: $(STAMP)
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests - failing"; exit 1; fi; \
 	exit $$rc
+
+# Every built-in scene rendered off-screen at its default settings (600 ticks, the layers its
+# [view] table turns on) to a small PNG under docs/screenshots/ (the README shows them).
+SCENES := $(basename $(notdir $(wildcard scenes/*.toml)))
+SHOT_SIZE ?= 800 450
+screenshots: $(STAMP)
+	@mkdir -p docs/screenshots
+	@for scene in $(SCENES); do \
+		$(VENV)/bin/ecs-nav run $$scene --headless --size $(SHOT_SIZE) --screenshot docs/screenshots/$$scene.png \
+			>/dev/null || exit 1; \
+		echo "docs/screenshots/$$scene.png"; \
+	done
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]"

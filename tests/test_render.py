@@ -418,3 +418,63 @@ def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_wi
     drawn.run(180)
     assert len(frames) == 3
     assert plain.state_digest() == drawn.state_digest()
+
+
+# --- the explaining layers (issue 13) ----------------------------------------------------------------
+
+
+def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    camera = draw.Camera(center=(0.0, 0.0), scale=1.0, width=320, height=180)  # a 0.8 m agent: 0.8 px
+    image = render_frame(world, (320, 180), layers={"map", "agents"}, camera=camera)
+    row, col = pixel_of(camera, world.table.pos[0])
+    window = image[row - 6:row + 7, col - 6:col + 7].astype(int)
+    floor = np.round(np.array(draw.PALETTE["floor"][:3]) * 255)
+    covered = int((np.abs(window - floor).max(axis=2) > 30).sum())
+    # a disc of MIN_AGENT_PIXELS (3) radius and its 1 px edge cover about 50 pixels; the 1.5 px
+    # floor the shader had before covered 29, the true 0.8 px size fewer
+    assert covered >= np.pi * (draw.MIN_AGENT_PIXELS + 0.5) ** 2, covered
+
+
+def test_a_path_radius_band_tints_the_floor_within_the_radius_in_the_agents_colour(gl_window):
+    from ecs_nav.components import Name
+    from ecs_nav.viewer import render_frame
+
+    world = World(seed=1)
+    world.map = MapGeometry((-20, -12, 20, 12))
+    guard = world.spawn(Position(-15, -8), Agent(), Collider(radius=0.5), Name("guard"))
+    world.add_component(guard, Path(waypoints=[(-10, 0), (10, 0)], radius=2.0, mode="patrol"))
+    camera = draw.Camera(width=400, height=240)
+    camera.fit(draw.map_bounds(world))
+    image = render_frame(world, (400, 240), layers={"map", "paths", "agents"}, camera=camera)
+    floor = np.round(np.array(draw.PALETTE["floor"][:3]) * 255)
+    inside, outside = image[pixel_of(camera, (0.0, 1.4))].astype(int), image[pixel_of(camera, (0.0, 2.6))].astype(int)
+    assert np.abs(outside - floor).max() <= 3
+    tint = np.array(draw_colours.GROUP_COLOURS[0][:3]) * 255 - floor  # the band leans towards the guard's colour
+    assert np.dot(inside - floor, tint) > 0 and np.abs(inside - floor).max() > 5
+    assert close_to(image, pixel_of(camera, (-15.2, -8.0)), draw_colours.GROUP_COLOURS[0])  # the guard's disc
+
+
+def test_the_side_panel_sits_beside_the_map_and_labels_are_drawn_by_their_agents(gl_window):
+    from ecs_nav.components import Name
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    world.add_component(world.entities()[0], Name("npc"))
+    width, height = 640, 360
+    with_hud = render_frame(world, (width, height), layers={"map", "agents", "labels", "hud"})
+    panel = draw_panel.side_panel_width(width)
+    camera = draw.Camera(width=width, height=height)
+    camera.fit(draw.map_bounds(world), left=panel)
+    xmin, ymin, _, _ = draw.map_bounds(world)
+    corner_x, _ = camera.world_to_screen((xmin, ymin))[0]
+    assert corner_x > panel  # the map's west edge is right of the panel
+    assert close_to(with_hud, pixel_of(camera, (xmin + 0.3, 0.0)), draw.PALETTE["floor"])
+    assert with_hud[height // 2, 2:panel - 2].max() < 255 and with_hud[:, :panel].std() > 5  # text on the panel
+    no_labels = render_frame(world, (width, height), layers={"map", "agents", "hud"})
+    x, y = camera.world_to_screen(world.table.pos[0])[0]
+    box = with_hud[height - int(y) - 20:height - int(y), int(x) + 5:int(x) + 40]
+    same = no_labels[height - int(y) - 20:height - int(y), int(x) + 5:int(x) + 40]
+    assert (box != same).any(axis=2).sum() > 20  # the label "npc" beside the agent
