@@ -21,6 +21,7 @@ import numpy as np
 from ecs_nav.draw import PALETTE
 from ecs_nav.draw_colours import viridis
 from ecs_nav.draw_labels import behaviour_names
+from ecs_nav.draw_platformer import SIDE_PALETTE
 from ecs_nav.platformer_world import PLATFORMER
 
 SIDE_PANEL_PIXELS = 270
@@ -46,6 +47,10 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
 each agent's colour, listed under the groups)."""
 
 GRAPH_KIND_LEGEND = (("  one-way drop (arrow)", PALETTE["graph_drop"]), ("  off-mesh link", PALETTE["graph_link"]))
+
+SIDE_LEGEND = (("solid", "solid tile"), ("one_way", "one-way platform"), ("jump", "path: a jump"),
+               ("bot", "bot"), ("player", "player"))
+"""A side view's legend: SIDE_PALETTE key, words."""
 
 GROUP_LINES = 8
 """The legend lists at most this many agent groups."""
@@ -164,7 +169,12 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
     and the first of the ``selected`` entities' state."""
     lines = [PanelLine(text) for text in hud]
     lines += [PanelLine("")] + [PanelLine(text) for text in event_lines(world)]
-    lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None))
+    side = getattr(world, "resources", {}).get(PLATFORMER)
+    if side is not None:
+        lines += [PanelLine(""), PanelLine("legend")]
+        lines += [PanelLine(words, SIDE_PALETTE[key]) for key, words in SIDE_LEGEND]
+    else:
+        lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None))
     for entity in list(selected)[:1]:
         state = agent_state_lines(world, int(entity))
         if state:
