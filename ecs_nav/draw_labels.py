@@ -4,8 +4,9 @@ Each group (the agents that share a scene ``name``, see ``draw_colours.agent_gro
 one label in its colour: a single agent's label names it and the behaviours it runs
 ("hunter: pursuit"), a crowd's names it, counts it and says what its members run ("flock
 ×30: flocking") next to the member nearest the crowd's mean. Labels are placed in group
-order; one that would overlap a placed label, leave the window or fall under the side panel
-is left out, so a crowded view shows a few readable labels instead of a smear.
+order, right of their agent (left of it at the window's right edge); one that would overlap
+a placed label, leave the window or fall under the side panel is left out, so a crowded view
+shows a few readable labels instead of a smear.
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> lis
         x, y = camera.world_to_screen(pos[row])[0]
         offset = max(float(radius[row]) * camera.scale, 3.0) + 3.0
         x0, y0 = x + offset, y + offset * 0.5
+        if x0 + label_width(text) > camera.width:  # no room on the right: put it on the left
+            x0 = x - offset - label_width(text)
+        y0 = min(y0, camera.height - LABEL_HEIGHT_PIXELS)  # an agent at the top edge: label below it
         box = (x0, y0, x0 + label_width(text), y0 + LABEL_HEIGHT_PIXELS)
         if box[0] < left or box[2] > camera.width or box[1] < 0 or box[3] > camera.height:
             continue
