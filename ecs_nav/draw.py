@@ -19,14 +19,18 @@ from typing import Any
 
 import numpy as np
 
+from ecs_nav.draw_colours import viridis
 from ecs_nav.platformer_world import PLATFORMER
 
 LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "paths", "steer_targets",
-          "velocity", "agents", "hud")
-"""Every drawable layer, in drawing order (later layers are drawn on top)."""
+          "velocity", "agents", "labels", "hud")
+"""Every drawable layer, in drawing order (later layers are drawn on top). "hud" is the side
+panel: tick, time, events, the legend and the selected agent."""
 
-DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map"}
-"""Layers drawn unless asked otherwise (the heat map hides the graph, so it starts off)."""
+DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map", "graph_edges", "graph_nodes", "flow_field"}
+"""Layers drawn unless the scene's ``[view] layers`` says otherwise: the map, paths, steering
+targets, velocities, agents, their labels and the HUD. The nav graph and the flow field are
+for scenes whose point they are (they cover the map)."""
 
 PALETTE: dict[str, tuple[float, float, float, float]] = {
     "background": (0.07, 0.08, 0.10, 1.0),
@@ -36,19 +40,29 @@ PALETTE: dict[str, tuple[float, float, float, float]] = {
     "graph_edge": (1.0, 1.0, 1.0, 0.22),  # seed 000: white edges
     "graph_node": (0.95, 0.25, 0.25, 0.9),  # seed 000: red ticks
     "path": (1.0, 0.30, 0.35, 0.95),  # seed 000's drawPath: red
-    "path_done": (1.0, 0.30, 0.35, 0.30),
     "steer_target": (1.0, 0.85, 0.20, 0.8),
-    "velocity": (0.35, 1.0, 0.45, 0.9),
+    "velocity": (0.92, 0.92, 0.92, 0.75),
+    "graph_drop": (0.35, 0.80, 1.0, 0.8),  # a one-way drop off a ledge, with an arrowhead
+    "graph_link": (1.0, 0.55, 0.95, 0.9),  # an off-mesh link (jump, teleporter), one-way
+    "goal": (1.0, 1.0, 1.0, 0.95),
     "flow_arrow": (0.30, 0.85, 1.0, 0.75),
     "agent": (0.95, 0.38, 0.22, 1.0),  # seed 000's NPC: red-orange
     "player": (0.25, 0.55, 1.0, 1.0),  # seed 000's player: blue
     "body": (0.62, 0.62, 0.66, 1.0),  # a table row that is not an Agent (a moving obstacle)
     "selection": (1.0, 0.95, 0.30, 1.0),
-    "hud_panel": (0.0, 0.0, 0.0, 0.55),
+    "hud_panel": (0.0, 0.0, 0.0, 0.8),
+    "label_backing": (0.0, 0.0, 0.0, 0.55),
 }
 
 VELOCITY_SECONDS = 0.5
 """Velocity arrows show where an agent will be this many seconds ahead."""
+
+MIN_AGENT_PIXELS = 3.0
+"""Screen pixels: an agent's disc is drawn at least this radius however far the view zooms out."""
+
+VELOCITY_MIN_PIXELS = 4.0
+"""Screen pixels: agents whose radius shows smaller than this get no velocity line (at crowd
+scale the lines would be a noise texture)."""
 
 CIRCLE_SEGMENTS = 32
 
@@ -69,15 +83,17 @@ class Camera:
     min_scale: float = 0.05
     max_scale: float = 2000.0
 
-    def fit(self, bounds: tuple[float, float, float, float], margin: float = 0.04) -> None:
+    def fit(self, bounds: tuple[float, float, float, float], margin: float = 0.04, left: float = 0.0) -> None:
         """Centre on ``bounds`` (xmin, ymin, xmax, ymax) and zoom so all of it shows, leaving
-        ``margin`` (a fraction of the viewport) free on each side."""
+        ``margin`` (a fraction of the viewport) free on each side and ``left`` pixels free at
+        the left edge (the side panel's strip)."""
         xmin, ymin, xmax, ymax = (float(v) for v in bounds)
         w, h = max(xmax - xmin, 1e-6), max(ymax - ymin, 1e-6)
         usable = 1.0 - 2.0 * margin
-        self.center = ((xmin + xmax) / 2.0, (ymin + ymax) / 2.0)
-        self.scale = float(np.clip(min(self.width * usable / w, self.height * usable / h),
+        left = float(np.clip(left, 0.0, self.width * 0.5))
+        self.scale = float(np.clip(min((self.width - left) * usable / w, self.height * usable / h),
                                    self.min_scale, self.max_scale))
+        self.center = ((xmin + xmax) / 2.0 - left / 2.0 / self.scale, (ymin + ymax) / 2.0)
 
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = max(int(width), 1), max(int(height), 1)
@@ -135,7 +151,8 @@ def _with_colour(xy: np.ndarray, colour: Any) -> np.ndarray:
     return out
 
 
-def _empty() -> np.ndarray:
+def empty_rows() -> np.ndarray:
+    """No rows: a layer with nothing to draw."""
     return np.zeros((0, 6), dtype=np.float32)
 
 
@@ -190,13 +207,27 @@ def segments(starts: np.ndarray, ends: np.ndarray, colours: Any) -> np.ndarray:
     return _with_colour(xy, colours)
 
 
+def rings(centers: np.ndarray, radii: Any, colours: Any, sides: int = 24) -> np.ndarray:
+    """Circle outlines: (c, 2) centres, (c,) radii, one colour or (c, 4) → line rows."""
+    centers = np.asarray(centers, dtype=np.float64).reshape(-1, 2)
+    radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (centers.shape[0],))
+    angles = np.linspace(0.0, 2.0 * np.pi, sides + 1)
+    ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    rim = centers[:, None, :] + radii[:, None, None] * ring[None]  # (c, s+1, 2)
+    colours = np.asarray(colours, dtype=np.float64)
+    if colours.ndim == 2:
+        colours = np.repeat(colours, sides, axis=0)
+    return segments(rim[:, :-1].reshape(-1, 2), rim[:, 1:].reshape(-1, 2), colours)
+
+
 def crosses(centers: np.ndarray, half_size: float, colour: Any) -> np.ndarray:
-    """A small + at each of (k, 2) centres → line rows."""
+    """A small + at each of (k, 2) centres, one colour or (k, 4) → line rows."""
     c = np.asarray(centers, dtype=np.float64).reshape(-1, 2)
     dx, dy = np.array([half_size, 0.0]), np.array([0.0, half_size])
     starts = np.concatenate([c - dx, c - dy])
     ends = np.concatenate([c + dx, c + dy])
-    return segments(starts, ends, colour)
+    colour = np.asarray(colour, dtype=np.float64)
+    return segments(starts, ends, np.concatenate([colour, colour]) if colour.ndim == 2 else colour)
 
 
 def arrows(tails: np.ndarray, tips: np.ndarray, colour: Any, head: float = 0.3) -> np.ndarray:
@@ -217,16 +248,6 @@ def height_colour(height: Any, max_height: float) -> np.ndarray:
     t = np.clip(np.asarray(height, dtype=np.float64) / max(float(max_height), 1e-9), 0.0, 1.0)
     low, high = np.array(PALETTE["low"]), np.array(PALETTE["high"])
     return low + t[..., None] * (high - low)
-
-
-def heat_colour(t: Any) -> np.ndarray:
-    """A blue → green → yellow → red ramp for ``t`` in 0..1 (k,) → (k, 4), alpha 0.45."""
-    stops = np.array([[0.15, 0.25, 0.85], [0.15, 0.75, 0.45], [0.95, 0.85, 0.20], [0.90, 0.20, 0.15]])
-    t = np.clip(np.asarray(t, dtype=np.float64), 0.0, 1.0) * (len(stops) - 1)
-    i = np.minimum(t.astype(np.int64), len(stops) - 2)
-    f = (t - i)[..., None]
-    rgb = stops[i] * (1 - f) + stops[i + 1] * f
-    return np.concatenate([rgb, np.full(rgb.shape[:-1] + (1,), 0.45)], axis=-1)
 
 
 # --- layers -----------------------------------------------------------------------------------
@@ -264,7 +285,7 @@ def map_triangles(geometry: Any) -> np.ndarray:
     "high"), lower tops first so taller pieces draw over them; ramps as a gradient from their
     low edge to their high edge. Vectorised per shape kind."""
     if geometry is None:
-        return _empty()
+        return empty_rows()
     floor, hmax = float(geometry.floor), map_max_height(geometry)
     xmin, ymin, xmax, ymax = geometry.bounds
     pieces, tops = [rectangles([xmin, ymin], [xmax, ymax], PALETTE["floor"])], [np.full(6, -np.inf)]
@@ -293,52 +314,73 @@ def map_triangles(geometry: Any) -> np.ndarray:
 
 
 def graph_edge_lines(graph: Any) -> np.ndarray:
-    """One segment per undirected edge of the NavGraph (a two-way pair is drawn once; a
-    one-way edge is drawn too)."""
+    """One segment per undirected edge of the NavGraph (a two-way pair is drawn once, in
+    PALETTE "graph_edge"); a one-way edge with an arrowhead at its far end, in "graph_drop"
+    (a drop off a ledge) or "graph_link" (an off-mesh link)."""
     if graph is None or not len(graph.indices):
-        return _empty()
+        return empty_rows()
+    from ecs_nav.nav.graph import EDGE_LINK
+
     src = graph.edge_sources()
     dst = np.asarray(graph.indices, dtype=np.int64)
     key_fwd = src * graph.node_count + dst
     key_back = dst * graph.node_count + src
     has_back = np.isin(key_fwd, key_back, assume_unique=False)
-    keep = (src < dst) | ~has_back
     xy = graph.positions[:, :2]
-    return segments(xy[src[keep]], xy[dst[keep]], PALETTE["graph_edge"])
+    two_way = has_back & (src < dst)
+    chunks = [segments(xy[src[two_way]], xy[dst[two_way]], PALETTE["graph_edge"])]
+    one_way = ~has_back
+    if one_way.any():
+        kinds = np.asarray(graph.kinds)[one_way]
+        colour = np.where((kinds == EDGE_LINK)[:, None], PALETTE["graph_link"], PALETTE["graph_drop"])
+        tails, tips = xy[src[one_way]], xy[dst[one_way]]
+        head = float(graph.grid.spacing) * 0.35 / np.maximum(np.hypot(*(tips - tails).T), 1e-9)
+        chunks.append(_arrows_each(tails, tips, colour, np.minimum(head, 0.5)))
+    return np.concatenate(chunks)
+
+
+def _arrows_each(tails: np.ndarray, tips: np.ndarray, colours: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """Like :func:`arrows`, one colour (k, 4) and one head fraction (k,) per arrow."""
+    back = (tails - tips) * head[:, None]
+    c, s = np.cos(0.5), np.sin(0.5)
+    left = np.stack([back[:, 0] * c - back[:, 1] * s, back[:, 0] * s + back[:, 1] * c], 1)
+    right = np.stack([back[:, 0] * c + back[:, 1] * s, -back[:, 0] * s + back[:, 1] * c], 1)
+    return segments(np.concatenate([tails, tips, tips]), np.concatenate([tips, tips + left, tips + right]),
+                    np.concatenate([colours, colours, colours]))
 
 
 def graph_node_ticks(graph: Any) -> np.ndarray:
     """A small red + on every walkable node (the seed's node ticks)."""
     if graph is None:
-        return _empty()
+        return empty_rows()
     xy = graph.positions[np.asarray(graph.walkable, dtype=bool), :2]
     return crosses(xy, float(graph.grid.spacing) * 0.12, PALETTE["graph_node"])
 
 
 def heat_map_triangles(graph: Any, flow: dict | None) -> np.ndarray:
-    """A coloured square on each reachable node, by the flow field's ``distance`` (near: blue,
-    far: red); unreachable (inf) and unwalkable nodes stay clear."""
+    """A coloured square on each reachable node, by the flow field's ``distance`` on the viridis
+    ramp (near: dark violet, far: yellow); unreachable (inf) and unwalkable nodes stay clear."""
     if graph is None or not flow or flow.get("distance") is None:
-        return _empty()
+        return empty_rows()
     distance = np.asarray(flow["distance"], dtype=np.float64).reshape(-1)
     if distance.shape[0] != graph.node_count:
-        return _empty()
+        return empty_rows()
     ok = np.isfinite(distance) & np.asarray(graph.walkable, dtype=bool)
     if not ok.any():
-        return _empty()
+        return empty_rows()
     far = float(distance[ok].max()) or 1.0
     half = float(graph.grid.spacing) / 2.0
     xy = graph.positions[ok, :2]
-    return rectangles(xy - half, xy + half, heat_colour(distance[ok] / far))
+    return rectangles(xy - half, xy + half, viridis(distance[ok] / far))
 
 
 def flow_field_arrows(graph: Any, flow: dict | None) -> np.ndarray:
     """An arrow on each node with a non-zero flow ``direction``, 0.8 spacing long."""
     if graph is None or not flow or flow.get("direction") is None:
-        return _empty()
+        return empty_rows()
     direction = np.asarray(flow["direction"], dtype=np.float64).reshape(-1, 2)
     if direction.shape[0] != graph.node_count:
-        return _empty()
+        return empty_rows()
     length = np.hypot(direction[:, 0], direction[:, 1])
     ok = (length > 1e-9) & np.asarray(graph.walkable, dtype=bool) & np.isfinite(length)
     unit = direction[ok] / length[ok, None]
@@ -347,56 +389,22 @@ def flow_field_arrows(graph: Any, flow: dict | None) -> np.ndarray:
     return arrows(xy - half, xy + half, PALETTE["flow_arrow"])
 
 
-def path_lines(paths: list[tuple[int, Any]], table: Any = None) -> np.ndarray:
-    """Every Path as a polyline: the part already walked faint, the rest bright, a + on each
-    waypoint still ahead and, given the ``table``, a line from the agent to its next waypoint.
-    ``paths`` is a list of (entity, Path) pairs. Vectorised over all paths."""
-    paths = [(e, p) for e, p in paths if len(p.waypoints)]
-    if not paths:
-        return _empty()
-    count = len(paths)
-    xy = np.concatenate([np.asarray(p.waypoints, dtype=np.float64)[:, :2] for _, p in paths])
-    lengths = np.fromiter((len(p.waypoints) for _, p in paths), np.int64, count)
-    index = np.clip(np.fromiter((p.index for _, p in paths), np.int64, count), 0, lengths - 1)
-    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    owner = np.repeat(np.arange(count), lengths)
-    local = np.arange(xy.shape[0]) - first[owner]
-    seg = np.flatnonzero(local < lengths[owner] - 1)
-    done = local[seg] < index[owner[seg]]
-    chunks = [
-        segments(xy[seg], xy[seg + 1], np.where(done[:, None], PALETTE["path_done"], PALETTE["path"])),
-        crosses(xy[local >= index[owner]], 0.25, PALETTE["path"]),
-    ]
-    if table is not None:
-        rows = table.rows_of(np.fromiter((e for e, _ in paths), np.int64, count))
-        ok = rows >= 0
-        chunks.append(segments(table.pos[rows[ok]], xy[first[ok] + index[ok]], PALETTE["path"]))
-    return np.concatenate(chunks)
-
-
-def steer_target_lines(table: Any) -> np.ndarray:
-    """For each row with a steering target: a line from the agent to it and a + on it."""
-    mask = table.live("has_steer_target")
-    if not mask.any():
-        return _empty()
-    pos, target = table.live("pos")[mask], table.live("steer_target")[mask]
-    return np.concatenate([segments(pos, target, PALETTE["steer_target"]),
-                           crosses(target, 0.3, PALETTE["steer_target"])])
-
-
 VELOCITY_ARROW_HEADS = 2000
 """Above this many moving rows velocities are plain segments: a software rasteriser pays per
 line, and barbs triple the count."""
 
 
-def velocity_lines(table: Any, seconds: float = VELOCITY_SECONDS) -> np.ndarray:
+def velocity_lines(table: Any, seconds: float = VELOCITY_SECONDS, pixels_per_unit: float | None = None) -> np.ndarray:
     """For each moving row, an arrow from its rim along its velocity, as long as the distance
-    the velocity covers in ``seconds`` (no arrow heads above VELOCITY_ARROW_HEADS rows)."""
+    the velocity covers in ``seconds`` (no arrow heads above VELOCITY_ARROW_HEADS rows). Given
+    the camera's ``pixels_per_unit``, rows whose radius shows below VELOCITY_MIN_PIXELS get none."""
     pos, vel = table.live("pos"), table.live("vel")
     speed = np.hypot(vel[:, 0], vel[:, 1])
     moving = speed > 0.0
+    if pixels_per_unit is not None:
+        moving &= table.live("radius") * float(pixels_per_unit) >= VELOCITY_MIN_PIXELS
     if not moving.any():
-        return _empty()
+        return empty_rows()
     radius = table.live("radius")[moving]
     v = vel[moving]
     rim = pos[moving] + v * (radius / speed[moving])[:, None]
@@ -405,10 +413,12 @@ def velocity_lines(table: Any, seconds: float = VELOCITY_SECONDS) -> np.ndarray:
     return arrows(rim, rim + v * seconds, PALETTE["velocity"], head=0.25)
 
 
-def agent_instances(table: Any, player_rows: Any = (), selected_rows: Any = ()) -> np.ndarray:
+def agent_instances(table: Any, player_rows: Any = (), selected_rows: Any = (),
+                    row_colour: np.ndarray | None = None) -> np.ndarray:
     """(n, 9) float32 per-row instance data: x, y, radius, heading_x, heading_y, r, g, b,
-    selected (0/1). Agents are PALETTE "agent", players "player", other rows "body"; a row with
-    no radius is drawn 0.5 wide."""
+    selected (0/1). Colours: ``row_colour`` (n, 4) when given (``draw_colours.agent_groups``),
+    else agents PALETTE "agent", players "player", other rows "body"; a row with no radius is
+    drawn 0.5 wide."""
     n = table.n
     out = np.empty((n, 9), dtype=np.float32)
     out[:, 0:2] = table.live("pos")
@@ -420,6 +430,8 @@ def agent_instances(table: Any, player_rows: Any = (), selected_rows: Any = ()) 
     player_rows = np.asarray(player_rows, dtype=np.int64).reshape(-1)
     player_rows = player_rows[(player_rows >= 0) & (player_rows < n)]
     out[player_rows, 5:8] = PALETTE["player"][:3]
+    if row_colour is not None:
+        out[:, 5:8] = np.asarray(row_colour)[:n, :3]
     out[:, 8] = 0.0
     selected_rows = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
     out[selected_rows[(selected_rows >= 0) & (selected_rows < n)], 8] = 1.0
@@ -439,26 +451,9 @@ def pick_row(table: Any, point: Any, slack: float = 0.25) -> int:
     return int(np.flatnonzero(inside)[np.argmin(d[inside])])
 
 
-def hud_lines(world: Any, fps: float | None = None, ms_per_tick: dict[str, float] | None = None,
-              paused: bool = False, speed: float = 1.0, selected: int = 0) -> list[str]:
-    """The HUD text: tick, simulated time, agent count, frames per second and milliseconds per
-    tick of each system (``ms_per_tick``; default: the World's average since it started)."""
-    agents = int(np.count_nonzero(world.table.live("is_agent")))
-    first = f"tick {world.tick}   time {world.time:.2f} s   agents {agents}"
-    side = getattr(world, "resources", {}).get(PLATFORMER)
-    if side is not None:
-        first = f"tick {world.tick}   time {world.time:.2f} s   characters {side.count}"
-    if selected:
-        first += f"   selected {selected}"
-    lines = [first]
-    state = "paused" if paused else f"speed x{speed:g}"
-    if fps is not None:
-        lines.append(f"fps {fps:5.1f}   {state}")
-    elif paused or speed != 1.0:  # a capture: no clock to report
-        lines.append(state)
-    if ms_per_tick is None:
-        ticks = max(world.tick, 1)
-        ms_per_tick = {s.name: world.timings_ms[s.name] / ticks for s in world.systems}
-    for name, ms in ms_per_tick.items():
-        lines.append(f"{name.removesuffix('System'):<12}{ms:8.3f} ms")
-    return lines
+def default_layers(world: Any) -> frozenset[str]:
+    """The layers a World starts with: its scene's ``[view] layers`` when it has them, else
+    DEFAULT_LAYERS."""
+    scene = getattr(world, "resources", {}).get("scene")
+    layers = getattr(scene, "view", {}).get("layers") if scene is not None else None
+    return frozenset(DEFAULT_LAYERS if layers is None else layers)

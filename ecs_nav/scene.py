@@ -244,6 +244,8 @@ def scene_to_dict(world: World) -> dict[str, Any]:
         data["level"] = level_to_dict(world, scene.level)
     if world.navmap is not None:
         data["navmap"] = _fields_of(world.navmap)
+    if scene.view:
+        data["view"] = {key: list(value) if isinstance(value, tuple) else value for key, value in scene.view.items()}
     names = {e: n.value for e, (n,) in world.query(Name)}
     entities = []
     for entity in world.entities():

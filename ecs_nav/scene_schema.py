@@ -64,6 +64,7 @@ COMPONENTS: dict[str, type] = {
 """Component names a scene may use, and their classes."""
 
 ENTITY_KEYS = ("name", "prefab", "count", "spawn_area")
+VIEW_KEYS = ("layers",)
 WORLD_KEYS = ("seed", "dt", "pathfind_period", "stuck_ticks", "systems")
 MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "grid", "cell_size", "origin", "wall_height", "movingai",
             "image", "tiled", "tiled_layer", "wkt")
@@ -105,6 +106,7 @@ class Scene:
     navmap: NavMap | None = None
     level: dict[str, Any] = field(default_factory=dict)  # a side view's [level] (ecs_nav.scene_level)
     entities: list[dict[str, Any]] = field(default_factory=list)
+    view: dict[str, Any] = field(default_factory=dict)  # [view]: how the viewer first shows it
 
 
 def parse_text(content: bytes | str, source: str = "<text>", base_dir: FilePath | None = None) -> Scene:
@@ -152,9 +154,11 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
 
     if not isinstance(data, dict):
         raise SceneError([f"{source}: a scene is a table, got {kind_of(data)}"])
-    _unknown_keys(data, ("world", "map", "level", "navmap", "prefab", "entity"), "", report)
+    _unknown_keys(data, ("world", "map", "level", "navmap", "prefab", "entity", "view"), "", report)
     scene = Scene(source=source)
     _parse_world(data.get("world", {}), scene, report)
+    if "view" in data:
+        scene.view = _parse_view(data["view"], report)
     if "map" in data:  # no [map]: no ground, no walls, no nav graph (README: Scene files)
         scene.map = _parse_map(data["map"], base_dir, report)
     if "level" in data:
@@ -233,6 +237,28 @@ def _parse_world(section: Any, scene: Scene, report) -> None:
             if s not in SYSTEM_NAMES:
                 report("world.systems", f"unknown system {s!r}{did_you_mean(s, SYSTEM_NAMES)}")
         scene.systems = tuple(systems)
+
+
+def _parse_view(section: Any, report) -> dict[str, Any]:
+    """``[view]``: ``layers``, the viewer's layers that start on (``ecs_nav.draw.LAYERS``)."""
+    from ecs_nav.draw import LAYERS
+
+    if not isinstance(section, dict):
+        report("view", f"must be a table, got {kind_of(section)}")
+        return {}
+    _unknown_keys(section, VIEW_KEYS, "view", report)
+    layers = section.get("layers")
+    if layers is None:
+        return {}
+    if not isinstance(layers, list) or not all(isinstance(name, str) for name in layers):
+        report("view.layers", f"must be a list of layer names, got {describe(layers)}")
+        return {}
+    ok = True
+    for name in layers:
+        if name not in LAYERS:
+            report("view.layers", f"unknown layer {name!r}{did_you_mean(name, LAYERS)} (layers: {', '.join(LAYERS)})")
+            ok = False
+    return {"layers": tuple(dict.fromkeys(layers))} if ok else {}
 
 
 def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]:

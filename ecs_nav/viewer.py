@@ -19,7 +19,8 @@ N or .      one tick (while paused)
 F           fit the map in the window
 R           reload the scene file
 1 .. 9, 0   layers: map, graph edges, graph nodes, paths, agents, velocity,
-            steering targets, flow field, heat map, HUD
+            steering targets, flow field, heat map, HUD (the side panel)
+L           agent labels
 Tab / Esc   select every agent / clear the selection (or close help)
 W A S D     drive the Player
 H or F1     help overlay
@@ -47,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav import draw, side_view_controls
+from ecs_nav import draw, draw_panel, side_view_controls
 from ecs_nav.components import PathRequest, Player
 from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.world import World
@@ -56,9 +57,20 @@ LAYER_KEYS = ("map", "graph_edges", "graph_nodes", "paths", "agents", "velocity"
               "flow_field", "heat_map", "hud")
 """The layer each number key toggles: 1, 2, ... 9, then 0."""
 
+LABELS_KEY = "L"
+"""The key that toggles the "labels" layer."""
+
+
+def layer_key_help() -> str:
+    """The help overlay's layer lines, from LAYER_KEYS and LABELS_KEY."""
+    names = [f"{(i + 1) % 10} {layer.replace('_', ' ').replace('steer ', 'steering ')}"
+             for i, layer in enumerate(LAYER_KEYS)]
+    return ("layers  " + "  ".join(names[:5]) + "\n        " + "  ".join(names[5:])
+            + f"\n        {LABELS_KEY} labels")
+
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
-HELP = """\
+HELP = f"""\
 ecs_nav viewer
 
 Space     pause / resume        N or .   one tick (paused)
@@ -71,8 +83,7 @@ click agent   select (Shift: add)
 click ground  send the selected agents (or the Player) there
 right-click   send them there    drag: pan    wheel: zoom
 
-layers  1 map  2 graph edges  3 graph nodes  4 paths  5 agents
-        6 velocity  7 steering targets  8 flow field  9 heat map  0 HUD
+{layer_key_help()}
 
 side view (a [level] scene): A/D walk, W jump (hold: higher), S drop
   click a bot to select it, click the level to send it there,
@@ -99,7 +110,8 @@ class Viewer:
         window: a pyglet window; the viewer pushes its handlers onto it.
         scene: the scene file or name that ``R`` reloads (None: reload is off).
         seed: the seed to reload the scene with.
-        layers: the layers shown at first (default :data:`draw.DEFAULT_LAYERS`).
+        layers: the layers shown at first (default ``draw.default_layers(world)``: the scene's
+            ``[view] layers``, else :data:`draw.DEFAULT_LAYERS`).
         max_frame_dt: real seconds one frame may account for at most (a stall does not turn
             into a burst of ticks).
     """
@@ -113,13 +125,13 @@ class Viewer:
         self.world = world
         self.window = window
         self.scene, self.seed = scene, seed
-        self.layers = set(draw.DEFAULT_LAYERS if layers is None else layers)
+        self.layers = set(draw.default_layers(world) if layers is None else layers)
         self.max_frame_dt = float(max_frame_dt)
         existing = world.system("RenderSystem")
         self.render = existing if existing is not None else render.RenderSystem()
         width, height = window.get_framebuffer_size()
         self.camera = draw.Camera(width=width, height=height)
-        self.camera.fit(draw.map_bounds(world))
+        self.fit()
         self.paused = False
         self.speed = 1.0
         self.accumulator = 0.0
@@ -170,7 +182,7 @@ class Viewer:
         self.run_ticks(1)
 
     def overlay(self) -> list[str]:
-        lines = draw.hud_lines(self.world, fps=self.fps, ms_per_tick=self.ms_per_tick or None,
+        lines = draw_panel.hud_lines(self.world, fps=self.fps, ms_per_tick=self.ms_per_tick or None,
                                paused=self.paused, speed=self.speed, selected=len(self.selected))
         lines.append(f"{'draw':<12}{self.draw_ms:8.3f} ms")
         if self.status:
@@ -209,7 +221,9 @@ class Viewer:
         elif symbol in (key.MINUS, key.NUM_SUBTRACT, key.UNDERSCORE):
             self.change_speed(-1)
         elif symbol == key.F:
-            self.camera.fit(draw.map_bounds(self.world))
+            self.fit()
+        elif symbol == getattr(key, LABELS_KEY):
+            self.toggle_layer("labels")
         elif symbol == key.R:
             self.reload()
         elif symbol in (key.H, key.F1, key.QUESTION, key.SLASH):
@@ -234,6 +248,11 @@ class Viewer:
             self.held.discard(symbol)
             return True
         return None
+
+    def fit(self) -> None:
+        """Fit the map into the window right of the side panel (the whole window without it)."""
+        left = draw_panel.side_panel_width(self.camera.width) if "hud" in self.layers else 0
+        self.camera.fit(draw.map_bounds(self.world), left=left)
 
     def toggle_layer(self, layer: str) -> None:
         self.layers.symmetric_difference_update({layer})
@@ -417,9 +436,10 @@ def _capture_system():
 def render_frame(world: World, size: tuple[int, int] = (1280, 720), layers: Iterable[str] | None = None,
                  hud: bool = True, camera: draw.Camera | None = None) -> np.ndarray:
     """Render ``world`` offscreen: a (height, width, 3) uint8 RGB image, row 0 at the top.
-    ``layers`` default to ``ecs_nav.draw.DEFAULT_LAYERS``; the camera defaults to fitting the
-    map; ``hud`` adds the tick/time/agents panel."""
-    layers = set(draw.DEFAULT_LAYERS if layers is None else layers)
+    ``layers`` default to ``ecs_nav.draw.default_layers(world)`` (the scene's ``[view]
+    layers``); the camera defaults to fitting the map (right of the side panel); ``hud`` adds
+    the side panel (HUD, events, legend)."""
+    layers = set(draw.default_layers(world) if layers is None else layers)
     if not hud:
         layers.discard("hud")
     return _capture_system().capture(world, size=(int(size[0]), int(size[1])), camera=camera, layers=layers)

@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav import draw, draw_platformer
-from ecs_nav.components import Path, Player
+from ecs_nav import draw, draw_labels, draw_panel, draw_paths, draw_platformer
+from ecs_nav.components import Path, PathRequest, Player
+from ecs_nav.draw_colours import agent_groups
 from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.world import System, World
+from systems.render_text import TextPainter
 
 pyglet: Any = None  # the pyglet module, once load_pyglet() has run
 gl: Any = None  # pyglet.gl
@@ -131,13 +133,14 @@ layout(location = 2) in vec2 heading;
 layout(location = 3) in vec4 colour_selected;
 uniform mat4 u_matrix;
 uniform float u_pixel;  // world units per pixel
+uniform float u_min_pixels;  // the smallest radius drawn, in pixels
 flat out vec4 v_colour_selected;
 flat out vec3 v_heading_radius;  // unit heading, radius in pixels
 #if QUADS
 out vec2 v_corner;
 #endif
 void main() {
-    float radius = max(center_radius.z / u_pixel, 1.5);
+    float radius = max(center_radius.z / u_pixel, u_min_pixels);
     float pad = radius + (colour_selected.a > 0.5 ? 4.0 : 1.0);
     float h_len = length(heading);
     v_heading_radius = vec3(h_len > 1e-6 ? heading / h_len : vec2(0.0), radius);
@@ -384,6 +387,7 @@ class Renderer:
             "graph_edges": _Mesh(gl.GL_LINES),
             "graph_nodes": _Mesh(gl.GL_LINES),
             "flow_field": _Mesh(gl.GL_LINES),
+            "path_bands": _Mesh(gl.GL_TRIANGLES),  # drawn with "paths", under the lines
             "paths": _Mesh(gl.GL_LINES),
             "steer_targets": _Mesh(gl.GL_LINES),
             "velocity": _Mesh(gl.GL_LINES),
@@ -392,7 +396,8 @@ class Renderer:
         }
         self.overlay = _Mesh(gl.GL_TRIANGLES)
         self.agents = _AgentMesh()
-        self._labels: dict[str, Any] = {}
+        self.text = TextPainter(pyglet, lambda exc: RenderUnavailable(_no_fonts_message(exc)))
+        self.groups: Any = None  # the last frame's draw_colours.AgentGroups
         self._background: Target | None = None
         self._background_key: list | None = None
 
@@ -404,10 +409,12 @@ class Renderer:
             mesh.upload(build())
             mesh.key = key
 
-    def prepare(self, world: World, layers: Iterable[str], selected_rows: Any = ()) -> None:
+    def prepare(self, world: World, layers: Iterable[str], selected_rows: Any = (),
+                pixels_per_unit: float | None = None) -> None:
         """Upload what the visible ``layers`` need from ``world`` (CPU side of a frame). The heat
         map and arrows show ``world.resources["flow_field"]`` when set, else the shared flow
-        field of the first selected agent that follows one, else the field with most users."""
+        field of the first selected agent that follows one, else the field with most users.
+        ``pixels_per_unit`` (the camera's scale) hides velocity lines of agents drawn small."""
         layers = set(layers)
         graph, flow = world.nav_graph, world.resources.get("flow_field")
         table = world.table
@@ -431,15 +438,22 @@ class Renderer:
             self._static("heat_map", flow_key, lambda: draw.heat_map_triangles(graph, flow))
         if "flow_field" in layers:
             self._static("flow_field", flow_key, lambda: draw.flow_field_arrows(graph, flow))
+        players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))
+        groups = self.groups = agent_groups(world, draw.PALETTE, players)
         if "paths" in layers:
-            self.meshes["paths"].upload(draw.path_lines([(e, c[0]) for e, c in world.query(Path)], table))
+            paths = [(e, c[0]) for e, c in world.query(Path)]
+            colours = draw_paths.path_colours(paths, table, groups.row_colour)
+            requests = [(e, c[0]) for e, c in world.query(PathRequest)]
+            self.meshes["path_bands"].upload(draw_paths.path_bands(paths, colours))
+            self.meshes["paths"].upload(np.concatenate([
+                draw_paths.path_lines(paths, table, colours),
+                draw_paths.goal_markers(paths, requests, table, groups.row_colour)]))
         if "steer_targets" in layers:
-            self.meshes["steer_targets"].upload(draw.steer_target_lines(table))
+            self.meshes["steer_targets"].upload(draw_paths.steer_target_lines(table, groups.row_colour))
         if "velocity" in layers:
-            self.meshes["velocity"].upload(draw.velocity_lines(table))
+            self.meshes["velocity"].upload(draw.velocity_lines(table, pixels_per_unit=pixels_per_unit))
         if "agents" in layers:
-            players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))
-            self.agents.upload(draw.agent_instances(table, players, selected_rows))
+            self.agents.upload(draw.agent_instances(table, players, selected_rows, groups.row_colour))
 
     def _prepare_side_view(self, side, layers: set, selected_rows: Any) -> None:
         """The side view's layers: "map" is the level, "paths" the bots' paths with their jumps,
@@ -447,7 +461,8 @@ class Renderer:
         the side view's characters)."""
         for name in ("graph_edges", "graph_nodes", "heat_map", "flow_field"):
             self._static(name, ("side view",), draw_platformer.empty_rows)
-        for name in ("steer_targets", "velocity"):
+        self.groups = None
+        for name in ("steer_targets", "velocity", "path_bands"):
             self.meshes[name].upload(draw_platformer.empty_rows())
         if "map" in layers:
             self._static("map", (side.level, side.version), lambda: draw_platformer.level_triangles(side.level))
@@ -466,14 +481,15 @@ class Renderer:
     def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] = draw.LAYERS,
              selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
         """Draw ``layers`` of ``world`` through ``camera`` into the bound framebuffer (which must
-        be ``camera.width`` x ``camera.height``); ``overlay`` lines go in a panel at the top
-        left, ``help_text`` in one at the centre.
+        be ``camera.width`` x ``camera.height``); with the "hud" layer, ``overlay`` lines (the
+        HUD) head the side panel at the left edge, followed by the events, the legend and the
+        first selected agent's state; ``help_text`` goes in a box at the centre.
 
         The static layers (map, heat map, graph, flow field) are drawn into a cached background
         image, redrawn only when the camera or what they show changes; each frame copies it
         and draws the moving layers on top."""
         layers = set(layers)
-        self.prepare(world, layers, selected_rows)
+        self.prepare(world, layers, selected_rows, camera.scale)
         gl.glEnable(gl.GL_BLEND)
         gl.glBlendFunc(gl.GL_SRC_ALPHA, gl.GL_ONE_MINUS_SRC_ALPHA)
         matrix = tuple(float(v) for v in camera.matrix())
@@ -496,6 +512,7 @@ class Renderer:
                 agent_program.use()
                 agent_program["u_matrix"] = matrix
                 agent_program["u_pixel"] = 1.0 / camera.scale
+                agent_program["u_min_pixels"] = draw.MIN_AGENT_PIXELS
                 agent_program["u_selection"] = tuple(draw.PALETTE["selection"][:3])
                 self.agents.draw(points)
                 agent_program.stop()
@@ -503,13 +520,29 @@ class Renderer:
                 self.meshes["side_characters"].draw()
                 self.meshes["side_inputs"].draw()
             elif name in self.meshes:
+                if name == "paths":
+                    self.meshes["path_bands"].draw()
                 self.meshes[name].draw()
         gl.glBindVertexArray(0)
         program.stop()
-        if "hud" in layers and overlay:
-            self._text_panel("hud", "\n".join(overlay), camera, anchor="top_left")
+        left = draw_panel.side_panel_width(camera.width) if "hud" in layers else 0
+        if "labels" in layers and self.groups is not None:
+            labels = draw_labels.agent_labels(world, camera, self.groups, left)
+            if labels:  # a dark backing keeps light text readable on a light wall
+                self._overlay(np.concatenate([draw.rectangles(
+                    [label.x - 2, label.y - 3], [label.x + draw_labels.label_width(label.text) + 2,
+                                                 label.y + draw_labels.LABEL_HEIGHT_PIXELS - 1],
+                    draw.PALETTE["label_backing"]) for label in labels]), camera)
+            self.text.draw_labels(labels, draw_labels.LABEL_FONT_SIZE)
+        if "hud" in layers and overlay is not None:
+            entities = world.table.live("entity")
+            rows = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
+            selected = entities[rows[(rows >= 0) & (rows < len(entities))]] if world.resources.get(PLATFORMER) is None \
+                else []
+            lines = draw_panel.panel_lines(world, overlay, layers, self.groups, selected)
+            self._side_panel(lines, camera, left)
         if help_text:
-            self._text_panel("help", help_text, camera, anchor="center")
+            self._text_panel("help", help_text, camera)
 
     def _blit_background(self, camera: draw.Camera, static: list[str], matrix: tuple) -> None:
         """Copy the cached image of the static layers into the bound framebuffer, redrawing it
@@ -545,32 +578,42 @@ class Renderer:
                              gl.GL_COLOR_BUFFER_BIT, gl.GL_NEAREST)
         gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, drawn_into.value)
 
-    def _text_panel(self, key: str, text: str, camera: draw.Camera, anchor: str) -> None:
-        """A block of monospaced text on a translucent panel, in window pixels."""
-        label = self._labels.get(key)
-        if label is None:
-            try:
-                label = pyglet.text.Label("", font_name=["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"],
-                                          font_size=11, multiline=True, width=2000, color=(235, 235, 235, 255))
-            except ImportError as exc:  # pyglet loads FreeType and fontconfig with the first font
-                raise RenderUnavailable(_no_fonts_message(exc)) from exc
-            self._labels[key] = label
-        if label.text != text:
-            label.text = text
-        w, h = label.content_width, label.content_height
-        pad = 8
-        if anchor == "top_left":
-            x, y = 10, camera.height - 10 - h
-        else:
-            x, y = (camera.width - w) // 2, (camera.height - h) // 2
-        label.x, label.y, label.anchor_y = x, y + h, "top"
-        panel = draw.rectangles([x - pad, y - pad], [x + w + pad, y + h + pad], draw.PALETTE["hud_panel"])
-        self.overlay.upload(panel)
+    def _overlay(self, rows: np.ndarray, camera: draw.Camera) -> None:
+        """Draw triangle rows given in window pixels."""
+        self.overlay.upload(rows)
         self.coloured.use()
         self.coloured["u_matrix"] = tuple(float(v) for v in draw.Camera.pixels(camera.width, camera.height).matrix())
         self.overlay.draw()
         gl.glBindVertexArray(0)
         self.coloured.stop()
+
+    def _side_panel(self, lines: list, camera: draw.Camera, width: int) -> None:
+        """The side panel: a full-height strip ``width`` pixels wide at the left edge, the
+        ``draw_panel.PanelLine``s from its top, a colour swatch before each line that has one."""
+        pad, swatch = 8, 12
+        text = "\n".join(" " * 2 + line.text if line.swatch is not None else line.text for line in lines)
+        label = self.text.block("panel", text, draw_panel.PANEL_FONT_SIZE)
+        top = camera.height - pad
+        label.x, label.y = pad, top
+        line_height = self.text.line_height(label)
+        rows = [draw.rectangles([0, 0], [width, camera.height], draw.PALETTE["hud_panel"])]
+        for i, line in enumerate(lines):
+            if line.swatch is not None:
+                y = top - (i + 0.5) * line_height
+                rows.append(draw.rectangles([pad, y - swatch / 2 + 1], [pad + swatch, y + swatch / 2 - 1],
+                                            line.swatch[:3] + (1.0,)))
+        self._overlay(np.concatenate(rows), camera)
+        label.draw()
+
+    def _text_panel(self, key: str, text: str, camera: draw.Camera) -> None:
+        """A block of monospaced text on a translucent box at the centre, in window pixels."""
+        label = self.text.block(key, text, 11)
+        w, h = label.content_width, label.content_height
+        pad = 8
+        x, y = (camera.width - w) // 2, (camera.height - h) // 2
+        label.x, label.y = x, y + h
+        self._overlay(draw.rectangles([x - pad, y - pad], [x + w + pad, y + h + pad], draw.PALETTE["hud_panel"]),
+                      camera)
         label.draw()
 
 
@@ -583,7 +626,8 @@ class RenderSystem(System):
 
     Args:
         size: (width, height) of captured frames in pixels.
-        layers: the layers to draw (default: ``ecs_nav.draw.DEFAULT_LAYERS``).
+        layers: the layers to draw (default: each World's ``ecs_nav.draw.default_layers``: its
+            scene's ``[view] layers``, else ``DEFAULT_LAYERS``).
         every: capture every this many ticks (0: never, from the tick).
         on_frame: receives each captured frame.
         camera: a fixed camera for captures; None fits the map each frame.
@@ -603,7 +647,7 @@ class RenderSystem(System):
         if unknown:
             raise ValueError(f"RenderSystem.layers: unknown layer {unknown[0]!r} (known: {', '.join(draw.LAYERS)})")
         self.size = (width, height)
-        self.layers = set(draw.DEFAULT_LAYERS if layers is None else layers)
+        self.layers = None if layers is None else set(layers)
         self.every = int(every)
         self.on_frame = on_frame
         self.camera = camera
@@ -626,7 +670,9 @@ class RenderSystem(System):
     def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] | None = None,
              selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
         """Draw into whatever framebuffer is bound now (the viewer's window)."""
-        self.renderer().draw(world, camera, self.layers if layers is None else layers,
+        if layers is None:
+            layers = draw.default_layers(world) if self.layers is None else self.layers
+        self.renderer().draw(world, camera, layers,
                              selected_rows, overlay, help_text)
 
     def capture(self, world: World, size: tuple[int, int] | None = None, camera: draw.Camera | None = None,
@@ -642,12 +688,14 @@ class RenderSystem(System):
             target = self._targets[(width, height)] = Target(width, height)
         if camera is None:
             camera = self.camera
+        if layers is None:
+            layers = draw.default_layers(world) if self.layers is None else self.layers
         if camera is None or (camera.width, camera.height) != (width, height):
             fitted = draw.Camera(width=width, height=height)
-            fitted.fit(draw.map_bounds(world))
+            fitted.fit(draw.map_bounds(world), left=draw_panel.side_panel_width(width) if "hud" in layers else 0)
             camera = fitted if camera is None else draw.Camera(camera.center, camera.scale, width, height)
         if overlay is None:
-            overlay = draw.hud_lines(world)
+            overlay = draw_panel.hud_lines(world)
         saved_projection = window.projection
         window.projection = pyglet.math.Mat4.orthogonal_projection(0, width, 0, height, -255, 255)
         target.bind()

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from ecs_nav import draw
+from ecs_nav import draw, draw_panel, draw_paths
 from ecs_nav.components import Agent, Collider, Path, Player, Position, Velocity
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield
@@ -116,15 +116,16 @@ def test_path_lines_fade_the_walked_part_and_link_the_agent():
     world = small_world()
     entity = world.entities()[0]
     path = Path(waypoints=[(0, 0), (4, 0), (4, 4), (8, 4)], index=2)
-    rows = draw.path_lines([(entity, path)], world.table)
+    rows = draw_paths.path_lines([(entity, path)], world.table)
     # 3 segments, + on waypoints 2 and 3 (2 segments each), one agent → waypoint link
     assert rows.shape[0] == 2 * 3 + 4 * 2 + 2
     alphas = rows[:6, 5]
-    np.testing.assert_allclose(alphas, [draw.PALETTE["path_done"][3]] * 4 + [draw.PALETTE["path"][3]] * 2)
+    walked = draw.PALETTE["path"][3] * draw_paths.WALKED_ALPHA
+    np.testing.assert_allclose(alphas, [walked] * 4 + [draw.PALETTE["path"][3]] * 2, rtol=1e-6)
     np.testing.assert_allclose(rows[-2, :2], world.table.pos[world.table.row_of(entity)])
     np.testing.assert_allclose(rows[-1, :2], (4, 4))
-    assert draw.path_lines([], world.table).shape == (0, 6)
-    assert draw.path_lines([(entity, Path())], world.table).shape == (0, 6)
+    assert draw_paths.path_lines([], world.table).shape == (0, 6)
+    assert draw_paths.path_lines([(entity, Path())], world.table).shape == (0, 6)
 
 
 def test_agent_instances_colour_agents_players_and_bodies():
@@ -149,10 +150,10 @@ def test_velocity_and_steer_target_lines():
     # the arrow starts on the rim and is velocity * VELOCITY_SECONDS long
     np.testing.assert_allclose(vel[0, :2], (8, 2 - 0.6) if table.vel[0, 0] == 0 else
                                np.array((-5, 0)) + 0.8 * np.array((1, 0.5)) / np.hypot(1, 0.5), rtol=1e-5)
-    assert draw.steer_target_lines(table).shape == (0, 6)
+    assert draw_paths.steer_target_lines(table).shape == (0, 6)
     table.steer_target[0] = (3, 3)
     table.has_steer_target[0] = True
-    assert draw.steer_target_lines(table).shape[0] == 2 + 4
+    assert draw_paths.steer_target_lines(table).shape[0] == 2 + 4 + 2 * 12  # line, +, ring
 
 
 def test_pick_row_finds_the_nearest_agent_under_the_point():
@@ -165,11 +166,11 @@ def test_pick_row_finds_the_nearest_agent_under_the_point():
 def test_hud_lines_name_tick_time_agents_and_systems():
     world = small_world()
     world.run(30)
-    lines = draw.hud_lines(world, fps=59.94, ms_per_tick={"PhysicsSystem": 0.25}, speed=2.0)
-    assert lines[0].startswith("tick 30   time 0.50 s   agents 2")
-    assert "fps  59.9" in lines[1] and "speed x2" in lines[1]
-    assert lines[2].split() == ["Physics", "0.250", "ms"]
-    assert "paused" in draw.hud_lines(world, paused=True)[1]
+    lines = draw_panel.hud_lines(world, fps=59.94, ms_per_tick={"PhysicsSystem": 0.25}, speed=2.0)
+    assert lines[0] == "tick 30   time 0.50 s" and lines[1] == "agents 2"
+    assert "fps  59.9" in lines[2] and "speed x2" in lines[2]
+    assert lines[3].split() == ["Physics", "0.250", "ms"]
+    assert "paused" in draw_panel.hud_lines(world, paused=True)[2]
 
 
 def test_map_bounds_fall_back_without_a_map():

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav import draw
+from ecs_nav import draw, draw_colours, draw_panel
 from ecs_nav.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
+from ecs_nav.draw_colours import agent_groups
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.world import System, World
@@ -162,10 +163,12 @@ def test_chase_scene_frame(gl_window):
     camera.fit(draw.map_bounds(world))
     table = world.table
     players = table.rows_of(np.array(world.find(Player)))
+    groups = agent_groups(world, draw.PALETTE, players)
+    assert groups.names == ["player", "npc"]  # one colour per named agent, the player in its blue
     for row in range(table.n):
         if not table.is_agent[row] or table.radius[row] * camera.scale < 3:
             continue
-        colour = draw.PALETTE["player"] if row in players else draw.PALETTE["agent"]
+        colour = draw.PALETTE["player"] if row in players else draw_colours.GROUP_COLOURS[1]
         heading = table.heading[row]
         assert close_to(image, pixel_of(camera, table.pos[row] - heading * 0.3 * table.radius[row]), colour, tol=20)
 
@@ -289,8 +292,14 @@ def test_camera_zoom_pan_and_fit(viewer):
     send(w, "on_mouse_release", 150, 100, mouse.LEFT, 0)
     assert viewer.camera.center[0] < center[0]  # dragged right: looking further left
     assert viewer.world.find(PathRequest) == []  # a drag is not a click
-    press(viewer, key.F)
-    assert viewer.camera.scale == pytest.approx(scale) and viewer.camera.center == pytest.approx(center)
+    press(viewer, key.F)  # fits the map right of the side panel
+    width, height = viewer.camera.width, viewer.camera.height
+    fitted = draw.Camera(width=width, height=height)
+    fitted.fit(draw.map_bounds(viewer.world), left=draw_panel.side_panel_width(width))
+    assert viewer.camera.scale == pytest.approx(fitted.scale) and viewer.camera.center == pytest.approx(fitted.center)
+    xmin, _, xmax, _ = draw.map_bounds(viewer.world)
+    assert viewer.camera.world_to_screen((xmin, 0))[0, 0] > draw_panel.side_panel_width(width)  # not under the panel
+    assert viewer.camera.world_to_screen((xmax, 0))[0, 0] < width
 
 
 def test_wasd_drives_the_player(viewer):
@@ -443,3 +452,63 @@ def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_wi
     drawn.run(180)
     assert len(frames) == 3
     assert plain.state_digest() == drawn.state_digest()
+
+
+# --- the explaining layers (issue 13) ----------------------------------------------------------------
+
+
+def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    camera = draw.Camera(center=(0.0, 0.0), scale=1.0, width=320, height=180)  # a 0.8 m agent: 0.8 px
+    image = render_frame(world, (320, 180), layers={"map", "agents"}, camera=camera)
+    row, col = pixel_of(camera, world.table.pos[0])
+    window = image[row - 6:row + 7, col - 6:col + 7].astype(int)
+    floor = np.round(np.array(draw.PALETTE["floor"][:3]) * 255)
+    covered = int((np.abs(window - floor).max(axis=2) > 30).sum())
+    # a disc of MIN_AGENT_PIXELS (3) radius and its 1 px edge cover about 50 pixels; the 1.5 px
+    # floor the shader had before covered 29, the true 0.8 px size fewer
+    assert covered >= np.pi * (draw.MIN_AGENT_PIXELS + 0.5) ** 2, covered
+
+
+def test_a_path_radius_band_tints_the_floor_within_the_radius_in_the_agents_colour(gl_window):
+    from ecs_nav.components import Name
+    from ecs_nav.viewer import render_frame
+
+    world = World(seed=1)
+    world.map = MapGeometry((-20, -12, 20, 12))
+    guard = world.spawn(Position(-15, -8), Agent(), Collider(radius=0.5), Name("guard"))
+    world.add_component(guard, Path(waypoints=[(-10, 0), (10, 0)], radius=2.0, mode="patrol"))
+    camera = draw.Camera(width=400, height=240)
+    camera.fit(draw.map_bounds(world))
+    image = render_frame(world, (400, 240), layers={"map", "paths", "agents"}, camera=camera)
+    floor = np.round(np.array(draw.PALETTE["floor"][:3]) * 255)
+    inside, outside = image[pixel_of(camera, (0.0, 1.4))].astype(int), image[pixel_of(camera, (0.0, 2.6))].astype(int)
+    assert np.abs(outside - floor).max() <= 3
+    tint = np.array(draw_colours.GROUP_COLOURS[0][:3]) * 255 - floor  # the band leans towards the guard's colour
+    assert np.dot(inside - floor, tint) > 0 and np.abs(inside - floor).max() > 5
+    assert close_to(image, pixel_of(camera, (-15.2, -8.0)), draw_colours.GROUP_COLOURS[0])  # the guard's disc
+
+
+def test_the_side_panel_sits_beside_the_map_and_labels_are_drawn_by_their_agents(gl_window):
+    from ecs_nav.components import Name
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    world.add_component(world.entities()[0], Name("npc"))
+    width, height = 640, 360
+    with_hud = render_frame(world, (width, height), layers={"map", "agents", "labels", "hud"})
+    panel = draw_panel.side_panel_width(width)
+    camera = draw.Camera(width=width, height=height)
+    camera.fit(draw.map_bounds(world), left=panel)
+    xmin, ymin, _, _ = draw.map_bounds(world)
+    corner_x, _ = camera.world_to_screen((xmin, ymin))[0]
+    assert corner_x > panel  # the map's west edge is right of the panel
+    assert close_to(with_hud, pixel_of(camera, (xmin + 0.3, 0.0)), draw.PALETTE["floor"])
+    assert with_hud[height // 2, 2:panel - 2].max() < 255 and with_hud[:, :panel].std() > 5  # text on the panel
+    no_labels = render_frame(world, (width, height), layers={"map", "agents", "hud"})
+    x, y = camera.world_to_screen(world.table.pos[0])[0]
+    box = with_hud[height - int(y) - 20:height - int(y), int(x) + 5:int(x) + 40]
+    same = no_labels[height - int(y) - 20:height - int(y), int(x) + 5:int(x) + 40]
+    assert (box != same).any(axis=2).sum() > 20  # the label "npc" beside the agent
