@@ -166,9 +166,8 @@ def test_record_checks_its_arguments(tmp_path):
 
 
 def test_path_lengths_and_spawn_ticks_follow_spawns_and_despawns(tmp_path):
-    from ecs_nav.testing import Integrate
-
     from ecs_nav import Agent, Position, Velocity
+    from ecs_nav.testing import Integrate
 
     with ecs_nav.World() as world:
         world.add_systems(Integrate())
