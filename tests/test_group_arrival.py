@@ -5,6 +5,8 @@ exactly once, none reports Stuck more than twice, and the crowd is at rest (ever
 0.05 m/s) within three times the travel time of a lone agent from the farthest spawn.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -68,9 +70,13 @@ def open_hall(count: int) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_two_thousand_agents_in_an_open_hall_all_arrive_once_and_rest():
-    lone = lone_travel_ticks(build_world(scene_from_dict(open_hall(2000))), goal=(20, 0), max_ticks=6000)
-    world = build_world(scene_from_dict(open_hall(2000)))
+    # paths for 2,000 agents take ~30 s here: the short form (make test) sends 700, the soak run
+    # (ECS_NAV_SOAK=1) all 2,000; tests/test_flow_crowd.py sends 2,000 on a flow field every time
+    count = 2000 if os.environ.get("ECS_NAV_SOAK") == "1" else 700
+    lone = lone_travel_ticks(build_world(scene_from_dict(open_hall(count))), goal=(20, 0), max_ticks=6000)
+    world = build_world(scene_from_dict(open_hall(count)))
     out = run_crowd(world, max_ticks=3 * lone)
     assert_crowd_arrived(out, lone)
 
