@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) bench/pathfinding.py
 	$(PY) bench/flowfield.py
 	$(PY) bench/motion.py
+	$(PY) bench/evacuation.py
 	$(PY) bench/render.py
 
 lint: $(STAMP)
