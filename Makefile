@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(PY) bench/pathfinding.py
 	$(PY) bench/flowfield.py
 	$(PY) bench/motion.py
+	$(PY) bench/evacuation.py --jupedsim-max-seconds 60
 	$(PY) bench/render.py
 
 lint: $(STAMP)
