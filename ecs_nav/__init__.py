@@ -18,9 +18,8 @@ from ecs_nav.components import (
     Velocity,
 )
 from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.version import __version__
 from ecs_nav.world import System, World
-
-__version__ = "0.1.0"
 
 
 def load_scene(path_or_name, seed=None):
@@ -40,5 +39,5 @@ def save_scene(world, path=None):
 __all__ = [
     "Agent", "Collider", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
     "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
-    "WaypointReached", "World", "load_scene", "save_scene",
+    "WaypointReached", "World", "__version__", "load_scene", "save_scene",
 ]

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import ecs_nav
 from ecs_nav.cli import main
 
 
@@ -40,6 +41,14 @@ def test_run_headless_json_summary(capsys):
     assert isinstance(summary["events"], dict)
     assert set(summary["timings_ms"]) >= {"GraphBuildSystem", "PathfindSystem", "PathFollowSystem",
                                           "SteeringSystem", "PhysicsSystem"}
+    assert set(summary["warmup_ms"]) == set(summary["timings_ms"])
+    assert summary["version"] == ecs_nav.__version__
+
+
+def test_version_flag_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"ecs-nav {ecs_nav.__version__}"
 
 
 def test_run_text_summary(capsys):
