@@ -24,6 +24,9 @@ import math
 import numba as nb
 import numpy as np
 
+# the behaviours' names and columns live in a light module; here for the systems that read them
+from ecs_nav.behaviours import BEHAVIOURS as BEHAVIOURS
+from ecs_nav.behaviours import B as B
 from ecs_nav.spatial import UniformGrid, _cell_range, build_grid
 
 # --- constants (seed 001 / Buckland) ---------------------------------------------------------
@@ -53,27 +56,6 @@ WALL_FEELER_ANGLE = math.pi / 4
 MIN_WALL_LENGTH = 1e-9
 """Wall avoidance ignores segments shorter than this."""
 
-BEHAVIOURS = (
-    "wall_avoidance",
-    "obstacle_avoidance",
-    "evade",
-    "flee",
-    "separation",
-    "alignment",
-    "cohesion",
-    "seek",
-    "arrive",
-    "wander",
-    "pursuit",
-    "follow_path",
-    "follow_flow",
-)
-"""Behaviour names in Buckland's priority order (SteeringBehavior::CalculatePrioritized;
-offset pursuit, interpose and hide are not implemented; follow_flow, seed 003, comes last).
-Forces stacked for the combiners are (k, len(BEHAVIOURS), 2) in this order."""
-
-B = {name: i for i, name in enumerate(BEHAVIOURS)}
-"""Column index of each behaviour in stacked forces and weights."""
 
 
 # --- vector helpers --------------------------------------------------------------------------

@@ -19,12 +19,12 @@ from typing import Any, TypeVar
 import esper
 import numpy as np
 
+from ecs_nav.behaviours import BEHAVIOURS
 from ecs_nav.compile_watch import warmup_seconds
 from ecs_nav.compile_watch import watch as watch_compilation
 from ecs_nav.components import Agent, Collider, Path, PathRequest, Position, TableView, Velocity, bound_copies
 from ecs_nav.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
-from ecs_nav.platformer_world import PLATFORMER
-from ecs_nav.steering import BEHAVIOURS
+from ecs_nav.resource_names import PLATFORMER
 from ecs_nav.table import AgentTable, default_columns
 
 C = TypeVar("C")
