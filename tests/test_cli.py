@@ -258,3 +258,12 @@ def test_a_split_map_is_one_warning_in_validate_and_in_run(capsys, tmp_path):
 def test_a_reachable_goal_gives_no_warning(capsys):
     assert main(["validate", "gather"]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_the_wheel_carries_the_license_the_typing_marker_and_the_one_version(ecs_nav_wheel):
+    import zipfile
+
+    names = zipfile.ZipFile(ecs_nav_wheel).namelist()
+    assert "ecs_nav/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert f"ecs_nav-{ecs_nav.__version__}-" in ecs_nav_wheel.name
