@@ -41,6 +41,8 @@ bench: $(STAMP)
 	$(PY) bench/pathfinding.py
 	$(PY) bench/flowfield.py
 	$(PY) bench/motion.py
+	$(PY) bench/small_worlds.py
+	$(PY) bench/cold_start.py
 	$(PY) bench/render.py
 
 lint: $(STAMP)
