@@ -19,11 +19,11 @@ import statistics
 import time
 
 import numpy as np
+from ecs_nav.systems.physics import PhysicsSystem
+from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
 from ecs_nav.geometry import MapGeometry
-from systems.physics import PhysicsSystem
-from systems.steering import SteeringSystem
 
 SIZE = 200.0
 RADIUS = 0.4

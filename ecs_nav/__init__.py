@@ -5,6 +5,8 @@
     >>> world.run(600)
 """
 
+import os as _os
+
 from ecs_nav.components import (
     Agent,
     Collider,
@@ -41,3 +43,12 @@ __all__ = [
     "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
     "WaypointReached", "World", "__version__", "load_scene", "save_scene",
 ]
+
+# The systems live in the repository's top-level folder systems/ (the design card's layout) and
+# are imported as ecs_nav.systems: a wheel installs the folder there (pyproject's package-dir);
+# a source checkout on the path finds it beside this package, through the package's __path__.
+_here = _os.path.dirname(_os.path.abspath(__file__))
+if not _os.path.isdir(_os.path.join(_here, "systems")):
+    _checkout = _os.path.dirname(_here)
+    if _os.path.isfile(_os.path.join(_checkout, "systems", "__init__.py")):
+        __path__.append(_checkout)  # noqa: F821 (the package's own __path__)

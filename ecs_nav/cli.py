@@ -90,7 +90,7 @@ def cmd_validate(args) -> int:
 
 def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
-    from systems.render import display_available  # imports no pyglet
+    from ecs_nav.systems.render import display_available  # imports no pyglet
 
     if not args.headless and not (args.screenshot or args.record) and display_available():
         from ecs_nav.viewer import run_viewer
@@ -205,8 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from ecs_nav.compile_watch import kernels_compiled, report_progress
     from ecs_nav.scene import SceneError
+    from ecs_nav.systems.render import RenderUnavailable
     from ecs_nav.viewer import MediaUnavailable
-    from systems.render import RenderUnavailable
 
     args = build_parser().parse_args(argv)
     report_progress(True)  # a first run compiles the kernels: say so on stderr instead of sitting silent

@@ -131,8 +131,9 @@ def test_missing_imageio_is_its_own_error_before_the_run(capsys, monkeypatch, no
 
 
 def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatch, tmp_path):
+    from ecs_nav.systems.render import RenderUnavailable
+
     import ecs_nav.viewer
-    from systems.render import RenderUnavailable
 
     def no_gl(*args, **kwargs):
         raise RenderUnavailable("cannot create an OpenGL context (headless EGL): no EGL here")
@@ -260,10 +261,13 @@ def test_a_reachable_goal_gives_no_warning(capsys):
     assert "warning" not in capsys.readouterr().out
 
 
-def test_the_wheel_carries_the_license_the_typing_marker_and_the_one_version(ecs_nav_wheel):
+def test_the_wheel_carries_the_license_the_typing_marker_the_one_version_and_no_top_level_systems(ecs_nav_wheel):
     import zipfile
 
     names = zipfile.ZipFile(ecs_nav_wheel).namelist()
     assert "ecs_nav/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert f"ecs_nav-{ecs_nav.__version__}-" in ecs_nav_wheel.name
+    # the systems install inside the package: no top-level `systems` to collide with another's
+    assert "ecs_nav/systems/__init__.py" in names
+    assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"ecs_nav"}

@@ -79,7 +79,7 @@ def read_only_copy(folder: Path) -> Path:
     site = folder / "site"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "ecs_nav", site / "ecs_nav", ignore=ignore)
-    shutil.copytree(ROOT / "systems", site / "systems", ignore=ignore)
+    shutil.copytree(ROOT / "systems", site / "ecs_nav" / "systems", ignore=ignore)
     shutil.copytree(ROOT / "scenes", site / "ecs_nav" / "scenes", ignore=ignore)
     if os.geteuid() == 0:
         for package in site.rglob("__init__.py"):
