@@ -60,6 +60,8 @@ bench: $(STAMP)
 	$(PY) bench/flowfield.py
 	$(PY) bench/motion.py
 	$(PY) bench/evacuation.py --jupedsim-max-seconds 60
+	$(PY) bench/small_worlds.py
+	$(PY) bench/cold_start.py
 	$(PY) bench/render.py
 
 lint: $(STAMP)

@@ -25,12 +25,12 @@ import time
 
 import esper
 import numpy as np
+from ecs_nav.systems.path_follow import PathFollowSystem
+from ecs_nav.systems.physics import PhysicsSystem
+from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, Position, SteeringWeights, Velocity, World
 from ecs_nav.geometry import Box, Circle, MapGeometry
-from systems.path_follow import PathFollowSystem
-from systems.physics import PhysicsSystem
-from systems.steering import SteeringSystem
 
 SIZE = 200.0
 AGENT_RADIUS = 0.4

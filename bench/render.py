@@ -18,11 +18,11 @@ import statistics
 import time
 
 import numpy as np
+from ecs_nav.systems import render
 
 from ecs_nav import Agent, Collider, Position, Velocity, World, draw
 from ecs_nav.geometry import Box, Circle, MapGeometry
 from ecs_nav.nav.build import ScanParams, scan_heightfield
-from systems import render
 
 BOUNDS = (-100.0, -60.0, 100.0, 60.0)
 

@@ -5,6 +5,8 @@
     >>> world.run(600)
 """
 
+import os as _os
+
 from ecs_nav.components import (
     Agent,
     Collider,
@@ -18,9 +20,8 @@ from ecs_nav.components import (
     Velocity,
 )
 from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.version import __version__
 from ecs_nav.world import System, World
-
-__version__ = "0.1.0"
 
 
 def load_scene(path_or_name, seed=None):
@@ -65,5 +66,14 @@ def sweep(scene, params, ticks=600, out="sweep.parquet", engine="local", workers
 __all__ = [
     "Agent", "Collider", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
     "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
-    "WaypointReached", "World", "load_scene", "read_recording", "record", "save_scene", "sweep",
+    "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene", "sweep",
 ]
+
+# The systems live in the repository's top-level folder systems/ (the design card's layout) and
+# are imported as ecs_nav.systems: a wheel installs the folder there (pyproject's package-dir);
+# a source checkout on the path finds it beside this package, through the package's __path__.
+_here = _os.path.dirname(_os.path.abspath(__file__))
+if not _os.path.isdir(_os.path.join(_here, "systems")):
+    _checkout = _os.path.dirname(_here)
+    if _os.path.isfile(_os.path.join(_checkout, "systems", "__init__.py")):
+        __path__.append(_checkout)  # noqa: F821 (the package's own __path__)

@@ -15,6 +15,7 @@ import sys
 import time
 
 from ecs_nav.limits import FRAME_SIZE_LIMIT, INTEGER_LIMIT, SEED_LIMIT
+from ecs_nav.version import __version__
 
 EXIT_MISSING_PACKAGE = 1
 EXIT_BAD_INPUT = 2
@@ -89,7 +90,7 @@ def cmd_validate(args) -> int:
 
 def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
-    from systems.render import display_available  # imports no pyglet
+    from ecs_nav.systems.render import display_available  # imports no pyglet
 
     if not args.headless and not (args.screenshot or args.record or args.out) and display_available():
         from ecs_nav.viewer import run_viewer
@@ -143,7 +144,7 @@ def cmd_run(args) -> int:
 
         screenshot(world, args.screenshot, size=tuple(args.size))
     summary = {"scene": str(args.scene), "seed": world.seed, **world.summary(),
-               "wall_s": round(wall, 4), "digest": world.state_digest()}
+               "wall_s": round(wall, 4), "digest": world.state_digest(), "version": __version__}
     if args.json:
         print(json.dumps(summary))
     else:
@@ -154,7 +155,9 @@ def cmd_run(args) -> int:
         events = ", ".join(f"{k} {v}" for k, v in summary["events"].items()) or "none"
         print(f"events: {events}")
         for name, ms in summary["timings_ms"].items():
-            print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick")
+            warmup = summary["warmup_ms"].get(name, 0.0)
+            print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick"
+                  + (f"  (+{warmup:.0f} ms kernel warm-up)" if warmup >= 0.5 else ""))
         for label, path in (("screenshot", args.screenshot), ("recording", args.record), ("results", args.out)):
             if path:
                 print(f"{label}: {os.path.abspath(path)}")
@@ -195,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ecs-nav", description="Game-AI navigation scenes: list, validate, run headless, view.")
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, show the traceback instead of one line")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("list", help="list the built-in scenes", description="List the built-in scenes.")
@@ -268,14 +272,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ecs_nav.compile_watch import kernels_compiled, report_progress
     from ecs_nav.recording_formats import ResultsUnavailable
     from ecs_nav.scene import SceneError
+    from ecs_nav.systems.render import RenderUnavailable
     from ecs_nav.viewer import MediaUnavailable
-    from systems.render import RenderUnavailable
 
     args = build_parser().parse_args(argv)
+    report_progress(True)  # a first run compiles the kernels: say so on stderr instead of sitting silent
+    compiled = kernels_compiled()
     try:
-        return args.fn(args)
+        code = args.fn(args)
+        if kernels_compiled() > compiled:
+            print(f"compiled {kernels_compiled() - compiled} kernels; numba cached them, later runs load them",
+                  file=sys.stderr)
+        return code
     except SceneError as exc:
         for line in exc.problems:
             print(f"ecs-nav: error: {line}", file=sys.stderr)
@@ -295,11 +306,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, not the input: say so, in one line
         if args.debug:
             raise
-        from ecs_nav import __version__
-
         print(f"ecs-nav: internal error (a bug in ecs-nav {__version__}): {type(exc).__name__}: "
               f"{_one_line(str(exc))[:300]} (run again with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+    finally:
+        report_progress(False)
 
 
 def _one_line(text: str) -> str:

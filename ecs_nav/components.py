@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ecs_nav.behaviours import BEHAVIOURS
 from ecs_nav.limits import (
     COORDINATE_LIMIT,
     NAV_NODE_LIMIT,
@@ -29,7 +30,6 @@ from ecs_nav.limits import (
     check_number,
     check_value,
 )
-from ecs_nav.steering import BEHAVIOURS
 
 COMBINERS = ("weighted_sum", "prioritized", "dithered")
 """Force combiners (Buckland ch. 3), in the order of the table's ``combiner`` codes."""
@@ -273,7 +273,7 @@ def _weight_check(behaviour: str):
 class SteeringWeights(TableView):
     """Which steering behaviours an agent uses, how strongly, and how forces combine.
 
-    ``weights`` maps behaviour names (``ecs_nav.steering.BEHAVIOURS``) to weights; unnamed
+    ``weights`` maps behaviour names (``ecs_nav.behaviours.BEHAVIOURS``) to weights; unnamed
     behaviours are off (weight 0). ``combiner`` is one of ``COMBINERS``. The remaining fields
     are the behaviours' parameters (seed 001 names and defaults); ``target`` is the point that
     seek/flee/arrive aim at when no path drives the agent, ``target_entity`` the one that

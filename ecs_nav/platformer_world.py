@@ -25,9 +25,7 @@ import numpy as np
 from ecs_nav.nav.platformer_level import EMPTY, SOLID, TileLevel
 from ecs_nav.platformer_bots import PlatformerBots
 from ecs_nav.platformer_physics import SERIES, CharacterConstants
-
-PLATFORMER = "platformer"
-"""The key of the :class:`PlatformerMap` in ``world.resources``."""
+from ecs_nav.resource_names import PLATFORMER
 
 
 @dataclass

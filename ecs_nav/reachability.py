@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from ecs_nav.components import Name, PathRequest
-from ecs_nav.nav.distance import dijkstra_field, distance_field
 from ecs_nav.nav.fields import FieldGoal, goal_nodes
 
 
@@ -45,19 +43,37 @@ def unreachable_goals(world) -> list[str]:
         if nodes.size == 0:
             lines.append(f"entity {label}: goal {goal.describe()} is off the nav graph (no walkable node near it)")
             continue
-        distance = distance_field(graph, np.unique(nodes))[0]
+        reach = reachable_from(graph.reverse(), np.unique(nodes))  # the nodes a goal node is reached from
         rows = table.rows_of(np.asarray(ents, np.int64))
         starts = graph.nearest_nodes(table.pos[rows], table.elevation[rows])
-        cut = (starts < 0) | ~np.isfinite(distance[np.maximum(starts, 0)])
+        cut = (starts < 0) | ~reach[np.maximum(starts, 0)]
         if not cut.any():
             continue
         line = f"entity {label}: goal {goal.describe()} unreachable from {int(cut.sum())} of {len(ents)} agents"
         on_graph = starts[cut & (starts >= 0)]
         if on_graph.size:
-            island = np.isfinite(dijkstra_field(graph, on_graph[:1])[0])
-            line += gap_text(graph, island, np.isfinite(distance))
+            island = reachable_from(graph, on_graph[:1])
+            line += gap_text(graph, island, reach)
         lines.append(line)
     return lines
+
+
+def reachable_from(graph, sources: np.ndarray) -> np.ndarray:
+    """(n,) bool: the nodes reached from any of ``sources`` ((k,) node ids) along the edges of
+    ``graph`` (whose costs are finite: every edge is a way through). A breadth-first search one
+    frontier at a time, in numpy: a one-off check needs no compiled kernel (a first run would
+    spend seconds compiling one)."""
+    reached = np.zeros(graph.node_count, dtype=bool)
+    frontier = np.unique(np.asarray(sources, dtype=np.int64))
+    reached[frontier] = True
+    while frontier.size:
+        first, count = graph.indptr[frontier], np.diff(graph.indptr)[frontier]
+        offsets = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        edges = np.repeat(first, count) + offsets
+        heads = graph.indices[edges]
+        frontier = np.unique(heads[~reached[heads]])
+        reached[frontier] = True
+    return reached
 
 
 def gap_text(graph, island: np.ndarray, reach: np.ndarray) -> str:
@@ -66,6 +82,8 @@ def gap_text(graph, island: np.ndarray, reach: np.ndarray) -> str:
     a, b = np.flatnonzero(island), np.flatnonzero(reach)
     if a.size == 0 or b.size == 0:
         return ""
+    from scipy.spatial import cKDTree  # only when there is a gap to place (scipy.spatial loads slowly)
+
     xy = graph.positions[:, :2]
     d, j = cKDTree(xy[b]).query(xy[a])
     i = int(np.argmin(d))

@@ -132,7 +132,7 @@ def build_geometry(map_spec: dict[str, Any]) -> tuple[MapGeometry | None, np.nda
 
 def build_world(scene: Scene, seed: int | None = None) -> World:
     """A new World for ``scene``: map, nav parameters, systems, then the entities."""
-    from systems import make_systems
+    from ecs_nav.systems import make_systems
 
     world = World(seed=scene.seed if seed is None else seed, dt=scene.dt)
     world.resources["scene"] = scene

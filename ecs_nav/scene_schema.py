@@ -228,7 +228,7 @@ def _parse_world(section: Any, scene: Scene, report) -> None:
                         high=INTEGER_LIMIT)
         scene.settings[key] = value
     systems = section.get("systems", list(DEFAULT_SYSTEMS))
-    from systems import SYSTEM_NAMES
+    from ecs_nav.systems import SYSTEM_NAMES
 
     if not isinstance(systems, list) or not all(isinstance(s, str) for s in systems):
         report("world.systems", f"must be a list of system names, got {describe(systems)}")

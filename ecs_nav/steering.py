@@ -24,6 +24,9 @@ import math
 import numba as nb
 import numpy as np
 
+# the behaviours' names and columns live in a light module; here for the systems that read them
+from ecs_nav.behaviours import BEHAVIOURS as BEHAVIOURS
+from ecs_nav.behaviours import B as B
 from ecs_nav.spatial import UniformGrid, _cell_range, build_grid
 
 # --- constants (seed 001 / Buckland) ---------------------------------------------------------
@@ -53,27 +56,6 @@ WALL_FEELER_ANGLE = math.pi / 4
 MIN_WALL_LENGTH = 1e-9
 """Wall avoidance ignores segments shorter than this."""
 
-BEHAVIOURS = (
-    "wall_avoidance",
-    "obstacle_avoidance",
-    "evade",
-    "flee",
-    "separation",
-    "alignment",
-    "cohesion",
-    "seek",
-    "arrive",
-    "wander",
-    "pursuit",
-    "follow_path",
-    "follow_flow",
-)
-"""Behaviour names in Buckland's priority order (SteeringBehavior::CalculatePrioritized;
-offset pursuit, interpose and hide are not implemented; follow_flow, seed 003, comes last).
-Forces stacked for the combiners are (k, len(BEHAVIOURS), 2) in this order."""
-
-B = {name: i for i, name in enumerate(BEHAVIOURS)}
-"""Column index of each behaviour in stacked forces and weights."""
 
 
 # --- vector helpers --------------------------------------------------------------------------
@@ -541,10 +523,11 @@ def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows
     # the cells of one grid row are one contiguous span of these, read in order
     near_pos = np.empty((cell_items.shape[0], 2))
     near_heading = np.zeros((cell_items.shape[0] if with_heading else 0, 2))
-    for s in range(cell_items.shape[0]):
-        near_pos[s] = pos[cell_items[s]]
+    for s in range(cell_items.shape[0]):  # by element: see spatial._bounds (no array-to-row copy)
+        j = cell_items[s]
+        near_pos[s, 0], near_pos[s, 1] = pos[j, 0], pos[j, 1]
         if with_heading:
-            near_heading[s] = heading[cell_items[s]]
+            near_heading[s, 0], near_heading[s, 1] = heading[j, 0], heading[j, 1]
     count = np.zeros(k, np.int64)
     sums = np.zeros((k, 6))  # push x, y; position x, y; heading x, y
     for i in range(k):

@@ -1,7 +1,7 @@
 """The pyglet viewer and headless capture: watching a World, screenshots and recordings.
 
 Assembly floor: this module ties a World, the RenderSystem and a window together. pyglet is
-loaded only when a function here needs it (through ``systems.render.load_pyglet``), so
+loaded only when a function here needs it (through ``ecs_nav.systems.render.load_pyglet``), so
 importing ``ecs_nav.viewer`` costs nothing for a headless run.
 
 The loop is a fixed-timestep accumulator: each frame adds the real time since the last one
@@ -94,7 +94,7 @@ DRAG_THRESHOLD = 4.0
 
 
 def _render_module():
-    import systems.render as render
+    import ecs_nav.systems.render as render
 
     return render
 
@@ -394,7 +394,7 @@ class Viewer:
 
 def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[int, int] = (1280, 720)) -> None:
     """Open a window on ``scene`` (a scene file or a built-in scene name) and run until it is
-    closed. Raises ``systems.render.RenderUnavailable`` with a one-line reason when there is
+    closed. Raises ``ecs_nav.systems.render.RenderUnavailable`` with a one-line reason when there is
     no display to open a window on."""
     render = _render_module()
     if not render.display_available():

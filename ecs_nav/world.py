@@ -20,10 +20,12 @@ from typing import Any, TypeVar
 import esper
 import numpy as np
 
+from ecs_nav.behaviours import BEHAVIOURS
+from ecs_nav.compile_watch import warmup_seconds
+from ecs_nav.compile_watch import watch as watch_compilation
 from ecs_nav.components import Agent, Collider, Path, PathRequest, Position, TableView, Velocity, bound_copies
 from ecs_nav.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
-from ecs_nav.platformer_world import PLATFORMER
-from ecs_nav.steering import BEHAVIOURS
+from ecs_nav.resource_names import PLATFORMER
 from ecs_nav.table import AgentTable, default_columns
 
 C = TypeVar("C")
@@ -89,9 +91,16 @@ class System(esper.Processor):
     reads_only: bool = False
 
     def process(self, world: World) -> None:
+        # The kernels' first calls compile them (or load them from numba's cache): that warm-up
+        # is counted apart, so a system's time is the time its work takes.
+        warmup = warmup_seconds()
         start = time.perf_counter()
         self.update(world)
-        world.timings_ms[self.name] += (time.perf_counter() - start) * 1000.0
+        elapsed = time.perf_counter() - start
+        warmed = warmup_seconds() - warmup
+        world.timings_ms[self.name] += (elapsed - warmed) * 1000.0
+        if warmed:
+            world.warmup_ms[self.name] += warmed * 1000.0
 
     def update(self, world: World) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -151,6 +160,8 @@ class World:
         self.table = AgentTable(default_columns(len(BEHAVIOURS)))
         self.events: list[Any] = []
         self.timings_ms: dict[str, float] = defaultdict(float)
+        self.warmup_ms: dict[str, float] = defaultdict(float)
+        """Per system: ms its kernels spent compiling or loading from numba's cache (not in timings_ms)."""
         self.event_counts: dict[str, int] = defaultdict(int)
         # resources
         self.map = None  # ecs_nav.geometry.MapGeometry
@@ -435,6 +446,8 @@ class World:
         self._systems.append(system)
         self._systems.sort(key=lambda s: -s.priority)
         self.timings_ms.setdefault(system.name, 0.0)
+        self.warmup_ms.setdefault(system.name, 0.0)
+        watch_compilation()
         return system
 
     @property
@@ -530,7 +543,8 @@ class World:
 
     def summary(self) -> dict[str, Any]:
         """Counts and timings for reports: ticks, agents (side-view characters too, when there
-        is a level), events by type, ms per system."""
+        is a level), events by type, ms per system (``timings_ms``, the work) and ms its kernels
+        took to compile or load from numba's cache on their first calls (``warmup_ms``)."""
         return {
             "ticks": self.tick,
             "agents": int(np.count_nonzero(self.table.live("is_agent"))),
@@ -538,4 +552,5 @@ class World:
             **({"characters": self.resources[PLATFORMER].count} if PLATFORMER in self.resources else {}),
             "events": dict(sorted(self.event_counts.items())),
             "timings_ms": {s.name: round(self.timings_ms[s.name], 3) for s in self._systems},
+            "warmup_ms": {s.name: round(self.warmup_ms[s.name], 3) for s in self._systems},
         }

@@ -18,23 +18,23 @@ def make_systems(names, settings: dict[str, Any] | None = None) -> list:
     out = []
     for name in names:
         if name == "graph_build":
-            from systems.graph_build import GraphBuildSystem
+            from ecs_nav.systems.graph_build import GraphBuildSystem
 
             out.append(GraphBuildSystem())
         elif name == "pathfind":
-            from systems.pathfind import PathfindSystem
+            from ecs_nav.systems.pathfind import PathfindSystem
 
             out.append(PathfindSystem(period=settings.get("pathfind_period", 30)))
         elif name == "path_follow":
-            from systems.path_follow import PathFollowSystem
+            from ecs_nav.systems.path_follow import PathFollowSystem
 
             out.append(PathFollowSystem(stuck_ticks=settings.get("stuck_ticks", 20)))
         elif name == "steering":
-            from systems.steering import SteeringSystem
+            from ecs_nav.systems.steering import SteeringSystem
 
             out.append(SteeringSystem())
         elif name == "physics":
-            from systems.physics import PhysicsSystem
+            from ecs_nav.systems.physics import PhysicsSystem
 
             out.append(PhysicsSystem())
         else:

@@ -37,13 +37,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ecs_nav.systems.platformer_stage import build_level
 
 from ecs_nav.components import Collider, Path
 from ecs_nav.geometry import Box
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, scan_heightfield
 from ecs_nav.nav.grid import grid_graph
 from ecs_nav.world import System, World
-from systems.platformer_stage import build_level
 
 _REPLAN = ("complete", "partial")
 """Path statuses that a region change can make stale (a stale/unreachable/none path is left)."""

@@ -70,6 +70,8 @@ target. ``Path.index`` is the waypoint walked to; this system owns it while it f
 from __future__ import annotations
 
 import numpy as np
+from ecs_nav.systems.flow_follow import FlowFollower
+from ecs_nav.systems.platformer_stage import run_bots
 
 from ecs_nav.arrival import (
     SETTLE_TICKS,
@@ -86,8 +88,6 @@ from ecs_nav.physics import turn_heading
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
-from systems.flow_follow import FlowFollower
-from systems.platformer_stage import run_bots
 
 STOP_HYSTERESIS = 0.5
 """A STOPPED agent re-arms (may emit TargetReached again) once the target is further than

@@ -82,6 +82,8 @@ kinds on the last tick).
 from __future__ import annotations
 
 import numpy as np
+from ecs_nav.systems.field_requests import FieldRequests
+from ecs_nav.systems.platformer_stage import serve_requests
 
 from ecs_nav.components import Path, PathRequest
 from ecs_nav.events import PathChanged, PathFailed
@@ -96,8 +98,6 @@ from ecs_nav.nav.search import (
 )
 from ecs_nav.nav.smooth import smooth_path
 from ecs_nav.world import System, World
-from systems.field_requests import FieldRequests
-from systems.platformer_stage import serve_requests
 
 _IMMEDIATE = ("stale", "none")
 ROUTE_SLACK = 0.5

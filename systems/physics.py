@@ -57,11 +57,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav import physics as kernels
 from ecs_nav.geometry import MIN_COLLISION_RADIUS
 from ecs_nav.world import System, refuse_non_finite
-from systems.platformer_stage import move_characters
 
 HEADING_EPSILON = 1e-3
 """Speeds (units/s) at or below this leave the heading as it is (no direction to face)."""

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
+from ecs_nav.systems.render_text import TextPainter
 
 from ecs_nav import draw, draw_labels, draw_panel, draw_paths, draw_platformer
 from ecs_nav.components import Path, PathRequest, Player
@@ -34,7 +35,6 @@ from ecs_nav.draw_colours import agent_groups
 from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.world import System, World
-from systems.render_text import TextPainter
 
 pyglet: Any = None  # the pyglet module, once load_pyglet() has run
 gl: Any = None  # pyglet.gl

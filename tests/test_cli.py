@@ -1,12 +1,16 @@
 """The ecs-nav command: exit codes and output shapes."""
 
+import argparse
 import json
 import subprocess
 import sys
 
 import pytest
 
+import ecs_nav
+import ecs_nav.cli
 from ecs_nav.cli import main
+from ecs_nav.compile_watch import PROGRESS_HEADER
 
 
 def test_list_shows_builtin_scenes(capsys):
@@ -40,6 +44,14 @@ def test_run_headless_json_summary(capsys):
     assert isinstance(summary["events"], dict)
     assert set(summary["timings_ms"]) >= {"GraphBuildSystem", "PathfindSystem", "PathFollowSystem",
                                           "SteeringSystem", "PhysicsSystem"}
+    assert set(summary["warmup_ms"]) == set(summary["timings_ms"])
+    assert summary["version"] == ecs_nav.__version__
+
+
+def test_version_flag_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"ecs-nav {ecs_nav.__version__}"
 
 
 def test_run_text_summary(capsys):
@@ -121,16 +133,45 @@ def test_missing_imageio_is_its_own_error_before_the_run(capsys, monkeypatch, no
     assert err == ["ecs-nav: error: screenshots and recordings need imageio: pip install 'ecs-nav[media]'"]
 
 
+def errors_past_compiling(capsys) -> list[str]:
+    """stderr's lines without a first run's compile progress (an empty numba cache prints it
+    before a run's own error)."""
+    return [line for line in capsys.readouterr().err.strip().splitlines()
+            if not line.startswith((PROGRESS_HEADER, "compiled "))]
+
+
+def test_a_first_run_prints_its_compile_progress_on_stderr_only(capsys, monkeypatch):
+    calls = []
+
+    def compile_once(args):  # stands in for a run whose kernels are not cached yet
+        import numba
+        import numpy as np
+
+        calls.append(numba.njit(lambda values: values.sum() * 2.0)(np.ones(3)))
+        print("the summary")
+        return 0
+
+    parser = ecs_nav.cli.build_parser()
+    monkeypatch.setattr(ecs_nav.cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: argparse.Namespace(fn=compile_once, debug=False))
+    assert main(["list"]) == 0 and calls == [6.0]
+    captured = capsys.readouterr()
+    assert captured.out == "the summary\n"
+    assert f"{PROGRESS_HEADER}: [" in captured.err and "<lambda> ..." in captured.err
+    assert "compiled 1 kernels; numba cached them, later runs load them" in captured.err
+
+
 def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatch, tmp_path):
+    from ecs_nav.systems.render import RenderUnavailable
+
     import ecs_nav.viewer
-    from systems.render import RenderUnavailable
 
     def no_gl(*args, **kwargs):
         raise RenderUnavailable("cannot create an OpenGL context (headless EGL): no EGL here")
 
     monkeypatch.setattr(ecs_nav.viewer, "screenshot", no_gl)
     assert main(["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]) == 3
-    assert capsys.readouterr().err.strip().splitlines() == [
+    assert errors_past_compiling(capsys) == [
         "ecs-nav: error: cannot create an OpenGL context (headless EGL): no EGL here"]
 
     def bug(*args, **kwargs):
@@ -139,7 +180,7 @@ def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatc
     monkeypatch.setattr(ecs_nav.viewer, "screenshot", bug)
     args = ["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]
     assert main(args) == 70  # an internal error: one line naming the version, not exit 3
-    (line,) = capsys.readouterr().err.strip().splitlines()
+    (line,) = errors_past_compiling(capsys)
     assert line.startswith("ecs-nav: internal error (a bug in ecs-nav ") and "RuntimeError: a bug" in line
     assert "--debug" in line
     with pytest.raises(RuntimeError, match="a bug"):  # --debug shows the traceback
@@ -249,3 +290,15 @@ def test_a_split_map_is_one_warning_in_validate_and_in_run(capsys, tmp_path):
 def test_a_reachable_goal_gives_no_warning(capsys):
     assert main(["validate", "gather"]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_the_wheel_carries_the_license_the_typing_marker_the_one_version_and_no_top_level_systems(ecs_nav_wheel):
+    import zipfile
+
+    names = zipfile.ZipFile(ecs_nav_wheel).namelist()
+    assert "ecs_nav/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert f"ecs_nav-{ecs_nav.__version__}-" in ecs_nav_wheel.name
+    # the systems install inside the package: no top-level `systems` to collide with another's
+    assert "ecs_nav/systems/__init__.py" in names
+    assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"ecs_nav"}

@@ -183,7 +183,7 @@ def test_map_bounds_fall_back_without_a_map():
 def test_headless_simulation_never_imports_pyglet():
     code = (
         "import sys\n"
-        "import ecs_nav, ecs_nav.draw, ecs_nav.viewer, systems, systems.render\n"
+        "import ecs_nav, ecs_nav.draw, ecs_nav.viewer, ecs_nav.systems, ecs_nav.systems.render\n"
         "from ecs_nav import World, Position, Velocity, Agent, Collider\n"
         "w = World(); w.spawn(Position(0, 0), Velocity(1, 0), Agent(), Collider()); w.run(10)\n"
         "assert not any(m == 'pyglet' or m.startswith('pyglet.') for m in sys.modules), 'pyglet imported'\n"

@@ -8,6 +8,7 @@ from pathlib import Path as FilePath
 
 import numpy as np
 import pytest
+from ecs_nav.systems.graph_build import GraphBuildSystem
 from scipy.sparse.csgraph import connected_components
 
 from ecs_nav.components import Agent, Collider, NavMap, Path, Position, Velocity
@@ -15,7 +16,6 @@ from ecs_nav.geometry import Box, MapGeometry
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.scene import build_world, scene_from_dict
 from ecs_nav.world import World
-from systems.graph_build import GraphBuildSystem
 
 if sys.version_info >= (3, 11):
     import tomllib

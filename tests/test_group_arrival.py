@@ -9,15 +9,15 @@ import os
 
 import numpy as np
 import pytest
+from ecs_nav.systems.path_follow import PathFollowSystem
+from ecs_nav.systems.physics import PhysicsSystem
+from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity, World
 from ecs_nav.arrival import SETTLE_GAP, goal_key_of_entity, goal_key_of_point, settled_against_arrived
 from ecs_nav.scene import build_world, load_scene, scene_from_dict
 from ecs_nav.table import FOLLOW_STOPPED
 from ecs_nav.testing import lone_travel_ticks, run_crowd
-from systems.path_follow import PathFollowSystem
-from systems.physics import PhysicsSystem
-from systems.steering import SteeringSystem
 
 
 def assert_crowd_arrived(out, lone_ticks):

@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 import pytest
+from ecs_nav.systems.physics import PhysicsSystem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import BOUNDS, random_maps
@@ -27,7 +28,6 @@ from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
 from ecs_nav.geometry import Box, Circle, MapGeometry
 from ecs_nav.steering import apply_steering, seek
 from ecs_nav.world import System
-from systems.physics import PhysicsSystem
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 EXAMPLES = 400 if SOAK else 25
@@ -52,7 +52,7 @@ ledge's side) and both are held by walls."""
 PINNED_MARGIN = 0.02
 """An agent within this fraction of its radius of a wall is held by it (see OVERLAP_TOLERANCE)."""
 
-HAS_STEERING_SYSTEM = importlib.util.find_spec("systems.steering") is not None
+HAS_STEERING_SYSTEM = importlib.util.find_spec("ecs_nav.systems.steering") is not None
 
 
 class KernelDriver(System):
@@ -152,7 +152,7 @@ def run_property(geometry, seed, count, dt, use_system, ticks=None):
         world.map = geometry
         targets = populate(world, geometry, rng, count, steering=use_system)
         if use_system:
-            from systems.steering import SteeringSystem
+            from ecs_nav.systems.steering import SteeringSystem
 
             world.add_systems(SteeringSystem(), PhysicsSystem())
         else:

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from ecs_nav.systems.path_follow import STOP_HYSTERESIS, PathFollowSystem
+from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import (
     Agent,
@@ -20,8 +22,6 @@ from ecs_nav import (
 )
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.testing import Integrate
-from systems.path_follow import STOP_HYSTERESIS, PathFollowSystem
-from systems.steering import SteeringSystem
 
 
 def make_world(*, steer=True, stuck_ticks=20):

@@ -14,14 +14,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-import systems.pathfind as pathfind_module
+import ecs_nav.systems.pathfind as pathfind_module
+from ecs_nav.systems.graph_build import GraphBuildSystem
+from ecs_nav.systems.pathfind import PathfindSystem
+
 from ecs_nav.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
 from ecs_nav.events import PathChanged, PathFailed
 from ecs_nav.geometry import Box, MapGeometry
 from ecs_nav.scene import build_world, scene_from_dict
 from ecs_nav.world import World
-from systems.graph_build import GraphBuildSystem
-from systems.pathfind import PathfindSystem
 
 CHASE = FilePath(__file__).resolve().parent.parent / "scenes" / "chase.toml"
 WALL_HEIGHT = 3.0

@@ -5,13 +5,13 @@ import math
 
 import numpy as np
 import pytest
+from ecs_nav.systems.physics import PhysicsSystem
 
 from ecs_nav import Agent, Collider, Position, Velocity, World
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
 from ecs_nav.physics import relax_agents, yaw_lerp
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
 from ecs_nav.testing import DriveTo
-from systems.physics import PhysicsSystem
 
 
 def make_world(geometry=None, dt=1.0 / 60.0, systems=()):

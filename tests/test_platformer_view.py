@@ -52,7 +52,7 @@ def test_paths_mark_rises_as_jumps_and_inputs_show_held_keys():
 
 
 def test_a_captured_side_view_shows_tiles_platforms_and_characters_where_they_are():
-    import systems.render as render
+    import ecs_nav.systems.render as render
 
     try:
         render.offscreen_window()
@@ -109,7 +109,7 @@ def test_wasd_holds_the_players_inputs_and_clicks_send_bots_and_toggle_tiles():
 
 
 def test_the_viewer_drives_the_player_with_wasd_and_sends_a_clicked_bot():
-    import systems.render as render
+    import ecs_nav.systems.render as render
 
     try:
         window = render.offscreen_window()

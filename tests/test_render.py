@@ -17,7 +17,7 @@ pytestmark = pytest.mark.render
 
 @pytest.fixture(scope="module")
 def gl_window():
-    import systems.render as render
+    import ecs_nav.systems.render as render
 
     try:
         return render.offscreen_window()
@@ -118,10 +118,11 @@ def test_flow_field_and_heat_map_are_drawn_when_present(gl_window):
 
 
 def test_a_shared_flow_field_is_drawn_the_selected_agents_first(gl_window):
+    from ecs_nav.systems.render import shared_field_view
+
     from ecs_nav.nav.fields import FIELDS
     from ecs_nav.scene import build_world, scene_from_dict
     from ecs_nav.viewer import render_frame
-    from systems.render import shared_field_view
 
     def group(goal, count):
         return {"name": f"to {goal}", "count": count, "spawn_area": [-5, -5, 5, 5], "Agent": {},
@@ -174,7 +175,7 @@ def test_chase_scene_frame(gl_window):
 
 
 def test_state_digest_is_the_same_with_and_without_the_render_system(gl_window):
-    from systems.render import RenderSystem
+    from ecs_nav.systems.render import RenderSystem
 
     frames = []
     plain, drawn = scene_world(agents=50), scene_world(agents=50)
@@ -232,7 +233,7 @@ def viewer(gl_window):
 
 
 def keys():
-    from systems.render import load_pyglet
+    from ecs_nav.systems.render import load_pyglet
 
     return load_pyglet().window.key, load_pyglet().window.mouse
 
@@ -381,8 +382,9 @@ def test_a_windowed_run_is_tick_for_tick_the_headless_run(viewer):
 
 
 def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
+    from ecs_nav.systems.render import RenderUnavailable
+
     from ecs_nav.viewer import run_viewer
-    from systems.render import RenderUnavailable
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
@@ -393,7 +395,7 @@ def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
 
 
 def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
-    import systems.render as render
+    import ecs_nav.systems.render as render
 
     def no_egl(*args, **kwargs):
         raise RuntimeError("eglInitialize failed\nsecond line of driver noise")
@@ -410,7 +412,7 @@ def test_missing_font_libraries_fail_in_one_line(gl_window, monkeypatch):
     RenderUnavailable naming the package, which the CLI turns into exit 3."""
     import importlib
 
-    import systems.render as render
+    import ecs_nav.systems.render as render
 
     def no_freetype(*args, **kwargs):
         raise ImportError('Library "freetype" not found.')
@@ -442,8 +444,9 @@ def test_agents_wider_than_a_point_sprite_are_drawn_as_quads(gl_window):
 
 
 def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_window):
+    from ecs_nav.systems.render import RenderSystem
+
     import ecs_nav
-    from systems.render import RenderSystem
 
     plain, drawn = ecs_nav.load_scene("chase"), ecs_nav.load_scene("chase")
     frames = []

@@ -3,6 +3,7 @@ NaN guard."""
 
 import numpy as np
 import pytest
+from ecs_nav.systems.steering import DITHER_PROBABILITIES, DITHER_STREAM, SteeringSystem
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
@@ -11,7 +12,6 @@ from ecs_nav import steering as st
 from ecs_nav.geometry import Box, Circle, MapGeometry
 from ecs_nav.spatial import neighbours_within
 from ecs_nav.testing import Integrate
-from systems.steering import DITHER_PROBABILITIES, DITHER_STREAM, SteeringSystem
 
 
 def world_with(*systems, seed=5):

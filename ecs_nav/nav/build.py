@@ -180,6 +180,9 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
         cos_t[d] = math.cos(2.0 * math.pi * d / n_rays)
         sin_t[d] = math.sin(2.0 * math.pi * d / n_rays)
     cand = np.empty(64, dtype=np.int64)
+    # typed int64, not the literal 0: a literal argument makes numba compile _top_among again
+    # for it (three specialisations, about 1.4 s of CPU more on a first run); n_cand too
+    first_cand = np.int64(0)
     for k in range(todo.shape[0]):
         node = todo[k]
         x, y = xs[node], ys[node]
@@ -192,7 +195,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
         ok = meta[0] <= x - radius and x + radius <= meta[2] and meta[1] <= y - radius and y + radius <= meta[3]
         # the shapes near the node (duplicates from several buckets are harmless)
         x0, y0, x1, y1 = x - radius, y - radius, x + radius, y + radius
-        n_cand = 0
+        n_cand = np.int64(0)  # not the literal 0 either (see first_cand)
         i0, i1, j0, j1 = _bucket_range(meta, dims, x0, y0, x1, y1)
         for j in range(j0, j1 + 1):
             for i in range(i0, i1 + 1):
@@ -202,7 +205,8 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
                     if _shape_aabb_hits(G, it, x0, y0, x1, y1):
                         if n_cand == cand.shape[0]:
                             grown = np.empty(2 * n_cand, dtype=np.int64)
-                            grown[:n_cand] = cand
+                            for t in range(n_cand):  # not grown[:n_cand] = cand: see spatial._bounds
+                                grown[t] = cand[t]
                             cand = grown
                         cand[n_cand] = it
                         n_cand += 1
@@ -221,7 +225,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
                     break
                 rho = radius * ring / n_rings
                 for d in range(n_rays):
-                    g = _top_among(G, cand, 0, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
+                    g = _top_among(G, cand, first_cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
                     if not (g >= floor_min):
                         ok = False
                         break

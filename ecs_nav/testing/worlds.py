@@ -14,8 +14,8 @@ import numpy as np
 from ecs_nav.components import Name
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.grid import BLOCKED_CHARS, parse_ascii_grid
+from ecs_nav.systems import SYSTEM_NAMES, make_systems
 from ecs_nav.world import System, World
-from systems import SYSTEM_NAMES, make_systems
 
 DEFAULT_SYSTEMS = SYSTEM_NAMES
 """The five simulation stages by scene-file name, in tick order: graph_build, pathfind,
@@ -156,7 +156,7 @@ def _build_graph(world: World) -> None:
     build it, the way a tick does."""
     system = world.system("GraphBuildSystem")
     if system is None:
-        from systems.graph_build import GraphBuildSystem
+        from ecs_nav.systems.graph_build import GraphBuildSystem
 
         system = GraphBuildSystem()
     system.update(world)

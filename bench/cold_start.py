@@ -1,0 +1,79 @@
+"""What a new user waits for: ``import ecs_nav``, and ``ecs-nav run chase --headless --ticks 1``
+on an empty numba cache (cold: every kernel the scene uses compiles) and on a filled one (warm).
+
+Each figure is a new process; wall-clock seconds and the CPU seconds it used (user + system,
+children included), with the load average beside them: the CPU time is the steadier figure on a
+shared machine. ``--baseline DIR`` measures another checkout (``git worktree add /tmp/base
+REF``, or ``git archive REF | tar -x -C /tmp/base``) the same way in the same run, for a before/after
+side by side.
+
+    python bench/cold_start.py [--baseline /tmp/base] [--repeat 3] [--scene chase]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of one process running ``command`` in ``cwd`` (the checkout measured: python
+    puts the current folder first on the path); raises if it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, cwd=cwd)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {proc.stderr[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[float, float, str]]]:
+    cache = tempfile.mkdtemp(prefix="numba-cold-")
+    env = {**os.environ, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
+    run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
+    rows: dict[str, list[tuple[float, float, str]]] = {"cold run": [], "warm run": [], "import ecs_nav": []}
+    rows["cold run"].append((*timed(run, env, checkout), load()))
+    for _ in range(repeat):
+        rows["warm run"].append((*timed(run, env, checkout), load()))
+    for _ in range(repeat):
+        rows["import ecs_nav"].append((*timed([sys.executable, "-c", "import ecs_nav"], env, checkout), load()))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure the same way, side by side")
+    parser.add_argument("--repeat", type=int, default=3, help="warm runs and imports per checkout (median shown)")
+    parser.add_argument("--scene", default="chase")
+    args = parser.parse_args()
+    sides = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    results = {name: measure(path, args.scene, args.repeat) for name, path in sides.items()}
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; scene {args.scene}; load average 1/5/15 min")
+    print(f"| what | {' | '.join(f'{n} wall s | {n} CPU s' for n in sides)} | load |")
+    print(f"|---|{'---:|---:|' * len(sides)}---|")
+    for what in ("cold run", "warm run", "import ecs_nav"):
+        cells, loads = [], []
+        for name in sides:
+            samples = results[name][what]
+            cells += [f"{statistics.median(s[column] for s in samples):.2f}" for column in (0, 1)]
+            loads.append(samples[-1][2])
+        print(f"| {what} | {' | '.join(cells)} | {', '.join(loads)} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""The fixed cost of a tick in small worlds: ecs_nav against RVO2 (``pyrvo``) at 1 to 10,000
+agents, and the chase scene, in one run.
+
+Each agent walks to the mirror point of its start across the middle of an open 200 x 200 m
+floor. ecs_nav runs SteeringSystem (arrive + separation) and PhysicsSystem (integration,
+map bounds, agent-agent relaxation) through ``World.step()`` (esper dispatch, timing, events);
+RVO2 sets each agent's preferred velocity towards its goal from Python (its usual use) and
+calls ``do_step()`` (ORCA, k-d tree). Median wall-clock and process CPU microseconds per tick,
+after warm-up ticks; sizes interleaved (ours, then RVO2's, at each size).
+
+    python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+from ecs_nav.systems.physics import PhysicsSystem
+from ecs_nav.systems.steering import SteeringSystem
+
+from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
+from ecs_nav.geometry import MapGeometry
+
+SIZE = 200.0
+RADIUS = 0.4
+SPEED = 2.0
+DT = 1.0 / 60.0
+
+
+def starts_and_goals(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(n)
+    side = int(np.ceil(np.sqrt(n)))
+    cells = rng.permutation(side * side)[:n]
+    spacing = min(2.0, (SIZE - 20) / side)
+    start = np.stack([10 + (cells % side) * spacing, 10 + (cells // side) * spacing], axis=1).astype(float)
+    return start, SIZE - start
+
+
+def per_tick(step, ticks: int) -> tuple[float, float]:
+    """Median wall-clock and CPU µs of ``step()``."""
+    wall, cpu = [], []
+    for _ in range(ticks):
+        t, c = time.perf_counter(), time.process_time()
+        step()
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - t)
+    return statistics.median(wall) * 1e6, statistics.median(cpu) * 1e6
+
+
+def ours(n: int, ticks: int) -> tuple[float, float]:
+    start, goal = starts_and_goals(n)
+    world = World(seed=0, dt=DT)
+    world.map = MapGeometry((0, 0, SIZE, SIZE))
+    for p, g in zip(start, goal):
+        world.spawn(Position(*p), Velocity(), Agent(max_speed=SPEED), Collider(RADIUS),
+                    SteeringWeights({"arrive": 1.0, "separation": 1.0}, target=tuple(g)))
+    world.add_systems(SteeringSystem(), PhysicsSystem())
+    world.run(3)  # numba cache loads
+    result = per_tick(world.step, ticks)
+    world.close()
+    return result
+
+
+def rvo2(n: int, ticks: int) -> tuple[float, float]:
+    import pyrvo
+
+    start, goal = starts_and_goals(n)
+    sim = pyrvo.RVOSimulator(DT, 1.5, 10, 2.0, 2.0, RADIUS, SPEED, pyrvo.Vector2(0.0, 0.0))
+    for p in start:
+        sim.add_agent((float(p[0]), float(p[1])))
+    goals = [(float(g[0]), float(g[1])) for g in goal]
+
+    def step():
+        for i, (gx, gy) in enumerate(goals):
+            p = sim.get_agent_position(i)
+            dx, dy = gx - p.x, gy - p.y
+            d = (dx * dx + dy * dy) ** 0.5
+            s = SPEED / d if d > SPEED else 1.0
+            sim.set_agent_pref_velocity(i, (dx * s, dy * s))
+        sim.do_step()
+
+    step()
+    return per_tick(step, ticks)
+
+
+def chase(ticks: int) -> tuple[float, float]:
+    world = load_scene("chase")
+    world.run(30)  # the graph build, the first plan, numba cache loads
+    result = per_tick(world.step, ticks)
+    world.close()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100, 1000, 10000])
+    parser.add_argument("--ticks", type=int, default=200, help="ticks per size (a tenth of it at 10,000)")
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} cores, load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print("| agents | ecs_nav µs/tick (CPU) | RVO2 µs/tick (CPU) | ecs_nav µs per agent | RVO2 µs per agent |")
+    print("|---:|---:|---:|---:|---:|")
+    for n in args.sizes:
+        ticks = max(20, args.ticks // 10) if n >= 10000 else args.ticks
+        (ow, oc), (rw, rc) = ours(n, ticks), rvo2(n, ticks)
+        print(f"| {n:,} | {ow:,.0f} ({oc:,.0f}) | {rw:,.0f} ({rc:,.0f}) | {ow / n:,.2f} | {rw / n:,.2f} |")
+    cw, cc = chase(args.ticks)
+    print(f"\nchase scene (2 agents, all five systems): {cw:,.0f} µs/tick wall ({cc:,.0f} CPU)")
+    print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
