@@ -38,6 +38,12 @@ def lower_onto_ground(level: TileLevel, tile: tuple[int, int]) -> tuple[int, int
     return x, y + 1
 
 
+def tiles_spanned(length: float) -> int:
+    """Whole tiles a box side of ``length`` tiles takes (at least one: a sliver of a character
+    still occupies the tile it stands in)."""
+    return max(1, math.ceil(length - 1e-9))
+
+
 class PlatformerBots:
     """Characters (players and bots) on a :class:`TileLevel`, stepped with a fixed ``dt`` (s).
 
@@ -125,8 +131,8 @@ class PlatformerBots:
         self.count += 1
         self.x[i], self.y[i] = x, y
         self.width[i], self.height[i] = width, height
-        self.width_tiles[i] = math.ceil(width - 1e-9)
-        self.height_tiles[i] = math.ceil(height - 1e-9)
+        self.width_tiles[i] = tiles_spanned(width)
+        self.height_tiles[i] = tiles_spanned(height)
         self.gravity[i], self.max_fall[i] = constants.gravity, constants.max_fall_speed
         self.walk[i], self.jump_speed[i], self.release[i] = (
             constants.walk_speed, constants.jump_speed, constants.release_speed)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecs_nav.nav.platformer_level import EMPTY, SOLID, TileLevel
-from ecs_nav.platformer_bots import PlatformerBots
+from ecs_nav.platformer_bots import PlatformerBots, tiles_spanned
 from ecs_nav.platformer_physics import SERIES, CharacterConstants
 from ecs_nav.resource_names import PLATFORMER
 
@@ -100,7 +100,7 @@ class PlatformerBody:
 
     def size_tiles(self) -> tuple[int, int]:
         """The box rounded up to whole tiles (what the planner and the level masks use)."""
-        return math.ceil(self.width - 1e-9), math.ceil(self.height - 1e-9)
+        return tiles_spanned(self.width), tiles_spanned(self.height)
 
     def start(self, level: TileLevel) -> tuple[float, float]:
         """The bottom-left corner it starts at on ``level`` (tiles)."""

@@ -350,3 +350,17 @@ def test_a_line_separator_in_an_unknown_key_is_escaped(tmp_path):
     got = refused(tmp_path, '[world]\n"a\u2028b\\nc" = 1\n')
     assert len(got) == 1 and got[0].startswith("world.a\\u2028b\\nc: unknown key")
     assert parse_scene  # the same SceneError from validation alone
+
+
+def test_a_platformer_body_a_sliver_wide_still_takes_a_whole_tile():
+    # found by the long fuzz: width 1e-300 rounded to 0 tiles and the level check raised a bare ValueError
+    import ecs_nav
+    from ecs_nav.scene import build_world, scene_from_dict, scene_to_dict
+
+    data = scene_to_dict(ecs_nav.load_scene("platformer"))
+    for entry in data["entity"]:
+        if entry.get("name") == "bot-left":
+            entry["PlatformerBody"]["width"] = 1e-300
+    world = build_world(scene_from_dict(data))
+    world.run(3)
+    assert world.tick == 3
