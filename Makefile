@@ -55,6 +55,7 @@ screenshots: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -q -e ".[bench]"
 	$(PY) bench/core.py
+	$(PY) bench/spawn.py
 	$(PY) bench/graph_build.py
 	$(PY) bench/pathfinding.py
 	$(PY) bench/flowfield.py

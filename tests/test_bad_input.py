@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -149,14 +148,12 @@ def test_a_crowd_count_is_bounded(tmp_path):
     assert got == [f"entity: 300000 entities in all (crowds counted member by member): at most {ENTITY_LIMIT}"]
 
 
-def test_a_hundred_thousand_agents_spawn_in_under_two_seconds():
+def test_a_hundred_thousand_agents_spawn_in_one_bulk_pass():
+    # how long it takes is bench/spawn.py's (bench/RESULTS.md), not a timed unit test
     world = World()
     positions = np.random.default_rng(0).random((100_000, 2)) * 100
-    start = time.process_time()  # CPU time: the machine is shared, wall time counts the neighbours too
     ids = world.spawn_many(100_000, [Position(), Velocity(), Agent(), Collider(), SteeringWeights({"wander": 1})],
                            positions, tags=lambda i: [Name("crowd")])
-    elapsed = time.process_time() - start
-    assert elapsed < 2.0, f"{elapsed:.2f} s of CPU"
     assert len(world.table) == 100_000 and ids.size == 100_000
     last = int(ids[-1])
     assert world.get(last, Position).as_array().tolist() == positions[-1].tolist()
