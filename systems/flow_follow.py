@@ -50,7 +50,7 @@ class FlowFollower:
         self.stuck_ticks = stuck_ticks
         self.stuck_distance = stuck_distance
         self.group_arrival = group_arrival
-        self.failed: set[int] = set()  # entities told PathFailed and not yet back on a field
+        self.failed = np.zeros(0, np.int64)  # entities told PathFailed and not yet back on a field (sorted)
 
     def update(self, world) -> None:
         fields = world.resources.get(FIELDS)
@@ -160,13 +160,13 @@ class FlowFollower:
         lost = ~reach & ~stopped
         if lost.any():
             table.follow_state[rows[lost]] = FOLLOW_NONE
-            for e in ents[lost].tolist():
-                if e not in self.failed:
-                    self.failed.add(e)
-                    world.emit(PathFailed(int(e), "unreachable", world.tick))
-        if self.failed:  # back on a field, or gone
-            self.failed -= set(ents[reach].tolist())
-            self.failed = {e for e in self.failed if table.has(e)}
+        # column operations, not a per-entity loop: a cut-off crowd stays lost tick after tick
+        lost_ents = ents[lost]
+        fresh = lost_ents[~np.isin(lost_ents, self.failed)]
+        for e in fresh.tolist():
+            world.emit(PathFailed(int(e), "unreachable", world.tick))
+        if self.failed.size or fresh.size:  # keep those still lost; the others are back or gone
+            self.failed = np.union1d(self.failed[np.isin(self.failed, lost_ents)], fresh)
 
     def state(self) -> bytes:
-        return np.array(sorted(self.failed), np.int64).tobytes()
+        return self.failed.tobytes()
