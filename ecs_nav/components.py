@@ -138,6 +138,27 @@ class TableView:
         self._table, self._row = None, -1
         self._local.update(values)
 
+    @staticmethod
+    def unbind_all(views: list[TableView]) -> None:
+        """``_unbind`` for many bound views at once (a bulk despawn): each field is read for
+        all the views of one class in one column gather, not one descriptor call each."""
+        by_class: dict[type, list[TableView]] = {}
+        for view in views:
+            by_class.setdefault(type(view), []).append(view)
+        for cls, group in by_class.items():
+            table = group[0]._table
+            rows = np.fromiter((v._row for v in group), np.int64, len(group))
+            columns = []
+            for name in cls._fields:
+                column = getattr(cls, name)
+                arr = getattr(table, column.column)
+                columns.append((arr[rows] if column.index is None else arr[rows, column.index]).tolist())
+            fields = cls._fields
+            for view, values in zip(group, zip(*columns)):
+                own = view.__dict__
+                own["_table"], own["_row"] = None, -1
+                own["_local"].update(zip(fields, values))
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented

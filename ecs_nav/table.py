@@ -207,6 +207,53 @@ class AgentTable:
         self._views[last] = []
         self.n = last
 
+    def remove_rows(self, entities, unbind) -> None:
+        """Remove the rows of ``entities`` (distinct, each with a row) with the layout that
+        ``remove_row`` on each in turn would leave -- every removal moves the then-last row
+        into its hole -- but with each column moved once, so despawning a crowd costs a few
+        gathers instead of a column loop per agent. The layout is computed on row numbers
+        first; ``unbind(views)`` is handed the removed rows' views before anything moves."""
+        entities = np.asarray(entities, dtype=np.int64).reshape(-1)
+        rows = self.rows_of(entities)
+        if np.any(rows < 0) or np.unique(entities).size != entities.size:
+            raise KeyError("remove_rows: every entity must be distinct and have a row")
+        gone = []
+        for row in rows.tolist():
+            gone.extend(self._views[row])
+        unbind(gone)
+        # the swap-with-last sequence on row numbers: holder[r] is the original row whose
+        # data row r holds now (only rows that changed), at[o] the row original o is at now
+        holder: dict[int, int] = {}
+        at: dict[int, int] = {}
+        last = self.n - 1
+        for original in rows.tolist():
+            row = at.pop(original, original)
+            if row != last:
+                moved = holder.pop(last, last)
+                holder[row] = moved
+                at[moved] = row
+            else:
+                holder.pop(last, None)
+            last -= 1
+        self._row_by_entity[entities] = -1
+        views = self._views
+        for row in rows.tolist():
+            views[row] = []
+        if holder:
+            dst = np.fromiter(holder.keys(), np.int64, len(holder))
+            src = np.fromiter(holder.values(), np.int64, len(holder))
+            for arr in self._columns.values():
+                arr[dst] = arr[src]
+            self._row_by_entity[self._columns["entity"][dst]] = dst
+            moved_views = [views[s] for s in src.tolist()]
+            for d, row_views in zip(dst.tolist(), moved_views):
+                views[d] = row_views
+                for view in row_views:
+                    view._row = d
+        for row in range(last + 1, self.n):  # the tail rows given up (their data moved or gone)
+            views[row] = []
+        self.n = last + 1
+
     def _grow(self, capacity: int) -> None:
         for name, arr in self._columns.items():
             bigger = np.empty((capacity, *arr.shape[1:]), dtype=arr.dtype)

@@ -89,3 +89,59 @@ def test_rows_of_many_entities_with_unknown_and_large_ids():
         t.row_of(3)
     with pytest.raises(ValueError, match="already"):
         t.add_row(500)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_remove_rows_leaves_the_layout_of_removing_one_by_one(seed):
+    rng = np.random.default_rng(seed)
+    specs = {"entity": ColumnSpec((), np.int64, -1), "pos": ColumnSpec((2,), np.float64)}
+    one, bulk = AgentTable(specs), AgentTable(specs)
+    n = int(rng.integers(1, 60))
+    for e in rng.permutation(200)[:n].tolist():
+        for t in (one, bulk):
+            t.pos[t.add_row(e)] = (e, -e)
+    alive = one.entity[: one.n].tolist()
+    gone = rng.permutation(alive)[: int(rng.integers(1, n + 1))].tolist()  # any order, tail or not
+    for e in gone:
+        one.remove_row(e)
+    unbound = []
+    bulk.remove_rows(gone, unbound.extend)
+    assert bulk.n == one.n == n - len(gone)
+    np.testing.assert_array_equal(bulk.entity[: bulk.n], one.entity[: one.n])
+    np.testing.assert_array_equal(bulk.pos[: bulk.n], one.pos[: one.n])
+    np.testing.assert_array_equal(bulk.rows_of(alive), one.rows_of(alive))
+    with pytest.raises(KeyError):
+        bulk.remove_rows([alive[0], alive[0]], unbound.extend)
+
+
+def test_despawn_many_equals_despawning_one_by_one():
+    def crowd():
+        world = World()
+        ids = world.spawn_many(50, [Position(), Velocity(1.0, 0.5), Agent(max_speed=2.0), Collider(0.3),
+                                    SteeringWeights({"wander": 1.0})],
+                               np.random.default_rng(1).random((50, 2)) * 10)
+        return world, ids
+
+    one, ids = crowd()
+    bulk, _ = crowd()
+    leaving = [bulk.get(int(e), Position) for e in ids[3::4]]
+    leaving_x = [p.x for p in leaving]
+    order = np.random.default_rng(2).permutation(ids[3::4])
+    for e in order.tolist():
+        one.despawn(e)
+    bulk.despawn_many(order)
+    assert bulk.state_digest() == one.state_digest()
+    np.testing.assert_array_equal(bulk.table.entity[: bulk.table.n], one.table.entity[: one.table.n])
+    # the views left behind keep their values; the survivors' views still read their rows
+    assert all(not p.bound for p in leaving) and [p.x for p in leaving] == leaving_x
+    survivors = [int(e) for e in ids if e not in set(order.tolist())]
+    for e in survivors:
+        view = bulk.get(e, Position)
+        assert view.bound and (view.x, view.y) == tuple(bulk.table.pos[bulk.table.row_of(e)])
+        assert (view.x, view.y) == (one.get(e, Position).x, one.get(e, Position).y)
+    assert not any(bulk.exists(int(e)) for e in order)
+    for w in (one, bulk):
+        w.run(5)
+    assert bulk.state_digest() == one.state_digest()
+    one.close()
+    bulk.close()
