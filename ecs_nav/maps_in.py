@@ -69,7 +69,7 @@ def read_tiled_map(path: str | os.PathLike, layer: str | None = None) -> np.ndar
     if not layers:
         raise ValueError(f"{path}: the map has no tile layer")
     if layer is not None and layer not in names:
-        from ecs_nav.scene_schema import did_you_mean
+        from ecs_nav.scene_values import did_you_mean
 
         raise ValueError(f"{path}: no tile layer {layer!r}{did_you_mean(layer, names)} (layers: {', '.join(names)})")
     chosen = layers[names.index(layer) if layer is not None else 0]

@@ -223,7 +223,7 @@ def plot_sweep(table, parameter: str, metric: str, path: str | os.PathLike) -> P
     frame = table if isinstance(table, pd.DataFrame) else pd.read_parquet(table)
     for column, label in ((parameter, "parameter"), (metric, "metric")):
         if column not in frame.columns:
-            from ecs_nav.scene_schema import did_you_mean
+            from ecs_nav.scene_values import did_you_mean
 
             raise ValueError(f"plot_sweep.{label}: no column {column!r} in the sweep table"
                              f"{did_you_mean(column, list(frame.columns))}")

@@ -31,20 +31,19 @@ from ecs_nav.limits import SCENE_SIZE_LIMIT
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.platformer_world import PlatformerBody
 from ecs_nav.scene_level import body_now, build_side_view, level_to_dict
+from ecs_nav.scene_map import MAP_KEYS, SHAPES
 from ecs_nav.scene_schema import (
     COMPONENTS,
     DEFAULT_SYSTEMS,
     ENTITY_KEYS,
     ENTITY_REFERENCES,
-    MAP_KEYS,
-    SHAPES,
     WORLD_KEYS,
     Scene,
     SceneError,
-    did_you_mean,
     parse_text,
     scene_from_dict,
 )
+from ecs_nav.scene_values import did_you_mean
 from ecs_nav.world import World
 
 __all__ = ["COMPONENTS", "DEFAULT_SYSTEMS", "ENTITY_KEYS", "ENTITY_REFERENCES", "MAP_KEYS", "SHAPES", "WORLD_KEYS",

@@ -1,4 +1,6 @@
-"""Scene schema: the one place where scene input is checked, from TOML text to a ``Scene``.
+"""Scene schema: the one place where scene input is checked, from TOML text to a ``Scene``
+(with its two helpers: ``scene_map`` reads the ``[map]`` section, ``scene_values`` holds the
+value checks both use).
 
 Every field's type, finiteness and range is checked here (the types and most ranges by the
 components' own constructors and ``ecs_nav.limits``, driven by their annotations), and so are
@@ -12,9 +14,6 @@ Validation reports every problem at once, one line each, with where it is::
 
 from __future__ import annotations
 
-import difflib
-import inspect
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
@@ -33,9 +32,7 @@ from ecs_nav.components import (
     Velocity,
     nav_node_slots,
 )
-from ecs_nav.geometry import Box, Circle, Ramp
 from ecs_nav.limits import (
-    COORDINATE_LIMIT,
     DT_LIMIT,
     ENTITY_LIMIT,
     INTEGER_LIMIT,
@@ -43,14 +40,12 @@ from ecs_nav.limits import (
     NESTING_LIMIT,
     SCENE_SIZE_LIMIT,
     SEED_LIMIT,
-    SHAPE_LIMIT,
-    check_value,
     describe,
-    field_types,
 )
-from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.platformer_world import Bot, PlatformerBody
-from ecs_nav.scene_level import check_body, find_scene_file, parse_level_table
+from ecs_nav.scene_level import check_body, parse_level_table
+from ecs_nav.scene_map import TILE_SOURCES, parse_map
+from ecs_nav.scene_values import construct, did_you_mean, kind_of, number, unknown_keys, vector
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,11 +61,7 @@ COMPONENTS: dict[str, type] = {
 ENTITY_KEYS = ("name", "prefab", "count", "spawn_area")
 VIEW_KEYS = ("layers",)
 WORLD_KEYS = ("seed", "dt", "pathfind_period", "stuck_ticks", "systems")
-MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "grid", "cell_size", "origin", "wall_height", "movingai",
-            "image", "tiled", "tiled_layer", "wkt")
-TILE_SOURCES = ("grid", "movingai", "image", "tiled", "wkt")
 """The map keys that each make a tile map; a scene gives at most one."""
-SHAPES = {"box": Box, "ramp": Ramp, "circle": Circle}
 DEFAULT_SYSTEMS = ("graph_build", "pathfind", "path_follow", "steering", "physics")
 ENTITY_REFERENCES = {("PathRequest", "target"), ("SteeringWeights", "target_entity")}
 """Fields that name another entity; the scene writes the entity's ``name``."""
@@ -154,20 +145,20 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
 
     if not isinstance(data, dict):
         raise SceneError([f"{source}: a scene is a table, got {kind_of(data)}"])
-    _unknown_keys(data, ("world", "map", "level", "navmap", "prefab", "entity", "view"), "", report)
+    unknown_keys(data, ("world", "map", "level", "navmap", "prefab", "entity", "view"), "", report)
     scene = Scene(source=source)
     _parse_world(data.get("world", {}), scene, report)
     if "view" in data:
         scene.view = _parse_view(data["view"], report)
     if "map" in data:  # no [map]: no ground, no walls, no nav graph (README: Scene files)
-        scene.map = _parse_map(data["map"], base_dir, report)
+        scene.map = parse_map(data["map"], base_dir, report)
     if "level" in data:
         scene.level = parse_level_table(data["level"], base_dir, report)
         if "map" in data:
             report("level", "a scene is top-down ([map]) or a side view ([level]), not both")
     navmap = data.get("navmap")
     if navmap is not None:
-        scene.navmap = _construct(NavMap, navmap, "navmap", report)
+        scene.navmap = construct(NavMap, navmap, "navmap", report)
     _check_nav_size(scene, report)
     prefabs = data.get("prefab", {})
     if not isinstance(prefabs, dict):
@@ -220,11 +211,11 @@ def _parse_world(section: Any, scene: Scene, report) -> None:
     if not isinstance(section, dict):
         report("world", f"must be a table, got {kind_of(section)}")
         return
-    _unknown_keys(section, WORLD_KEYS, "world", report)
-    scene.seed = _number(section, "seed", "world", report, default=0, integer=True, low=0, high=SEED_LIMIT)
-    scene.dt = _number(section, "dt", "world", report, default=1.0 / 60.0, positive=True, high=DT_LIMIT)
+    unknown_keys(section, WORLD_KEYS, "world", report)
+    scene.seed = number(section, "seed", "world", report, default=0, integer=True, low=0, high=SEED_LIMIT)
+    scene.dt = number(section, "dt", "world", report, default=1.0 / 60.0, positive=True, high=DT_LIMIT)
     for key, default in (("pathfind_period", 30), ("stuck_ticks", 20)):
-        value = _number(section, key, "world", report, default=default, integer=True, positive=True,
+        value = number(section, key, "world", report, default=default, integer=True, positive=True,
                         high=INTEGER_LIMIT)
         scene.settings[key] = value
     systems = section.get("systems", list(DEFAULT_SYSTEMS))
@@ -246,7 +237,7 @@ def _parse_view(section: Any, report) -> dict[str, Any]:
     if not isinstance(section, dict):
         report("view", f"must be a table, got {kind_of(section)}")
         return {}
-    _unknown_keys(section, VIEW_KEYS, "view", report)
+    unknown_keys(section, VIEW_KEYS, "view", report)
     layers = section.get("layers")
     if layers is None:
         return {}
@@ -259,130 +250,6 @@ def _parse_view(section: Any, report) -> dict[str, Any]:
             report("view.layers", f"unknown layer {name!r}{did_you_mean(name, LAYERS)} (layers: {', '.join(LAYERS)})")
             ok = False
     return {"layers": tuple(dict.fromkeys(layers))} if ok else {}
-
-
-def _parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]:
-    if not isinstance(section, dict):
-        report("map", f"must be a table, got {kind_of(section)}")
-        return {}
-    _unknown_keys(section, MAP_KEYS, "map", report)
-    out: dict[str, Any] = {}
-    tile_map = any(k in section for k in TILE_SOURCES)
-    if "bounds" in section:
-        bounds = _vector(section["bounds"], 4, "map.bounds", report)
-        if bounds is not None and not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
-            report("map.bounds", f"must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax, got {bounds}")
-        elif bounds is not None:
-            out["bounds"] = bounds
-    elif not tile_map:
-        report("map", "bounds = [xmin, ymin, xmax, ymax] is missing (a map of pieces needs its floor's extent; "
-               "leave [map] out for none)")
-    if "floor" in section:
-        out["floor"] = _number(section, "floor", "map", report, default=0.0, high=COORDINATE_LIMIT)
-    pieces_total = 0
-    for kind, cls in SHAPES.items():
-        pieces = section.get(kind, [])
-        if not isinstance(pieces, list):
-            report(f"map.{kind}", f"must be an array of tables ([[map.{kind}]]), got {kind_of(pieces)}")
-            continue
-        pieces_total += len(pieces)
-        if pieces_total > SHAPE_LIMIT:
-            report(f"map.{kind}", f"more than {SHAPE_LIMIT} pieces in all")
-            continue
-        out[kind] = [p for i, piece in enumerate(pieces)
-                     if (p := _construct(cls, piece, f"map.{kind}[{i}]", report)) is not None]
-    sources = [k for k in TILE_SOURCES if k in section]
-    if len(sources) > 1:
-        report("map", f"give one tile map source, not {' and '.join(sources)} (sources: {', '.join(TILE_SOURCES)})")
-    _parse_other_sources(section, out, base_dir, report)
-    if "grid" in section:
-        if not isinstance(section["grid"], str):
-            report("map.grid", f"must be a multi-line string of tiles, got {kind_of(section['grid'])}")
-        else:
-            out["grid"] = section["grid"].strip("\n")
-            try:  # lines are counted from the grid's first line
-                out["tiles"] = parse_ascii_grid(out["grid"]).shape
-            except ValueError as exc:
-                report("map.grid", str(exc))
-    if "movingai" in section and not isinstance(section["movingai"], str):
-        report("map.movingai", f"must be the name of a .map file (a string), got {kind_of(section['movingai'])}")
-    elif "movingai" in section:
-        out["movingai"] = section["movingai"]
-        found = find_scene_file(out["movingai"], base_dir)
-        if found is None:
-            report("map.movingai", f"file not found: {out['movingai']} (looked beside the scene and in $ECS_NAV_MAPS)")
-        else:
-            out["movingai_path"] = found
-            try:  # the message names the file and its line
-                out["tiles"] = read_movingai_map(found).shape
-            except ValueError as exc:
-                report("map.movingai", str(exc))
-            except OSError as exc:
-                report("map.movingai", f"{found}: cannot read: {exc.strerror}")
-    for key in ("cell_size", "wall_height"):
-        if key in section:
-            out[key] = _number(section, key, "map", report, default=1.0, positive=True, high=COORDINATE_LIMIT)
-    if "origin" in section:
-        origin = _vector(section["origin"], 2, "map.origin", report)
-        if origin is not None:
-            out["origin"] = origin
-    if "tiles" in out:
-        rows, cols = out.pop("tiles")
-        ox, oy = out.get("origin", (0.0, 0.0))
-        cell = out.get("cell_size", 1.0)
-        far = max(abs(ox), abs(oy), abs(ox + cols * cell), abs(oy + rows * cell))
-        if far > COORDINATE_LIMIT:
-            report("map.cell_size", f"{rows} x {cols} tiles of {cell:g} m from {[ox, oy]} reach {far:.3g} m: "
-                   f"coordinates are at most {COORDINATE_LIMIT:g}")
-    if tile_map and ("box" in section or "ramp" in section or "circle" in section):
-        report("map", "a tile map (grid/movingai) cannot also have box, ramp or circle pieces")
-    return out
-
-
-def _parse_other_sources(section: dict, out: dict, base_dir: FilePath | None, report) -> None:
-    """``image``, ``tiled`` (with ``tiled_layer``) and ``wkt`` maps (``ecs_nav.maps_in``):
-    read here, so a scene that validates builds; ``out["tiles"]`` gets the grid's shape."""
-    from ecs_nav import maps_in
-
-    if "tiled_layer" in section:
-        if "tiled" not in section or not isinstance(section["tiled_layer"], str):
-            report("map.tiled_layer", "names a tile layer (a string) of the map's tiled file")
-        else:
-            out["tiled_layer"] = section["tiled_layer"]
-    for key in ("image", "tiled"):
-        if key not in section:
-            continue
-        if not isinstance(section[key], str):
-            report(f"map.{key}", f"must be the name of a file (a string), got {kind_of(section[key])}")
-            continue
-        out[key] = section[key]
-        found = find_scene_file(section[key], base_dir)
-        if found is None:
-            report(f"map.{key}", f"file not found: {section[key]} (looked beside the scene and in $ECS_NAV_MAPS)")
-            continue
-        out[f"{key}_path"] = found
-        try:
-            blocked = (maps_in.read_image_map(found) if key == "image"
-                       else maps_in.read_tiled_map(found, out.get("tiled_layer")))
-            out["tiles"] = blocked.shape
-        except ImportError as exc:
-            report(f"map.{key}", f"needs {exc.name}: pip install 'ecs-nav[results]'")
-        except (ValueError, OSError) as exc:
-            report(f"map.{key}", str(exc))
-    if "wkt" in section:
-        if not isinstance(section["wkt"], str):
-            report("map.wkt", f"must be a POLYGON or MULTIPOLYGON as WKT text, got {kind_of(section['wkt'])}")
-            return
-        out["wkt"] = section["wkt"]
-        cell = section.get("cell_size", 1.0)
-        if isinstance(cell, (int, float)) and not isinstance(cell, bool) and cell > 0:
-            try:
-                blocked, origin = maps_in.rasterise_wkt(section["wkt"], float(cell))
-                out["tiles"] = blocked.shape
-            except ImportError as exc:
-                report("map.wkt", f"needs {exc.name}: pip install 'ecs-nav[results]'")
-            except ValueError as exc:
-                report("map.wkt", str(exc))
 
 
 def _merge_prefab(entry: dict, prefabs: dict, where: str, report) -> dict | None:
@@ -436,7 +303,7 @@ def _check_component(comp_name, fields, where, report, check_refs, names=None) -
                        "a reference must name one")
                 return
             fields[key] = 0  # a placeholder id, for the constructor's checks
-    _construct(cls, fields, f"{where}", report, prefix=comp_name)
+    construct(cls, fields, f"{where}", report, prefix=comp_name)
 
 
 def _check_crowd(entry: dict, where: str, report) -> None:
@@ -446,7 +313,7 @@ def _check_crowd(entry: dict, where: str, report) -> None:
         return
     components = entry["components"]
     if "spawn_area" in entry:
-        area = _vector(entry["spawn_area"], 4, f"{where} spawn_area", report)
+        area = vector(entry["spawn_area"], 4, f"{where} spawn_area", report)
         if area is not None and not (area[0] <= area[2] and area[1] <= area[3]):
             report(f"{where} spawn_area", f"must be [xmin, ymin, xmax, ymax] with min <= max, got {area}")
     elif count > 1 and "Position" not in components:  # a Position stacks them (physics separates)
@@ -499,94 +366,3 @@ def _check_nav_size(scene: Scene, report) -> None:
         report("map.bounds", f"{xmax - xmin:g} x {ymax - ymin:g} m scanned at the default {spacing:g} m spacing is "
                f"{nodes:.3g} nav node slots, more than {NAV_NODE_LIMIT}: add a [navmap] with a larger spacing "
                "or a smaller scan_range")
-
-
-def _construct(cls, fields, where, report, prefix: str | None = None):
-    """``cls(**fields)`` after each field's generic check (``ecs_nav.limits.check_value``, from
-    the class's annotations), turning bad keys, bad types and ValueErrors into report lines."""
-    label = f"{where} {prefix}" if prefix else where
-    if not isinstance(fields, dict):
-        report(label, f"must be a table of fields, got {kind_of(fields)}")
-        return None
-    params = {k: p for k, p in inspect.signature(cls).parameters.items() if k != "self"}
-    types = field_types(cls)
-    ok = True
-    checked = {}
-    for key, value in fields.items():
-        if key not in params:
-            report(f"{label}.{key}", f"unknown field{did_you_mean(key, list(params))}"
-                   f" (fields: {', '.join(params)})")
-            ok = False
-            continue
-        default = params[key].default
-        try:
-            checked[key] = check_value(cls.__name__, key, types.get(key, Any), value,
-                                       None if default is inspect.Parameter.empty else default)
-        except ValueError as exc:
-            _report_error(cls, params, label, exc, report)
-            ok = False
-    if not ok:
-        return None
-    try:
-        return cls(**checked)
-    except (ValueError, TypeError) as exc:
-        _report_error(cls, params, label, exc, report)
-        return None
-
-
-def _report_error(cls, params, label: str, exc: Exception, report) -> None:
-    message = str(exc)
-    head, sep, rest = message.partition(": ")
-    word, _, tail = message.partition(" ")
-    if sep and head.startswith(f"{cls.__name__}."):  # "Collider.radius: must be > 0, got -1"
-        report(f"{label}.{head[len(cls.__name__) + 1:]}", rest)
-    elif word.split("[")[0] in params:  # "height must be a number" (the geometry's shapes)
-        report(f"{label}.{word}", tail)
-    else:
-        report(label, message)
-
-
-def _number(section, key, where, report, default, integer=False, positive=False, low=None,
-            high=COORDINATE_LIMIT):
-    value = section.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        report(f"{where}.{key}", f"expected {'an integer' if integer else 'a number'}, got {kind_of(value)} "
-               f"{describe(value)}")
-        return default
-    if not math.isfinite(value) or (positive and value <= 0):
-        report(f"{where}.{key}", f"must be {'> 0' if positive else 'finite'}, got {describe(value)}")
-        return default
-    if (low is not None and value < low) or abs(value) > high:
-        span = f"from {low} to {high}" if low is not None else f"at most {high:g} in magnitude"
-        report(f"{where}.{key}", f"must be {span}, got {describe(value)}")
-        return default
-    return value
-
-
-def _vector(value, length, where, report):
-    if (not isinstance(value, list) or len(value) != length
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                       and abs(v) <= COORDINATE_LIMIT for v in value)):
-        report(where, f"expected an array of {length} finite numbers at most {COORDINATE_LIMIT:g} in magnitude, "
-               f"got {describe(value)}")
-        return None
-    return [float(v) for v in value]
-
-
-def _unknown_keys(section: dict, allowed, where: str, report) -> None:
-    for key in section:
-        if key not in allowed:
-            report(f"{where}.{key}" if where else key,
-                   f"unknown key{did_you_mean(key, list(allowed))} (allowed: {', '.join(allowed)})")
-
-
-def did_you_mean(word: str, choices) -> str:
-    """' (did you mean "x"?)' for the closest of ``choices``, or ''."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
-
-
-def kind_of(value: Any) -> str:
-    """A TOML value's kind in a message's words ("a table", "an array", ...)."""
-    return {dict: "a table", list: "an array", str: "a string", bool: "a boolean",
-            int: "an integer", float: "a number"}.get(type(value), type(value).__name__)

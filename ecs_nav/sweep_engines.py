@@ -86,7 +86,7 @@ def run_specs(engine: str, fn: Callable[..., dict], specs: list[tuple], workers:
         return run_dask(fn, specs, workers, scheduler)
     if engine == "ray":
         return run_ray(fn, specs, workers, address)
-    from ecs_nav.scene_schema import did_you_mean
+    from ecs_nav.scene_values import did_you_mean
 
     raise ValueError(f"sweep.engine: unknown engine {engine!r}{did_you_mean(engine, ENGINES)} "
                      f"(engines: {', '.join(ENGINES)})")

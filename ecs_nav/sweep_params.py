@@ -27,7 +27,8 @@ from typing import Any
 
 from ecs_nav.components import NavMap
 from ecs_nav.scene import resolve_scene
-from ecs_nav.scene_schema import COMPONENTS, WORLD_KEYS, SceneError, did_you_mean, scene_from_dict
+from ecs_nav.scene_schema import COMPONENTS, WORLD_KEYS, SceneError, scene_from_dict
+from ecs_nav.scene_values import did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
