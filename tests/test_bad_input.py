@@ -281,6 +281,29 @@ def test_a_gap_narrower_than_the_agent_holds_no_crowd(tmp_path):
     assert got == ['entity[0] spawn_area: room for only 0 of 10 agents on free floor in [-0.425, -10, 0.425, 10]']
 
 
+def test_a_crowd_that_cannot_fit_its_spawn_area_is_refused(tmp_path):
+    """The fuzz's worst input: 200,000 discs of 0.4 m in 198 x 198 m cover 2.6 times the area,
+    so they could only start overlapped (and each tick would spend seconds pushing them apart).
+    At the densest packing, 2 * sqrt(3) * r^2 of floor per disc: 0.5543 m², 70,732 discs."""
+    crowd = """
+        [map]
+        bounds = [-100, -100, 100, 100]
+        [[entity]]
+        name = "crowd"
+        count = {count}
+        spawn_area = [-99, -99, 99, 99]
+        Collider = {{ radius = 0.4 }}
+    """
+    got = refused(tmp_path, crowd.format(count=200000))
+    assert got == ['entity[0] "crowd" count: 200000 discs of radius 0.4 m need at least 1.109e+05 m² (packed as '
+                   "densely as discs can be), more than the spawn_area's 3.92e+04 m²: at most 70732 fit"]
+    assert refused(tmp_path, crowd.format(count=70733))[0].endswith("at most 70732 fit")
+    assert parse_scene(write(tmp_path, crowd.format(count=70732))).entities[0]["count"] == 70732
+    # members without a Collider never touch: no limit from their size
+    no_collider = crowd.format(count=200000).replace("Collider = { radius = 0.4 }", "")
+    assert parse_scene(write(tmp_path, no_collider)).entities[0]["count"] == 200000
+
+
 # 13. the Python API --------------------------------------------------------------------------------
 
 
