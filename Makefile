@@ -30,9 +30,10 @@ demo: $(STAMP)
 			--screenshot $(OUT)/chase.png; \
 	fi
 
-# pytest exits 5 when it collected nothing: that is a broken setup, not a pass.
+# On every core (pytest-xdist). pytest exits 5 when it collected nothing: that is a broken setup,
+# not a pass.
 test: $(STAMP)
-	@$(PY) -m pytest -q; rc=$$?; \
+	@$(PY) -m pytest -q -n auto --durations=10; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests - failing"; exit 1; fi; \
 	exit $$rc
 

@@ -3,6 +3,7 @@ wheel tests: tests/test_cli.py, tests/test_installed_kit.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -28,9 +29,13 @@ def build_wheel(folder: Path) -> Path:
     """The project's wheel, built into ``folder`` (pip fetches the build backend from the index).
     setuptools copies into the checkout's build/lib and never removes what a package layout no
     longer has, so a stale build/lib (an older layout) is cleared first: build/ is generated."""
-    shutil.rmtree(ROOT / "build" / "lib", ignore_errors=True)
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
-                          capture_output=True, text=True)
+    (ROOT / "build").mkdir(exist_ok=True)
+    # parallel test workers (pytest -n) each build once: one at a time, as they share build/lib
+    with open(ROOT / "build" / ".wheel-lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(ROOT / "build" / "lib", ignore_errors=True)
+        proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
+                              capture_output=True, text=True)
     skip_if_index_unreachable(proc, "building a wheel (setuptools)")
     assert proc.returncode == 0, proc.stderr
     (wheel,) = folder.glob("ecs_nav-*.whl")
