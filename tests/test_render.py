@@ -396,11 +396,12 @@ def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
 
 def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
     import ecs_nav.systems.render as render
+    import ecs_nav.systems.render_gl as render_gl
 
     def no_egl(*args, **kwargs):
         raise RuntimeError("eglInitialize failed\nsecond line of driver noise")
 
-    monkeypatch.setattr(render, "_offscreen", None)
+    monkeypatch.setattr(render_gl, "_offscreen", None)
     monkeypatch.setattr(render.pyglet.window, "Window", no_egl)
     with pytest.raises(render.RenderUnavailable, match="cannot create an OpenGL context") as info:
         render.offscreen_window()
