@@ -23,6 +23,7 @@ from ecs_nav.draw_colours import viridis
 from ecs_nav.draw_labels import behaviour_names
 from ecs_nav.draw_platformer import SIDE_PALETTE
 from ecs_nav.platformer_world import PLATFORMER
+from ecs_nav.resource_names import SEARCH_TRACE
 
 SIDE_PANEL_PIXELS = 270
 """The side panel's width in pixels (at most a third of the window)."""
@@ -39,6 +40,7 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
     "graph_edges": ("graph edges", PALETTE["graph_edge"][:3] + (0.9,)),
     "graph_nodes": ("graph nodes", PALETTE["graph_node"]),
     "flow_field": ("flow field", PALETTE["flow_arrow"]),
+    "search": ("search: nodes expanded", PALETTE["search"]),
     "paths": ("paths, goal rings: agent colour", None),
     "steer_targets": ("steering targets: same", None),
     "velocity": ("velocity (0.5 s ahead)", PALETTE["velocity"]),
@@ -100,14 +102,18 @@ def event_lines(world: Any) -> list[str]:
     return ["events"] + [f"  {name:<16}{counts.get(name, 0):>7}" for name in names]
 
 
-def legend_lines(layers: Any, groups: Any = None, graph: Any = None) -> list[PanelLine]:
+def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None) -> list[PanelLine]:
     """``legend``, then a line per layer that is on and has a LEGEND entry (the graph's edge
-    kinds when its edges are on and it has one-way edges), then each agent group with its
-    colour and size."""
+    kinds when its edges are on and it has one-way edges; under "search", whose search it
+    shows: ``trace``, an ``ecs_nav.search_trace.SearchTrace``, or a hint to select an agent),
+    then each agent group with its colour and size."""
     lines = [PanelLine("legend")]
     for layer, (words, swatch) in LEGEND.items():
         if layer in layers:
             lines.append(PanelLine(f"{words}", swatch))
+            if layer == "search":
+                lines.append(PanelLine("  " + (trace.describe() if trace is not None and trace.entity >= 0
+                                               else "select an agent to see its")))
             if layer == "graph_edges" and graph is not None and np.any(np.asarray(getattr(graph, "kinds", ())) > 0):
                 lines.extend(PanelLine(w, c) for w, c in GRAPH_KIND_LEGEND)
     if groups is not None and ("agents" in layers or "paths" in layers) and len(groups.names):
@@ -174,7 +180,8 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
         lines += [PanelLine(""), PanelLine("legend")]
         lines += [PanelLine(words, SIDE_PALETTE[key]) for key, words in SIDE_LEGEND]
     else:
-        lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None))
+        lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
+                                                world.resources.get(SEARCH_TRACE))
     for entity in list(selected)[:1]:
         state = agent_state_lines(world, int(entity))
         if state:

@@ -33,6 +33,7 @@ from ecs_nav.components import Path, PathRequest, Player
 from ecs_nav.draw_colours import agent_groups
 from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer_world import PLATFORMER
+from ecs_nav.resource_names import SEARCH_TRACE
 from ecs_nav.world import World
 
 gl: Any = None  # pyglet.gl, bound by the first Renderer (render_gl.load_pyglet)
@@ -81,6 +82,7 @@ class Renderer:
             "graph_edges": Mesh(gl.GL_LINES),
             "graph_nodes": Mesh(gl.GL_LINES),
             "flow_field": Mesh(gl.GL_LINES),
+            "search": Mesh(gl.GL_TRIANGLES),
             "path_bands": Mesh(gl.GL_TRIANGLES),  # drawn with "paths", under the lines
             "paths": Mesh(gl.GL_LINES),
             "steer_targets": Mesh(gl.GL_LINES),
@@ -132,6 +134,8 @@ class Renderer:
             self._static("heat_map", flow_key, lambda: draw.heat_map_triangles(graph, flow))
         if "flow_field" in layers:
             self._static("flow_field", flow_key, lambda: draw.flow_field_arrows(graph, flow))
+        if "search" in layers:
+            self.meshes["search"].upload(draw_paths.searched_nodes(graph, world.resources.get(SEARCH_TRACE)))
         players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))
         groups = self.groups = agent_groups(world, draw.PALETTE, players)
         if "paths" in layers:
@@ -156,7 +160,7 @@ class Renderer:
         for name in ("graph_edges", "graph_nodes", "heat_map", "flow_field"):
             self._static(name, ("side view",), draw_platformer.empty_rows)
         self.groups = None
-        for name in ("steer_targets", "velocity", "path_bands"):
+        for name in ("steer_targets", "velocity", "path_bands", "search"):
             self.meshes[name].upload(draw_platformer.empty_rows())
         if "map" in layers:
             self._static("map", (side.level, side.version), lambda: draw_platformer.level_triangles(side.level))
