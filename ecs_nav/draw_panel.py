@@ -8,11 +8,13 @@ camera fits the map into the rest, so it never covers the map). From the top:
 - the legend (:func:`legend_lines`): each layer that is on, with its colour, and each agent
   group with its colour;
 - the selected agent's state (:func:`agent_state_lines`): name, speed, path status, current
-  waypoint, distance left, behaviours and the steering force.
+  waypoint, distance left, behaviours (with each one's force when the caller has them) and
+  the steering force.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,9 +139,14 @@ def remaining_distance(position: Any, path: Any) -> float:
     return float(np.hypot(*(xy[i] - np.asarray(position, dtype=np.float64)[:2])) + legs)
 
 
-def agent_state_lines(world: Any, entity: int) -> list[str]:
+def agent_state_lines(world: Any, entity: int, forces: Mapping[str, Any] | None = None) -> list[str]:
     """The selected agent's state: name, speed, path status and mode, current waypoint,
-    distance left, behaviours with their weights, and the steering force it applied."""
+    distance left, behaviours with their weights, and the steering force it applied.
+
+    ``forces`` (behaviour name, as in ``ecs_nav.steering.BEHAVIOURS`` or in words -> its force
+    ``(fx, fy)`` in N on this tick): each behaviour's line also shows its force's magnitude,
+    and a behaviour in ``forces`` without a weight gets a line of its own. Without it (None)
+    the lines show weights only: the panel shows no force it was not given."""
     from ecs_nav.components import Name, Path
 
     table = world.table
@@ -162,17 +169,26 @@ def agent_state_lines(world: Any, entity: int) -> list[str]:
     weights = table.weights[row]
     from ecs_nav.steering import BEHAVIOURS
 
-    for words in behaviour_names(weights, limit=len(weights)):
-        lines.append(f"  {words:<19}w {weights[BEHAVIOURS.index(words.replace(' ', '_'))]:.2f}")
+    given = {str(name).replace(" ", "_"): force for name, force in (forces or {}).items()}
+    names = [words.replace(" ", "_") for words in behaviour_names(weights, limit=len(weights))]
+    names += [name for name in given if name not in names]
+    for name in names:
+        weight = f"w {weights[BEHAVIOURS.index(name)]:.2f}" if name in BEHAVIOURS else ""
+        line = f"  {name.replace('_', ' '):<17}{weight:<7}"
+        if name in given:
+            fx, fy = (float(v) for v in given[name])
+            line += f"{np.hypot(fx, fy):6.1f} N"
+        lines.append(line.rstrip())
     fx, fy = table.force[row]
     lines.append(f"  force ({fx:.1f}, {fy:.1f}) |{np.hypot(fx, fy):.1f}| N")
     return lines
 
 
 def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
-                selected: Any = ()) -> list[PanelLine]:
+                selected: Any = (), forces: Mapping[str, Any] | None = None) -> list[PanelLine]:
     """Every line of the side panel: ``hud`` (see :func:`hud_lines`), the events, the legend
-    and the first of the ``selected`` entities' state."""
+    and the first of the ``selected`` entities' state (``forces``: its behaviours' forces, see
+    :func:`agent_state_lines`)."""
     lines = [PanelLine(text) for text in hud]
     lines += [PanelLine("")] + [PanelLine(text) for text in event_lines(world)]
     side = getattr(world, "resources", {}).get(PLATFORMER)
@@ -183,7 +199,7 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
         lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
                                                 world.resources.get(SEARCH_TRACE))
     for entity in list(selected)[:1]:
-        state = agent_state_lines(world, int(entity))
+        state = agent_state_lines(world, int(entity), forces)
         if state:
             lines += [PanelLine("")] + [PanelLine(text) for text in state]
     return lines

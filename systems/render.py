@@ -11,7 +11,7 @@ viewer's window. The names callers use (``load_pyglet``, ``RenderUnavailable``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -87,12 +87,13 @@ class RenderSystem(System):
         return renderer
 
     def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] | None = None,
-             selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
-        """Draw into whatever framebuffer is bound now (the viewer's window)."""
+             selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None,
+             forces: Mapping[str, Any] | None = None) -> None:
+        """Draw into whatever framebuffer is bound now (the viewer's window); ``forces``: the
+        selected agent's behaviour forces for the side panel (``Renderer.draw``)."""
         if layers is None:
             layers = draw.default_layers(world) if self.layers is None else self.layers
-        self.renderer().draw(world, camera, layers,
-                             selected_rows, overlay, help_text)
+        self.renderer().draw(world, camera, layers, selected_rows, overlay, help_text, forces)
 
     def capture(self, world: World, size: tuple[int, int] | None = None, camera: draw.Camera | None = None,
                 layers: Iterable[str] | None = None, overlay: list[str] | None = None) -> np.ndarray:

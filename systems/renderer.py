@@ -12,7 +12,7 @@ It reads the World and never changes it.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -177,11 +177,14 @@ class Renderer:
     # --- drawing -------------------------------------------------------------------------------
 
     def draw(self, world: World, camera: draw.Camera, layers: Iterable[str] = draw.LAYERS,
-             selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None) -> None:
+             selected_rows: Any = (), overlay: list[str] | None = None, help_text: str | None = None,
+             forces: Mapping[str, Any] | None = None) -> None:
         """Draw ``layers`` of ``world`` through ``camera`` into the bound framebuffer (which must
         be ``camera.width`` x ``camera.height``); with the "hud" layer, ``overlay`` lines (the
         HUD) head the side panel at the left edge, followed by the events, the legend and the
-        first selected agent's state; ``help_text`` goes in a box at the centre.
+        first selected agent's state (``forces``: its behaviours' forces, behaviour name ->
+        (fx, fy), when the caller has them; see ``draw_panel.agent_state_lines``);
+        ``help_text`` goes in a box at the centre.
 
         The static layers (map, heat map, graph, flow field) are drawn into a cached background
         image, redrawn only when the camera or what they show changes; each frame copies it
@@ -237,7 +240,7 @@ class Renderer:
             rows = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
             selected = entities[rows[(rows >= 0) & (rows < len(entities))]] if world.resources.get(PLATFORMER) is None \
                 else []
-            lines = draw_panel.panel_lines(world, overlay, layers, self.groups, selected)
+            lines = draw_panel.panel_lines(world, overlay, layers, self.groups, selected, forces)
             self._side_panel(lines, camera, left)
         if help_text:
             self._text_panel("help", help_text, camera)

@@ -196,3 +196,21 @@ def test_the_side_panel_lists_events_the_legend_and_the_selected_agent():
 def test_the_panel_width_leaves_most_of_a_small_window_to_the_map():
     assert draw_panel.side_panel_width(1280) == draw_panel.SIDE_PANEL_PIXELS
     assert draw_panel.side_panel_width(300) == 100
+
+
+def test_the_panel_shows_each_behaviours_force_only_when_given_them():
+    world = named_world()
+    hunter = next(e for e, (n,) in world.query(Name) if n.value == "hunter")
+    plain = draw_panel.agent_state_lines(world, hunter)
+    behaviour_lines = [t.split() for t in plain if t.split()[0] in ("pursuit", "wall")]
+    assert behaviour_lines == [["wall", "avoidance", "w", "3.00"], ["pursuit", "w", "1.00"]]  # no made-up forces
+    forces = {"pursuit": (3.0, 4.0), "wall avoidance": (0.0, -1.5), "separation": (0.6, 0.8)}
+    lines = draw_panel.agent_state_lines(world, hunter, forces)
+    assert len(lines) == len(plain) + 1  # separation: given a force, listed though its weight is 0
+    rows = {t.split("w ")[0].strip(): t.split() for t in lines if t.endswith(" N") and "force" not in t}
+    assert rows["pursuit"] == ["pursuit", "w", "1.00", "5.0", "N"]  # |(3, 4)| = 5
+    assert rows["wall avoidance"] == ["wall", "avoidance", "w", "3.00", "1.5", "N"]
+    assert rows["separation"] == ["separation", "w", "0.00", "1.0", "N"]
+    panel = [line.text for line in draw_panel.panel_lines(world, [], {"agents"}, None, [hunter], forces)]
+    assert "  pursuit          w 1.00    5.0 N" in panel
+    assert all(len(t) <= 36 for t in lines)  # fits the panel
