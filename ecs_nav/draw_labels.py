@@ -73,8 +73,7 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> lis
         return []
     pos = table.live("pos")
     radius = table.live("radius")
-    placed: list[tuple[float, float, float, float]] = []
-    labels: list[AgentLabel] = []
+    wanted: list[tuple[str, tuple[float, float], float, tuple[float, float, float, float]]] = []
     for group, name in enumerate(groups.names):
         rows = np.flatnonzero(groups.row_group == group)
         if not len(rows):
@@ -89,20 +88,37 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> lis
         doing = behaviour_names(table.weights[row], main_only=True)
         if doing:
             text += f": {', '.join(doing)}"
-        x, y = camera.world_to_screen(pos[row])[0]
-        offset = max(float(radius[row]) * camera.scale, 3.0) + 3.0
-        x0, y0 = x + offset, y + offset * 0.5
+        wanted.append((text, (float(pos[row, 0]), float(pos[row, 1])), float(radius[row]),
+                       tuple(float(c) for c in groups.colours[group])))
+    return place_labels(wanted, camera, left)
+
+
+def place_labels(wanted: list, camera: Any, left: float = 0.0, stack: int = 0) -> list[AgentLabel]:
+    """Lay out ``wanted`` labels, each ``(text, (x, y) world point, radius in world units,
+    colour)``, in order: right of the point (left of it at the window's right edge), clear of
+    the disc of ``radius``; where that overlaps a label placed before, up to ``stack`` lines
+    above it, then as many below; a label with no free place, or that would leave the window
+    or fall under the ``left`` pixels of the side panel, is left out; at most LABEL_LIMIT."""
+    placed: list[tuple[float, float, float, float]] = []
+    labels: list[AgentLabel] = []
+    shifts = [0] + list(range(1, stack + 1)) + [-k for k in range(1, stack + 1)]
+    for text, point, radius, colour in wanted:
+        x, y = camera.world_to_screen(point)[0]
+        offset = max(float(radius) * camera.scale, 3.0) + 3.0
+        x0, y_base = x + offset, y + offset * 0.5
         if x0 + label_width(text) > camera.width:  # no room on the right: put it on the left
             x0 = x - offset - label_width(text)
-        y0 = min(y0, camera.height - LABEL_HEIGHT_PIXELS)  # an agent at the top edge: label below it
-        box = (x0, y0, x0 + label_width(text), y0 + LABEL_HEIGHT_PIXELS)
-        if box[0] < left or box[2] > camera.width or box[1] < 0 or box[3] > camera.height:
-            continue
-        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
-            continue
-        placed.append(box)
-        colour = tuple(float(c) for c in groups.colours[group])
-        labels.append(AgentLabel(text, x0, y0, colour))
+        y_base = min(y_base, camera.height - LABEL_HEIGHT_PIXELS)  # an agent at the top edge: label below it
+        for shift in shifts:
+            y0 = y_base + shift * LABEL_HEIGHT_PIXELS
+            box = (x0, y0, x0 + label_width(text), y0 + LABEL_HEIGHT_PIXELS)
+            if box[0] < left or box[2] > camera.width or box[1] < 0 or box[3] > camera.height:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                continue
+            placed.append(box)
+            labels.append(AgentLabel(text, x0, y0, colour))
+            break
         if len(labels) >= LABEL_LIMIT:
             break
     return labels

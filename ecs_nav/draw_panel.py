@@ -23,7 +23,7 @@ import numpy as np
 from ecs_nav.draw import PALETTE
 from ecs_nav.draw_colours import viridis
 from ecs_nav.draw_labels import behaviour_names
-from ecs_nav.draw_platformer import SIDE_PALETTE
+from ecs_nav.draw_side_labels import SideGroups, character_state_lines, side_legend
 from ecs_nav.platformer_world import PLATFORMER
 from ecs_nav.resource_names import SEARCH_TRACE
 
@@ -51,10 +51,6 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
 each agent's colour, listed under the groups)."""
 
 GRAPH_KIND_LEGEND = (("  one-way drop (arrow)", PALETTE["graph_drop"]), ("  off-mesh link", PALETTE["graph_link"]))
-
-SIDE_LEGEND = (("solid", "solid tile"), ("one_way", "one-way platform"), ("jump", "path: a jump"),
-               ("bot", "bot"), ("player", "player"))
-"""A side view's legend: SIDE_PALETTE key, words."""
 
 GROUP_LINES = 8
 """The legend lists at most this many agent groups."""
@@ -188,18 +184,21 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
                 selected: Any = (), forces: Mapping[str, Any] | None = None) -> list[PanelLine]:
     """Every line of the side panel: ``hud`` (see :func:`hud_lines`), the events, the legend
     and the first of the ``selected`` entities' state (``forces``: its behaviours' forces, see
-    :func:`agent_state_lines`)."""
+    :func:`agent_state_lines`). In a side view ``groups`` are its ``SideGroups`` and the
+    legend and state are the side view's (``ecs_nav.draw_side_labels``)."""
     lines = [PanelLine(text) for text in hud]
     lines += [PanelLine("")] + [PanelLine(text) for text in event_lines(world)]
     side = getattr(world, "resources", {}).get(PLATFORMER)
     if side is not None:
         lines += [PanelLine(""), PanelLine("legend")]
-        lines += [PanelLine(words, SIDE_PALETTE[key]) for key, words in SIDE_LEGEND]
+        lines += [PanelLine(words, swatch) for words, swatch in
+                  side_legend(groups if isinstance(groups, SideGroups) else None)]
     else:
         lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
                                                 world.resources.get(SEARCH_TRACE))
     for entity in list(selected)[:1]:
-        state = agent_state_lines(world, int(entity), forces)
+        state = (character_state_lines(world, side, int(entity)) if side is not None
+                 else agent_state_lines(world, int(entity), forces))
         if state:
             lines += [PanelLine("")] + [PanelLine(text) for text in state]
     return lines

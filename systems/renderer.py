@@ -28,7 +28,7 @@ from ecs_nav.systems.render_gl import (
 )
 from ecs_nav.systems.render_text import TextPainter
 
-from ecs_nav import draw, draw_labels, draw_panel, draw_paths, draw_platformer
+from ecs_nav import draw, draw_labels, draw_panel, draw_paths, draw_platformer, draw_side_labels
 from ecs_nav.components import Path, PathRequest, Player
 from ecs_nav.draw_colours import agent_groups
 from ecs_nav.nav.fields import FIELDS
@@ -118,7 +118,7 @@ class Renderer:
             flow = shared_field_view(world, graph, selected_rows)
         side = world.resources.get(PLATFORMER)
         if side is not None:  # a side view: its level, bots' paths, boxes and keys
-            self._prepare_side_view(side, layers, selected_rows)
+            self._prepare_side_view(world, side, layers, selected_rows)
             return
         if "map" in layers:
             self._static("map", (world.map, getattr(world.map, "version", 0)),
@@ -153,22 +153,24 @@ class Renderer:
         if "agents" in layers:
             self.agents.upload(draw.agent_instances(table, players, selected_rows, groups.row_colour))
 
-    def _prepare_side_view(self, side, layers: set, selected_rows: Any) -> None:
-        """The side view's layers: "map" is the level, "paths" the bots' paths with their jumps,
-        "agents" the characters' boxes and the keys they hold (``selected_rows`` are rows of
-        the side view's characters)."""
+    def _prepare_side_view(self, world: World, side, layers: set, selected_rows: Any) -> None:
+        """The side view's layers: "map" is the level, "paths" the bots' paths with their jumps
+        and goal rings, "agents" the characters' boxes and the keys they hold, each in its
+        group's colour (``selected_rows`` are rows of the side view's characters)."""
         for name in ("graph_edges", "graph_nodes", "heat_map", "flow_field"):
             self._static(name, ("side view",), draw_platformer.empty_rows)
-        self.groups = None
+        groups = self.groups = draw_side_labels.character_groups(world, side)
         for name in ("steer_targets", "velocity", "path_bands", "search"):
             self.meshes[name].upload(draw_platformer.empty_rows())
         if "map" in layers:
             self._static("map", (side.level, side.version), lambda: draw_platformer.level_triangles(side.level))
         if "paths" in layers:
-            self.meshes["paths"].upload(draw_platformer.path_lines(side))
+            self.meshes["paths"].upload(np.concatenate([draw_platformer.path_lines(side, groups.row_colour),
+                                                        draw_platformer.goal_rings(side, groups.row_colour)]))
         self.agents.upload(np.zeros((0, 9), np.float32))
         if "agents" in layers:
-            self.meshes["side_characters"].upload(draw_platformer.character_triangles(side, selected_rows))
+            self.meshes["side_characters"].upload(
+                draw_platformer.character_triangles(side, selected_rows, groups.row_colour))
             self.meshes["side_inputs"].upload(draw_platformer.input_lines(side))
         else:
             self.meshes["side_characters"].upload(draw_platformer.empty_rows())
@@ -227,8 +229,10 @@ class Renderer:
         gl.glBindVertexArray(0)
         program.stop()
         left = draw_panel.side_panel_width(camera.width) if "hud" in layers else 0
+        side = world.resources.get(PLATFORMER)
         if "labels" in layers and self.groups is not None:
-            labels = draw_labels.agent_labels(world, camera, self.groups, left)
+            labels = (draw_labels.agent_labels(world, camera, self.groups, left) if side is None
+                      else draw_side_labels.side_labels(world, side, camera, self.groups, left))
             if labels:  # a dark backing keeps light text readable on a light wall
                 self._overlay(np.concatenate([draw.rectangles(
                     [label.x - 2, label.y - 3], [label.x + draw_labels.label_width(label.text) + 2,
@@ -236,10 +240,9 @@ class Renderer:
                     draw.PALETTE["label_backing"]) for label in labels]), camera)
             self.text.draw_labels(labels, draw_labels.LABEL_FONT_SIZE)
         if "hud" in layers and overlay is not None:
-            entities = world.table.live("entity")
+            entities = world.table.live("entity") if side is None else side.entity[:side.count]
             rows = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
-            selected = entities[rows[(rows >= 0) & (rows < len(entities))]] if world.resources.get(PLATFORMER) is None \
-                else []
+            selected = entities[rows[(rows >= 0) & (rows < len(entities))]]
             lines = draw_panel.panel_lines(world, overlay, layers, self.groups, selected, forces)
             self._side_panel(lines, camera, left)
         if help_text:
