@@ -53,7 +53,7 @@ PALETTE: dict[str, tuple[float, float, float, float]] = {
     "body": (0.62, 0.62, 0.66, 1.0),  # a table row that is not an Agent (a moving obstacle)
     "selection": (1.0, 0.95, 0.30, 1.0),
     "hud_panel": (0.0, 0.0, 0.0, 0.8),
-    "label_backing": (0.0, 0.0, 0.0, 0.55),
+    "label_backing": (0.0, 0.0, 0.0, 0.78),
 }
 
 VELOCITY_SECONDS = 0.5

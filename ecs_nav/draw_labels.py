@@ -2,8 +2,9 @@
 
 Each group (the agents that share a scene ``name``, see ``draw_colours.agent_groups``) gets
 one label in its colour: a single agent's label names it and the behaviours it runs
-("hunter: pursuit"), a crowd's names it, counts it and says what its members run ("flock
-×30: flocking") next to the member nearest the crowd's mean. Labels are placed in group
+("hunter: pursuit"; path following says where to: "npc: follow path to player", "guard:
+patrol path"), a crowd's names it, counts it and says what its members run ("flock ×30:
+flocking") next to the member nearest the crowd's mean. Labels are placed in group
 order, right of their agent (left of it at the window's right edge); one that would overlap
 a placed label, leave the window or fall under the side panel is left out, so a crowded view
 shows a few readable labels instead of a smear.
@@ -65,6 +66,27 @@ def behaviour_names(weights: np.ndarray, limit: int = LABEL_BEHAVIOURS, main_onl
     return [b.replace("_", " ") for b in on[:limit]]
 
 
+def path_words(world: Any, entity: int) -> str:
+    """"follow path" said with where it leads: "follow path to player" (a target entity's
+    name), "to goal", "to nearest goal" (several), "to zone" ("follow field ..." for a flow-field
+    request); for a path given without a request, "patrol path" or "loop path" by its mode."""
+    from ecs_nav.components import Name, Path, PathRequest
+
+    request = world.try_get(entity, PathRequest)
+    if request is not None:
+        verb = "follow field" if request.method == "flow_field" else "follow path"
+        if request.target is not None:
+            name = world.try_get(request.target, Name) if world.exists(request.target) else None
+            return f"{verb} to {name.value if name is not None else f'#{request.target}'}"
+        if request.goal is not None:
+            return f"{verb} to goal"
+        return f"{verb} to nearest goal" if request.goals is not None else f"{verb} to zone"
+    path = world.try_get(entity, Path)
+    if path is not None and path.mode in ("patrol", "loop"):
+        return f"{path.mode} path"
+    return "follow path"
+
+
 def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> list[AgentLabel]:
     """The labels to draw for ``world`` seen through ``camera`` (``groups``: its
     ``AgentGroups``); ``left`` pixels at the left edge are covered by the side panel."""
@@ -86,11 +108,13 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> lis
             row = int(rows[np.argmin(np.hypot(*(pos[rows] - centre).T))])
             text = f"{name} ×{len(rows)}"
         doing = behaviour_names(table.weights[row], main_only=True)
+        if "follow path" in doing:
+            doing[doing.index("follow path")] = path_words(world, int(table.entity[row]))
         if doing:
             text += f": {', '.join(doing)}"
         wanted.append((text, (float(pos[row, 0]), float(pos[row, 1])), float(radius[row]),
                        tuple(float(c) for c in groups.colours[group])))
-    return place_labels(wanted, camera, left)
+    return place_labels(wanted, camera, left, stack=1)
 
 
 def place_labels(wanted: list, camera: Any, left: float = 0.0, stack: int = 0) -> list[AgentLabel]:
