@@ -552,3 +552,31 @@ def test_the_search_layer_shades_the_nodes_the_traced_agents_search_expanded(gl_
         rc = pixel_of(camera, graph.positions[node, :2])
         assert (shaded[rc] == plain[rc]).all(), node
     assert "search" not in draw.DEFAULT_LAYERS
+
+
+def test_e_toggles_the_search_layer_and_the_viewer_traces_the_selected_agent_only_while_it_is_on(viewer):
+    from ecs_nav.systems.pathfind import PathfindSystem
+
+    from ecs_nav.resource_names import SEARCH_TRACE
+
+    key, _ = keys()
+    world = viewer.world
+    npc = world.entities()[0]
+    world.add_component(npc, PathRequest(goal=(14.0, 8.0)))
+    world.add_systems(PathfindSystem())
+    assert "search" not in viewer.layers
+    viewer.selected = [npc]
+    viewer.run_ticks(1)
+    assert SEARCH_TRACE not in world.resources  # layer off: nothing recorded
+    press(viewer, key.E)
+    assert "search" in viewer.layers
+    world.get(npc, Path).status = "stale"  # served on the next tick
+    viewer.run_ticks(1)
+    trace = world.resources[SEARCH_TRACE]
+    assert trace.entity == npc and trace.nodes.size > 0
+    send(viewer.window, "on_draw")  # the layer and its legend line draw without error
+    viewer.selected = []
+    viewer.run_ticks(1)
+    assert SEARCH_TRACE not in world.resources
+    press(viewer, key.E)
+    assert "search" not in viewer.layers
