@@ -70,6 +70,7 @@ bench: $(STAMP)
 	$(PY) bench/small_worlds.py
 	$(PY) bench/cold_start.py
 	$(PY) bench/render.py
+	$(PY) bench/search_trace.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check ecs_nav systems tests bench
