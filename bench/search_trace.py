@@ -51,8 +51,8 @@ def main() -> None:
     plain, traced, expanded = [], [], []
     for start, goal in pairs:
         start, goal = int(start), int(goal)
-        plain.append(best_cpu(lambda: astar(graph, start, goal), args.repeats))
-        traced.append(best_cpu(lambda: astar(graph, start, goal, trace=True), args.repeats))
+        plain.append(best_cpu(lambda s=start, g=goal: astar(graph, s, g), args.repeats))
+        traced.append(best_cpu(lambda s=start, g=goal: astar(graph, s, g, trace=True), args.repeats))
         expanded.append(astar(graph, start, goal).expanded)
     diff = [t - p for t, p in zip(traced, plain)]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

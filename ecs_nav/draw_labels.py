@@ -117,13 +117,15 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> lis
     return place_labels(wanted, camera, left, stack=1)
 
 
-def place_labels(wanted: list, camera: Any, left: float = 0.0, stack: int = 0) -> list[AgentLabel]:
+def place_labels(wanted: list, camera: Any, left: float = 0.0, stack: int = 0,
+                 avoid: Any = ()) -> list[AgentLabel]:
     """Lay out ``wanted`` labels, each ``(text, (x, y) world point, radius in world units,
     colour)``, in order: right of the point (left of it at the window's right edge), clear of
-    the disc of ``radius``; where that overlaps a label placed before, up to ``stack`` lines
+    the disc of ``radius``; where that overlaps a label placed before (or one of the ``avoid``
+    pixel boxes ``(x0, y0, x1, y1)``: things a label must not hide), up to ``stack`` lines
     above it, then as many below; a label with no free place, or that would leave the window
     or fall under the ``left`` pixels of the side panel, is left out; at most LABEL_LIMIT."""
-    placed: list[tuple[float, float, float, float]] = []
+    placed: list[tuple[float, float, float, float]] = [tuple(box) for box in avoid]
     labels: list[AgentLabel] = []
     shifts = [0] + list(range(1, stack + 1)) + [-k for k in range(1, stack + 1)]
     for text, point, radius, colour in wanted:

@@ -114,7 +114,8 @@ def doing(world: Any, side: Any, row: int) -> str:
 
 def side_labels(world: Any, side: Any, camera: Any, groups: SideGroups, left: float = 0.0) -> list[AgentLabel]:
     """A label beside each named character, in its colour: "name: what it does" (see
-    :func:`doing`), laid out like the top-down labels (``draw_labels.place_labels``).
+    :func:`doing`), laid out like the top-down labels (``draw_labels.place_labels``), never
+    over a character's box.
     Characters within a tile of each other that do the same share one label ("bot-left +
     bot-high: reached player"), so bots that caught the player are not hidden under its label."""
     c = side.characters
@@ -132,8 +133,14 @@ def side_labels(world: Any, side: Any, camera: Any, groups: SideGroups, left: fl
             continue
         wanted.append([[groups.names[group]], what, centre, float(max(c.width[row], c.height[row]) / 2),
                        tuple(float(v) for v in groups.colours[group])])
+    n = c.count
+    low = np.stack([c.x[:n], c.y[:n]], axis=1)
+    high = low + np.stack([c.width[:n], c.height[:n]], axis=1)
+    corners = np.concatenate([camera.world_to_screen(low), camera.world_to_screen(high)], axis=1)
+    boxes = corners + (-2.0, -2.0, 2.0, 2.0)  # every character's box: no label hides one
     return place_labels([(f"{' + '.join(names)}: {what}", centre, radius, colour)
-                         for names, what, centre, radius, colour in wanted], camera, left, stack=SIDE_LABEL_STACK)
+                         for names, what, centre, radius, colour in wanted], camera, left,
+                        stack=SIDE_LABEL_STACK, avoid=boxes)
 
 
 SIDE_LEGEND = (("solid", "solid tile"), ("one_way", "one-way platform"), ("jump", "path: a jump"))
@@ -163,8 +170,8 @@ def character_state_lines(world: Any, side: Any, entity: int) -> list[str]:
     if c.is_bot[row]:
         if c.state[row] == MOVE_TO and c.path_len[row] > 0:
             k, i = int(c.path_len[row]), int(c.current[row])
-            nodes = c.nodes[row, :k]
-            jumps = int(np.count_nonzero(np.diff(nodes[max(i - 1, 0):, 1]) > 0))
+            rises = np.diff(c.nodes[row, max(i - 1, 0):k, 1]) > 0  # legs ahead that go up
+            jumps = int(np.count_nonzero(rises & ~np.concatenate([[False], rises[:-1]])))  # a run of rises: one jump
             lines.append(f"  node {i + 1}/{k}, {jumps} jump{'s' if jumps != 1 else ''} ahead")
         else:
             lines.append("  no path")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav import draw, draw_panel, draw_platformer, draw_side_labels, load_scene
+from ecs_nav import draw, draw_labels, draw_panel, draw_platformer, draw_side_labels, load_scene
 from ecs_nav.components import Name, PathRequest, Player
 from ecs_nav.draw_platformer import SIDE_PALETTE
 from ecs_nav.nav.platformer_level import SOLID
@@ -187,6 +187,22 @@ def test_side_labels_sit_beside_their_characters_and_bots_that_met_share_one():
         c.state[row], side.arrived[row] = 0, True
     texts = [label.text for label in draw_side_labels.side_labels(world, side, camera, groups)]
     assert "bot-left + bot-ledge + bot-high: reached player" in texts and len(texts) == 2
+
+
+def test_no_side_label_hides_a_character():
+    world, side = scene(100)  # bot-left's label would sit on bot-high here, were characters not avoided
+    groups = draw_side_labels.character_groups(world, side)
+    panel = draw_panel.side_panel_width(900)
+    camera = draw.Camera(width=900, height=500)
+    camera.fit(draw.map_bounds(world), left=panel)
+    labels = draw_side_labels.side_labels(world, side, camera, groups, left=panel)
+    assert len(labels) == 4
+    c = side.characters
+    for r in range(side.count):
+        (x0, y0), (x1, y1) = camera.world_to_screen([(c.x[r], c.y[r]), (c.x[r] + c.width[r], c.y[r] + c.height[r])])
+        for label in labels:
+            right, top = label.x + draw_labels.label_width(label.text), label.y + draw_labels.LABEL_HEIGHT_PIXELS
+            assert right <= x0 or label.x >= x1 or top <= y0 or label.y >= y1, (label.text, r)
 
 
 def test_goal_rings_circle_each_bots_goal_tile_in_its_colour():
