@@ -22,15 +22,16 @@ import numpy as np
 from ecs_nav.draw_colours import viridis
 from ecs_nav.platformer_world import PLATFORMER
 
-LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "paths", "steer_targets",
+LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "search", "paths", "steer_targets",
           "velocity", "agents", "labels", "hud")
 """Every drawable layer, in drawing order (later layers are drawn on top). "hud" is the side
-panel: tick, time, events, the legend and the selected agent."""
+panel: tick, time, events, the legend and the selected agent; "search" the nodes the selected
+agent's last path search expanded (``ecs_nav.search_trace``)."""
 
-DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map", "graph_edges", "graph_nodes", "flow_field"}
+DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map", "graph_edges", "graph_nodes", "flow_field", "search"}
 """Layers drawn unless the scene's ``[view] layers`` says otherwise: the map, paths, steering
 targets, velocities, agents, their labels and the HUD. The nav graph and the flow field are
-for scenes whose point they are (they cover the map)."""
+for scenes whose point they are (they cover the map); the search layer is a debugging aid."""
 
 PALETTE: dict[str, tuple[float, float, float, float]] = {
     "background": (0.07, 0.08, 0.10, 1.0),
@@ -46,12 +47,13 @@ PALETTE: dict[str, tuple[float, float, float, float]] = {
     "graph_link": (1.0, 0.55, 0.95, 0.9),  # an off-mesh link (jump, teleporter), one-way
     "goal": (1.0, 1.0, 1.0, 0.95),
     "flow_arrow": (0.30, 0.85, 1.0, 0.75),
+    "search": (0.60, 0.35, 1.0, 0.45),  # a node the traced agent's last search expanded
     "agent": (0.95, 0.38, 0.22, 1.0),  # seed 000's NPC: red-orange
     "player": (0.25, 0.55, 1.0, 1.0),  # seed 000's player: blue
     "body": (0.62, 0.62, 0.66, 1.0),  # a table row that is not an Agent (a moving obstacle)
     "selection": (1.0, 0.95, 0.30, 1.0),
     "hud_panel": (0.0, 0.0, 0.0, 0.8),
-    "label_backing": (0.0, 0.0, 0.0, 0.55),
+    "label_backing": (0.0, 0.0, 0.0, 0.78),
 }
 
 VELOCITY_SECONDS = 0.5

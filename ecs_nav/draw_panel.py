@@ -8,11 +8,13 @@ camera fits the map into the rest, so it never covers the map). From the top:
 - the legend (:func:`legend_lines`): each layer that is on, with its colour, and each agent
   group with its colour;
 - the selected agent's state (:func:`agent_state_lines`): name, speed, path status, current
-  waypoint, distance left, behaviours and the steering force.
+  waypoint, distance left, behaviours (with each one's force when the caller has them) and
+  the steering force.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +23,9 @@ import numpy as np
 from ecs_nav.draw import PALETTE
 from ecs_nav.draw_colours import viridis
 from ecs_nav.draw_labels import behaviour_names
-from ecs_nav.draw_platformer import SIDE_PALETTE
+from ecs_nav.draw_side_labels import SideGroups, character_state_lines, side_legend
 from ecs_nav.platformer_world import PLATFORMER
+from ecs_nav.resource_names import SEARCH_TRACE
 
 SIDE_PANEL_PIXELS = 270
 """The side panel's width in pixels (at most a third of the window)."""
@@ -39,6 +42,7 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
     "graph_edges": ("graph edges", PALETTE["graph_edge"][:3] + (0.9,)),
     "graph_nodes": ("graph nodes", PALETTE["graph_node"]),
     "flow_field": ("flow field", PALETTE["flow_arrow"]),
+    "search": ("search: nodes expanded", PALETTE["search"]),
     "paths": ("paths, goal rings: agent colour", None),
     "steer_targets": ("steering targets: same", None),
     "velocity": ("velocity (0.5 s ahead)", PALETTE["velocity"]),
@@ -47,10 +51,6 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
 each agent's colour, listed under the groups)."""
 
 GRAPH_KIND_LEGEND = (("  one-way drop (arrow)", PALETTE["graph_drop"]), ("  off-mesh link", PALETTE["graph_link"]))
-
-SIDE_LEGEND = (("solid", "solid tile"), ("one_way", "one-way platform"), ("jump", "path: a jump"),
-               ("bot", "bot"), ("player", "player"))
-"""A side view's legend: SIDE_PALETTE key, words."""
 
 GROUP_LINES = 8
 """The legend lists at most this many agent groups."""
@@ -100,14 +100,18 @@ def event_lines(world: Any) -> list[str]:
     return ["events"] + [f"  {name:<16}{counts.get(name, 0):>7}" for name in names]
 
 
-def legend_lines(layers: Any, groups: Any = None, graph: Any = None) -> list[PanelLine]:
+def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None) -> list[PanelLine]:
     """``legend``, then a line per layer that is on and has a LEGEND entry (the graph's edge
-    kinds when its edges are on and it has one-way edges), then each agent group with its
-    colour and size."""
+    kinds when its edges are on and it has one-way edges; under "search", whose search it
+    shows: ``trace``, an ``ecs_nav.search_trace.SearchTrace``, or a hint to select an agent),
+    then each agent group with its colour and size."""
     lines = [PanelLine("legend")]
     for layer, (words, swatch) in LEGEND.items():
         if layer in layers:
             lines.append(PanelLine(f"{words}", swatch))
+            if layer == "search":
+                lines.append(PanelLine("  " + (trace.describe() if trace is not None and trace.entity >= 0
+                                               else "select an agent to see its")))
             if layer == "graph_edges" and graph is not None and np.any(np.asarray(getattr(graph, "kinds", ())) > 0):
                 lines.extend(PanelLine(w, c) for w, c in GRAPH_KIND_LEGEND)
     if groups is not None and ("agents" in layers or "paths" in layers) and len(groups.names):
@@ -131,9 +135,14 @@ def remaining_distance(position: Any, path: Any) -> float:
     return float(np.hypot(*(xy[i] - np.asarray(position, dtype=np.float64)[:2])) + legs)
 
 
-def agent_state_lines(world: Any, entity: int) -> list[str]:
+def agent_state_lines(world: Any, entity: int, forces: Mapping[str, Any] | None = None) -> list[str]:
     """The selected agent's state: name, speed, path status and mode, current waypoint,
-    distance left, behaviours with their weights, and the steering force it applied."""
+    distance left, behaviours with their weights, and the steering force it applied.
+
+    ``forces`` (behaviour name, as in ``ecs_nav.steering.BEHAVIOURS`` or in words -> its force
+    ``(fx, fy)`` in N on this tick): each behaviour's line also shows its force's magnitude,
+    and a behaviour in ``forces`` without a weight gets a line of its own. Without it (None)
+    the lines show weights only: the panel shows no force it was not given."""
     from ecs_nav.components import Name, Path
 
     table = world.table
@@ -156,27 +165,40 @@ def agent_state_lines(world: Any, entity: int) -> list[str]:
     weights = table.weights[row]
     from ecs_nav.steering import BEHAVIOURS
 
-    for words in behaviour_names(weights, limit=len(weights)):
-        lines.append(f"  {words:<19}w {weights[BEHAVIOURS.index(words.replace(' ', '_'))]:.2f}")
+    given = {str(name).replace(" ", "_"): force for name, force in (forces or {}).items()}
+    names = [words.replace(" ", "_") for words in behaviour_names(weights, limit=len(weights))]
+    names += [name for name in given if name not in names]
+    for name in names:
+        weight = f"w {weights[BEHAVIOURS.index(name)]:.2f}" if name in BEHAVIOURS else ""
+        line = f"  {name.replace('_', ' '):<17}{weight:<7}"
+        if name in given:
+            fx, fy = (float(v) for v in given[name])
+            line += f"{np.hypot(fx, fy):6.1f} N"
+        lines.append(line.rstrip())
     fx, fy = table.force[row]
     lines.append(f"  force ({fx:.1f}, {fy:.1f}) |{np.hypot(fx, fy):.1f}| N")
     return lines
 
 
 def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
-                selected: Any = ()) -> list[PanelLine]:
+                selected: Any = (), forces: Mapping[str, Any] | None = None) -> list[PanelLine]:
     """Every line of the side panel: ``hud`` (see :func:`hud_lines`), the events, the legend
-    and the first of the ``selected`` entities' state."""
+    and the first of the ``selected`` entities' state (``forces``: its behaviours' forces, see
+    :func:`agent_state_lines`). In a side view ``groups`` are its ``SideGroups`` and the
+    legend and state are the side view's (``ecs_nav.draw_side_labels``)."""
     lines = [PanelLine(text) for text in hud]
     lines += [PanelLine("")] + [PanelLine(text) for text in event_lines(world)]
     side = getattr(world, "resources", {}).get(PLATFORMER)
     if side is not None:
         lines += [PanelLine(""), PanelLine("legend")]
-        lines += [PanelLine(words, SIDE_PALETTE[key]) for key, words in SIDE_LEGEND]
+        lines += [PanelLine(words, swatch) for words, swatch in
+                  side_legend(groups if isinstance(groups, SideGroups) else None)]
     else:
-        lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None))
+        lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
+                                                world.resources.get(SEARCH_TRACE))
     for entity in list(selected)[:1]:
-        state = agent_state_lines(world, int(entity))
+        state = (character_state_lines(world, side, int(entity)) if side is not None
+                 else agent_state_lines(world, int(entity), forces))
         if state:
             lines += [PanelLine("")] + [PanelLine(text) for text in state]
     return lines

@@ -9,7 +9,8 @@ Each path is drawn in its agent's colour (``colours``, one RGBA per path; see
 - :func:`path_bands`: seed 004's path radius as a translucent band round the polyline;
 - :func:`goal_markers`: a ring on the end of each one-way path and on each requested goal;
 - :func:`steer_target_lines`: a line from each agent to its steering target with a ring on
-  it, and a faint line to the entity it pursues, evades or flees.
+  it, and a faint line to the entity it pursues, evades or flees;
+- :func:`searched_nodes`: a square on each node a traced search expanded (the "search" layer).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav.draw import PALETTE, crosses, discs, empty_rows, quads, rings, segments
+from ecs_nav.draw import PALETTE, crosses, discs, empty_rows, quads, rectangles, rings, segments
 
 WALKED_ALPHA = 0.3
 """A path's walked part is drawn at this fraction of its colour's opacity."""
@@ -170,3 +171,22 @@ def steer_target_lines(table: Any, row_colour: np.ndarray | None = None) -> np.n
     if has_target.any():
         chunks.append(segments(pos[has_target], pos[target_rows[has_target]], _faded(colour[has_target], 0.5)))
     return np.concatenate(chunks) if chunks else empty_rows()
+
+
+SEARCH_SQUARE = 0.7
+"""A searched node's square is this fraction of the graph's node spacing wide."""
+
+
+def searched_nodes(graph: Any, trace: Any) -> np.ndarray:
+    """Triangle rows: a square in PALETTE "search" on each node of ``trace.nodes`` (a
+    ``SearchTrace``) that is a node of ``graph``; none when the trace is of another graph
+    version (its node ids may mean other places now) or there is no graph."""
+    if graph is None or trace is None or trace.graph_version != getattr(graph, "version", 0):
+        return empty_rows()
+    nodes = np.asarray(trace.nodes, dtype=np.int64)
+    nodes = nodes[(nodes >= 0) & (nodes < graph.node_count)]
+    if not nodes.size:
+        return empty_rows()
+    half = 0.5 * SEARCH_SQUARE * float(graph.grid.spacing)
+    xy = graph.positions[nodes, :2]
+    return rectangles(xy - half, xy + half, PALETTE["search"])

@@ -7,9 +7,10 @@ written (the first text line at the top):
 - :func:`level_triangles`: solid tiles as squares, one-way platforms as a thin slab on the top
   of their tile;
 - :func:`path_lines`: each bot's path from the node it walks to, node centres joined, a rise
-  (a jump) in the "jump" colour and a + on every node still ahead;
-- :func:`character_triangles`: every character's box (bots, the player, the selected ones
-  with a rim);
+  (a jump) in the "jump" colour, the rest in the bot's colour, and a + on every node still ahead;
+- :func:`goal_rings`: two rings on each bot's goal tile (the end of its last plan), in its colour;
+- :func:`character_triangles`: every character's box in its colour (the selected ones with a
+  rim);
 - :func:`input_lines`: the keys each character holds, as arrows on its box (left, right, up
   for Jump, down for GoDown).
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.draw import PALETTE, arrows, crosses, rectangles, segments
+from ecs_nav.draw import PALETTE, arrows, crosses, rectangles, rings, segments
 from ecs_nav.nav.platformer_level import ONE_WAY, SOLID
 from ecs_nav.platformer_bot import MOVE_TO
 from ecs_nav.platformer_physics import GO_DOWN, GO_LEFT, GO_RIGHT, JUMP
@@ -57,10 +58,20 @@ def level_triangles(level) -> np.ndarray:
     return np.concatenate(pieces) if pieces else empty_rows()
 
 
-def path_lines(side) -> np.ndarray:
+def row_colours(side, colours: np.ndarray | None) -> np.ndarray:
+    """(n, 4) a colour per character row: ``colours`` when given, else "bot" for bots and
+    "player" for the rest."""
+    n = side.characters.count
+    if colours is not None:
+        return np.asarray(colours, dtype=np.float64).reshape(n, 4)
+    return np.where(side.characters.is_bot[:n, None], SIDE_PALETTE["bot"], SIDE_PALETTE["player"])
+
+
+def path_lines(side, colours: np.ndarray | None = None) -> np.ndarray:
     """Each following bot's path from its current node on: a line from the bot's path point
     (box corner + half a tile) to the node, then node centre to node centre — rises (jumps)
-    in "jump", the rest in "path" — and a + on each node ahead. Vectorised over all bots."""
+    in "jump", the rest in the bot's colour (``colours``: (n, 4) per row; default "path") —
+    and a + on each node ahead. Vectorised over all bots."""
     c = side.characters
     n = c.count
     rows = np.flatnonzero((c.state[:n] == MOVE_TO) & (c.path_len[:n] > 0) & (c.current[:n] >= 0))
@@ -72,27 +83,48 @@ def path_lines(side) -> np.ndarray:
     ahead = (index[None, :] >= c.current[rows, None]) & (index[None, :] < c.path_len[rows, None])
     legs = ahead[:, :-1] & ahead[:, 1:]
     starts, ends = centres[:, :-1][legs], centres[:, 1:][legs]
+    own = (np.broadcast_to(np.asarray(PALETTE["path"], np.float64), (n, 4)) if colours is None
+           else np.asarray(colours, np.float64).reshape(n, 4))[rows]  # (b, 4)
+    leg_owner = np.broadcast_to(own[:, None, :], (rows.size, k - 1, 4))[legs]
     rise = ends[:, 1] > starts[:, 1]
-    colours = np.where(rise[:, None], SIDE_PALETTE["jump"], PALETTE["path"])
+    leg_colours = np.where(rise[:, None], SIDE_PALETTE["jump"], leg_owner)
     here = np.stack([c.x[rows] + 0.5, c.y[rows] + 0.5], axis=1)
     target = centres[np.arange(rows.size), c.current[rows]]
     return np.concatenate([
-        segments(here, target, PALETTE["path"]),
-        segments(starts, ends, colours),
-        crosses(centres[ahead], 0.2, PALETTE["path"]),
+        segments(here, target, own),
+        segments(starts, ends, leg_colours),
+        crosses(centres[ahead], 0.2, np.broadcast_to(own[:, None, :], (rows.size, k, 4))[ahead]),
     ])
 
 
-def character_triangles(side, selected_rows=()) -> np.ndarray:
-    """Every character's box: bots in "bot", the rest (players) in "player"; a selected one
-    sits on a slightly larger "selection" rim."""
+GOAL_RING_TILES = 0.6
+"""Tiles: the radius of a goal marker's outer ring (the inner one is half of it)."""
+
+
+def goal_rings(side, colours: np.ndarray | None = None) -> np.ndarray:
+    """Line rows: two rings (GOAL_RING_TILES and half of it) centred on each bot's goal tile
+    (``side.goal``, the end of its last plan; none for a bot without one), in the bot's colour."""
+    n = side.characters.count
+    rows = np.flatnonzero(side.characters.is_bot[:n] & np.all(side.goal[:n] >= 0, axis=1))
+    if rows.size == 0:
+        return empty_rows()
+    centres = side.goal[rows].astype(np.float64) + 0.5
+    own = row_colours(side, colours)[rows]
+    return np.concatenate([rings(centres, np.full(rows.size, GOAL_RING_TILES), own),
+                           rings(centres, np.full(rows.size, GOAL_RING_TILES / 2), own)])
+
+
+def character_triangles(side, selected_rows=(), colours: np.ndarray | None = None) -> np.ndarray:
+    """Every character's box in its colour (``colours``: (n, 4) per row; default bots in
+    "bot", the rest, players, in "player"); a selected one sits on a slightly larger
+    "selection" rim."""
     c = side.characters
     n = c.count
     if n == 0:
         return empty_rows()
     lo = np.stack([c.x[:n], c.y[:n]], axis=1)
     hi = lo + np.stack([c.width[:n], c.height[:n]], axis=1)
-    colour = np.where(c.is_bot[:n, None], SIDE_PALETTE["bot"], SIDE_PALETTE["player"])
+    colour = row_colours(side, colours)
     selected = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
     selected = selected[(selected >= 0) & (selected < n)]
     pieces = []

@@ -21,6 +21,7 @@ R           reload the scene file
 1 .. 9, 0   layers: map, graph edges, graph nodes, paths, agents, velocity,
             steering targets, flow field, heat map, HUD (the side panel)
 L           agent labels
+E           search layer: the nodes the selected agent's last path search expanded
 Tab / Esc   select every agent / clear the selection (or close help)
 W A S D     drive the Player
 H or F1     help overlay
@@ -51,6 +52,7 @@ import numpy as np
 from ecs_nav import draw, draw_panel, side_view_controls
 from ecs_nav.components import PathRequest, Player
 from ecs_nav.platformer_world import PLATFORMER
+from ecs_nav.search_trace import trace_entity
 from ecs_nav.world import World
 
 LAYER_KEYS = ("map", "graph_edges", "graph_nodes", "paths", "agents", "velocity", "steer_targets",
@@ -60,13 +62,16 @@ LAYER_KEYS = ("map", "graph_edges", "graph_nodes", "paths", "agents", "velocity"
 LABELS_KEY = "L"
 """The key that toggles the "labels" layer."""
 
+SEARCH_KEY = "E"
+"""The key that toggles the "search" layer (the selected agent's last search)."""
+
 
 def layer_key_help() -> str:
     """The help overlay's layer lines, from LAYER_KEYS and LABELS_KEY."""
     names = [f"{(i + 1) % 10} {layer.replace('_', ' ').replace('steer ', 'steering ')}"
              for i, layer in enumerate(LAYER_KEYS)]
     return ("layers  " + "  ".join(names[:5]) + "\n        " + "  ".join(names[5:])
-            + f"\n        {LABELS_KEY} labels")
+            + f"\n        {LABELS_KEY} labels  {SEARCH_KEY} search (selected agent)")
 
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
@@ -171,11 +176,19 @@ class Viewer:
         if ticks <= 0:
             return
         world = self.world
+        self.sync_search_trace()
         before = {s.name: world.timings_ms[s.name] for s in world.systems}
         for _ in range(ticks):
             self._drive_player()
             world.step()
         self.ms_per_tick = {name: (world.timings_ms[name] - ms) / ticks for name, ms in before.items()}
+
+    def sync_search_trace(self) -> None:
+        """With the "search" layer on, the PathfindSystem records the first selected entity's
+        searches (``ecs_nav.search_trace``); otherwise nothing is recorded (input, like a
+        click: what the searches find is the same either way)."""
+        traced = self.selected[0] if "search" in self.layers and self.selected else None
+        trace_entity(self.world, traced)
 
     def step_once(self) -> None:
         """One tick (the N key while paused)."""
@@ -224,6 +237,8 @@ class Viewer:
             self.fit()
         elif symbol == getattr(key, LABELS_KEY):
             self.toggle_layer("labels")
+        elif symbol == getattr(key, SEARCH_KEY):
+            self.toggle_layer("search")
         elif symbol == key.R:
             self.reload()
         elif symbol in (key.H, key.F1, key.QUESTION, key.SLASH):

@@ -73,6 +73,13 @@ Flow fields
     Requests with ``method = "flow_field"`` get no Path: ``systems/field_requests.py`` gives
     each the shared field of its goal and builds, refreshes and evicts the fields.
 
+Search trace
+    With a ``SearchTrace`` in ``world.resources[SEARCH_TRACE]`` (the viewer's "search" layer),
+    each serve of the traced entity records the nodes its search expanded (``astar(...,
+    trace=True)``; for a shared reverse search, the nodes that search settled). Only that
+    entity's search is asked for them; no other search does extra work, and the paths written
+    are the same with or without the trace.
+
 Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
 ``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),
 ``last_served`` (entities served on the last tick) and ``last_searches`` (searches of both
@@ -97,6 +104,8 @@ from ecs_nav.nav.search import (
     paths_from_field,
 )
 from ecs_nav.nav.smooth import smooth_path
+from ecs_nav.resource_names import SEARCH_TRACE
+from ecs_nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
 from ecs_nav.world import System, World
 
 _IMMEDIATE = ("stale", "none")
@@ -283,6 +292,8 @@ class PathfindSystem(System):
         goal_ok &= goals >= 0
 
         results: list[tuple[np.ndarray, str] | None] = [None] * k
+        trace = world.resources.get(SEARCH_TRACE)
+        traced = trace.entity if trace is not None else -1
         searchable = np.flatnonzero((starts >= 0) & goal_ok)
         single: list[int] = []
         groups: dict[int, list[int]] = {}
@@ -304,6 +315,9 @@ class PathfindSystem(System):
                 if np.isfinite(distance[starts[i]]):
                     results[i] = (nodes[offsets[j] : offsets[j + 1]].copy(), STATUS_COMPLETE,
                                   float(distance[starts[i]]))
+                    if ents[i] == traced:
+                        trace.record(np.flatnonzero(np.isfinite(distance)), KIND_SHARED, STATUS_COMPLETE,
+                                     world.tick, graph.version)
                 else:
                     single.append(i)  # cut off from the goal: its own search finds the partial path
         for i in sorted(single):
@@ -311,10 +325,13 @@ class PathfindSystem(System):
             search = dijkstra if req.algorithm == "dijkstra" else astar
             kwargs = {} if search is dijkstra else {"heuristic": self.heuristic}
             res = search(graph, int(starts[i]), int(goals[i]), max_expanded=req.max_expanded,
-                         allow_partial=req.allow_partial, **kwargs)
+                         allow_partial=req.allow_partial, trace=bool(ents[i] == traced), **kwargs)
             self.searches += 1
             self.last_searches += 1
             results[i] = (res.nodes, res.status, res.cost)
+            if res.expanded_nodes is not None:
+                trace.record(res.expanded_nodes, KIND_DIJKSTRA if search is dijkstra else KIND_ASTAR, res.status,
+                             world.tick, graph.version)
 
         own = self._own_nodes(graph, start_xy)
         for i in range(k):

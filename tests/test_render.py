@@ -396,11 +396,12 @@ def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
 
 def test_no_gl_context_fails_in_one_line(gl_window, monkeypatch):
     import ecs_nav.systems.render as render
+    import ecs_nav.systems.render_gl as render_gl
 
     def no_egl(*args, **kwargs):
         raise RuntimeError("eglInitialize failed\nsecond line of driver noise")
 
-    monkeypatch.setattr(render, "_offscreen", None)
+    monkeypatch.setattr(render_gl, "_offscreen", None)
     monkeypatch.setattr(render.pyglet.window, "Window", no_egl)
     with pytest.raises(render.RenderUnavailable, match="cannot create an OpenGL context") as info:
         render.offscreen_window()
@@ -515,3 +516,67 @@ def test_the_side_panel_sits_beside_the_map_and_labels_are_drawn_by_their_agents
     box = with_hud[height - int(y) - 20:height - int(y), int(x) + 5:int(x) + 40]
     same = no_labels[height - int(y) - 20:height - int(y), int(x) + 5:int(x) + 40]
     assert (box != same).any(axis=2).sum() > 20  # the label "npc" beside the agent
+
+
+def test_the_search_layer_shades_the_nodes_the_traced_agents_search_expanded(gl_window):
+    from ecs_nav.systems.pathfind import PathfindSystem
+
+    from ecs_nav.resource_names import SEARCH_TRACE
+    from ecs_nav.search_trace import trace_entity
+    from ecs_nav.viewer import render_frame
+
+    world = scene_world()
+    npc = world.entities()[0]
+    world.add_component(npc, PathRequest(goal=(14.0, 8.0)))
+    world.add_systems(PathfindSystem())
+    trace_entity(world, npc)
+    world.step()
+    trace = world.resources[SEARCH_TRACE]
+    assert trace.nodes.size > 0
+    camera = draw.Camera(width=640, height=400)
+    camera.fit(draw.map_bounds(world))
+    shaded = render_frame(world, (640, 400), layers={"map", "search"}, hud=False, camera=camera)
+    plain = render_frame(world, (640, 400), layers={"map"}, hud=False, camera=camera)
+    graph = world.nav_graph
+    walkable = np.flatnonzero(np.diff(graph.indptr) > 0)
+    unexpanded = np.setdiff1d(walkable, trace.nodes)
+    floor = np.array(draw.PALETTE["floor"][:3])
+    search = np.array(draw.PALETTE["search"][:3])
+    alpha = draw.PALETTE["search"][3]
+    blend = np.round((floor * (1 - alpha) + search * alpha) * 255)
+    for node in trace.nodes[:: max(1, trace.nodes.size // 20)]:
+        rc = pixel_of(camera, graph.positions[node, :2])
+        if close_to(plain, rc, draw.PALETTE["floor"]):  # a node on the ground floor (not a box top)
+            assert np.abs(shaded[rc].astype(int) - blend).max() <= 12, node
+    for node in unexpanded[:: max(1, unexpanded.size // 20)]:
+        rc = pixel_of(camera, graph.positions[node, :2])
+        assert (shaded[rc] == plain[rc]).all(), node
+    assert "search" not in draw.DEFAULT_LAYERS
+
+
+def test_e_toggles_the_search_layer_and_the_viewer_traces_the_selected_agent_only_while_it_is_on(viewer):
+    from ecs_nav.systems.pathfind import PathfindSystem
+
+    from ecs_nav.resource_names import SEARCH_TRACE
+
+    key, _ = keys()
+    world = viewer.world
+    npc = world.entities()[0]
+    world.add_component(npc, PathRequest(goal=(14.0, 8.0)))
+    world.add_systems(PathfindSystem())
+    assert "search" not in viewer.layers
+    viewer.selected = [npc]
+    viewer.run_ticks(1)
+    assert SEARCH_TRACE not in world.resources  # layer off: nothing recorded
+    press(viewer, key.E)
+    assert "search" in viewer.layers
+    world.get(npc, Path).status = "stale"  # served on the next tick
+    viewer.run_ticks(1)
+    trace = world.resources[SEARCH_TRACE]
+    assert trace.entity == npc and trace.nodes.size > 0
+    send(viewer.window, "on_draw")  # the layer and its legend line draw without error
+    viewer.selected = []
+    viewer.run_ticks(1)
+    assert SEARCH_TRACE not in world.resources
+    press(viewer, key.E)
+    assert "search" not in viewer.layers

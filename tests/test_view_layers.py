@@ -170,7 +170,9 @@ def test_labels_name_each_group_with_what_it_runs_and_skip_overlaps():
     x, y = camera.world_to_screen((0, 6))[0]
     assert 0 < labels[2].x - x < 20 and 0 <= labels[2].y - y < 20  # beside the hunter
     far = draw.Camera(width=800, height=600, scale=0.5)  # 20 m is 10 px: the labels would overlap
-    assert len(draw_labels.agent_labels(world, far, groups)) == 1
+    stacked = draw_labels.agent_labels(world, far, groups)
+    assert [label.text for label in stacked] == ["player", "crowd ×3"]  # the second a line up; no room for a third
+    assert stacked[1].y - stacked[0].y >= draw_labels.LABEL_HEIGHT_PIXELS  # stacked, not overlapping
     assert draw_labels.agent_labels(world, camera, groups, left=800) == []  # all under the panel
 
 
@@ -196,3 +198,43 @@ def test_the_side_panel_lists_events_the_legend_and_the_selected_agent():
 def test_the_panel_width_leaves_most_of_a_small_window_to_the_map():
     assert draw_panel.side_panel_width(1280) == draw_panel.SIDE_PANEL_PIXELS
     assert draw_panel.side_panel_width(300) == 100
+
+
+def test_the_panel_shows_each_behaviours_force_only_when_given_them():
+    world = named_world()
+    hunter = next(e for e, (n,) in world.query(Name) if n.value == "hunter")
+    plain = draw_panel.agent_state_lines(world, hunter)
+    behaviour_lines = [t.split() for t in plain if t.split()[0] in ("pursuit", "wall")]
+    assert behaviour_lines == [["wall", "avoidance", "w", "3.00"], ["pursuit", "w", "1.00"]]  # no made-up forces
+    forces = {"pursuit": (3.0, 4.0), "wall avoidance": (0.0, -1.5), "separation": (0.6, 0.8)}
+    lines = draw_panel.agent_state_lines(world, hunter, forces)
+    assert len(lines) == len(plain) + 1  # separation: given a force, listed though its weight is 0
+    rows = {t.split("w ")[0].strip(): t.split() for t in lines if t.endswith(" N") and "force" not in t}
+    assert rows["pursuit"] == ["pursuit", "w", "1.00", "5.0", "N"]  # |(3, 4)| = 5
+    assert rows["wall avoidance"] == ["wall", "avoidance", "w", "3.00", "1.5", "N"]
+    assert rows["separation"] == ["separation", "w", "0.00", "1.0", "N"]
+    panel = [line.text for line in draw_panel.panel_lines(world, [], {"agents"}, None, [hunter], forces)]
+    assert "  pursuit          w 1.00    5.0 N" in panel
+    assert all(len(t) <= 36 for t in lines)  # fits the panel
+
+
+def test_a_path_followers_label_says_where_its_path_leads():
+    world = World(seed=1)
+    follow = {"follow_path": 1.0, "wall_avoidance": 2.0}
+    player = world.spawn(Position(0, 0), Agent(), Collider(radius=0.5), Name("player"))
+    npc = world.spawn(Position(20, 0), Agent(), Collider(radius=0.5), Name("npc"), SteeringWeights(weights=follow))
+    world.add_component(npc, PathRequest(target=player))
+    guard = world.spawn(Position(0, 20), Agent(), Collider(radius=0.5), Name("guard"), SteeringWeights(weights=follow))
+    world.add_component(guard, Path(waypoints=[(0, 20), (10, 20)], mode="patrol"))
+    crowd = [world.spawn(Position(20 + i, 20), Agent(), Collider(radius=0.5), Name("crowd"),
+                         SteeringWeights(weights=follow)) for i in range(3)]
+    for e in crowd:
+        world.add_component(e, PathRequest(goals=((0.0, 0.0), (30.0, 30.0)), method="flow_field"))
+    camera = draw.Camera(width=1000, height=800)
+    camera.fit((-5, -5, 35, 35))
+    groups = draw_colours.agent_groups(world, draw.PALETTE)
+    texts = {label.text for label in draw_labels.agent_labels(world, camera, groups)}
+    assert texts == {"player", "npc: follow path to player", "guard: patrol path",
+                     "crowd ×3: follow field to nearest goal"}
+    world.add_component(npc, PathRequest(goal=(5.0, 5.0)))
+    assert draw_labels.path_words(world, npc) == "follow path to goal"

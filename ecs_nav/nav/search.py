@@ -61,12 +61,16 @@ class PathResult:
         cost: sum of the edge costs along ``nodes`` (0 for a one-node path, inf when unreachable).
         status: STATUS_COMPLETE, STATUS_PARTIAL or STATUS_UNREACHABLE.
         expanded: how many nodes the search expanded (popped from its open list).
+        expanded_nodes: (expanded,) int64 ids of those nodes in increasing order, when the
+            query asked for them (``trace=True``); else None. Recovered after the search from
+            the scratch records closed in its generation, so the kernel does no extra work.
     """
 
     nodes: np.ndarray
     cost: float
     status: str
     expanded: int
+    expanded_nodes: np.ndarray | None = None
 
     @property
     def complete(self) -> bool:
@@ -349,23 +353,28 @@ def _budget(max_expanded) -> int:
     return int(max_expanded)
 
 
-def _point_search(graph, start, goal, code, max_expanded, allow_partial) -> PathResult:
+def _point_search(graph, start, goal, code, max_expanded, allow_partial, trace=False) -> PathResult:
     start = check_node(graph, start, "start")
     goal = check_node(graph, goal, "goal")
     budget = _budget(max_expanded)
     if start == goal:
-        return PathResult(np.array([start], dtype=np.int64), 0.0, STATUS_COMPLETE, 0)
+        return PathResult(np.array([start], dtype=np.int64), 0.0, STATUS_COMPLETE, 0,
+                          np.zeros(0, np.int64) if trace else None)
     h_scale = admissibility_factor(graph, HEURISTICS[code])
     st = _state(graph)
+    gen = st.next_gen()
     found, expanded, path, cost = _path_query(
         graph.indptr, *st.adjacency, st.xy, start, goal, code, h_scale, budget,
-        st.nodes, st.next_gen(), st.heap_node, st.heap_f, st.heap_h,
+        st.nodes, gen, st.heap_node, st.heap_f, st.heap_h,
     )  # fmt: skip
+    closed = None
+    if trace:  # stamped in this generation and out of the heap (pos -1): popped, i.e. expanded
+        closed = np.flatnonzero((st.nodes["stamp"] == gen) & (st.nodes["pos"] == -1)).astype(np.int64)
     if found == _FOUND:
-        return PathResult(path, cost, STATUS_COMPLETE, expanded)
+        return PathResult(path, cost, STATUS_COMPLETE, expanded, closed)
     if allow_partial:
-        return PathResult(path, cost, STATUS_PARTIAL, expanded)
-    return PathResult(np.empty(0, dtype=np.int64), math.inf, STATUS_UNREACHABLE, expanded)
+        return PathResult(path, cost, STATUS_PARTIAL, expanded, closed)
+    return PathResult(np.empty(0, dtype=np.int64), math.inf, STATUS_UNREACHABLE, expanded, closed)
 
 
 # --- public searches --------------------------------------------------------------------------
@@ -379,6 +388,7 @@ def astar(
     heuristic: str = "octile",
     max_expanded: int | None = None,
     allow_partial: bool = True,
+    trace: bool = False,
 ) -> PathResult:
     """A* from ``start`` to ``goal``: the cheapest path, exactly.
 
@@ -389,6 +399,8 @@ def astar(
         allow_partial: when the goal is not reached (unreachable, or budget spent), return the
             path to the expanded node closest to the goal (status "partial"); when False, an
             empty "unreachable" result.
+        trace: also return the ids of the nodes the search expanded (``expanded_nodes``: one
+            O(node count) pass over the scratch after the search; the viewer's "search" layer).
 
     A partial path may be just ``[start]`` (cost 0): the start itself is the closest node the
     search reached, which includes a start boxed in with no way out. ``start == goal`` is a
@@ -400,7 +412,7 @@ def astar(
     """
     if heuristic not in _HEURISTIC_CODE:
         raise ValueError(f"unknown heuristic {heuristic!r}; choose one of {HEURISTICS}")
-    return _point_search(graph, start, goal, _HEURISTIC_CODE[heuristic], max_expanded, allow_partial)
+    return _point_search(graph, start, goal, _HEURISTIC_CODE[heuristic], max_expanded, allow_partial, trace)
 
 
 def dijkstra(
@@ -411,21 +423,22 @@ def dijkstra(
     max_expanded: int | None = None,
     allow_partial: bool = True,
     max_cost: float = math.inf,
+    trace: bool = False,
 ):
     """Dijkstra from ``start``: to one goal, or to every node.
 
     With a ``goal``: a PathResult exactly as ``astar(..., heuristic="zero")`` (partial paths end
-    at the expanded node nearest the goal in straight-line ground distance). ``max_cost`` is
-    not used then.
+    at the expanded node nearest the goal in straight-line ground distance), ``trace``
+    included. ``max_cost`` is not used then.
 
-    With ``goal=None`` (``max_expanded`` and ``allow_partial`` do not apply):
+    With ``goal=None`` (``max_expanded``, ``allow_partial`` and ``trace`` do not apply):
     ``(distance, predecessor)``, both of shape (n,): ``distance[v]`` float64
     is the cost of the cheapest path start → v (inf when v is unreachable or farther than
     ``max_cost``); ``predecessor[v]`` int64 is the node before v on that path (-1 at the start
     and at unreachable nodes), as in scipy's ``return_predecessors`` but with -1 for -9999.
     """
     if goal is not None:
-        return _point_search(graph, start, goal, 2, max_expanded, allow_partial)
+        return _point_search(graph, start, goal, 2, max_expanded, allow_partial, trace)
     start = check_node(graph, start, "start")
     return dijkstra_field(graph, start, max_cost)
 
