@@ -114,7 +114,7 @@ class PlatformerBots:
         than its tiles, and the default 12 × 12 px of a 16-px tile is what the arrival figures
         use), its physics ``constants`` and max jump height (tiles, ≥ 1; default: what a full
         jump reaches, floored). Returns its row."""
-        constants.validate("PlatformerBots.add constants")
+        constants.validate("PlatformerBots.add constants").check_jump(self.dt, "PlatformerBots.add constants")
         for name, v in (("x", x), ("y", y)):
             if not math.isfinite(v):
                 raise ValueError(f"PlatformerBots.add: {name} must be finite, got {v!r}")

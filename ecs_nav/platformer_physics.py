@@ -50,6 +50,10 @@ DROP_DISTANCE = 2.0 / PIXELS_PER_TILE
 _EPS = 1e-7
 
 
+JUMP_TICK_LIMIT = 600
+"""A jump rises for at most this many ticks (10 s at 60 Hz; the series' jump: 24)."""
+
+
 class CharacterConstants(NamedTuple):
     """One character's physics constants, in tiles and seconds.
 
@@ -80,6 +84,17 @@ class CharacterConstants(NamedTuple):
             value = getattr(self, name)
             if not (math.isfinite(value) and ok):
                 raise ValueError(f"{where}.{name}: out of range, got {value!r}")
+        return self
+
+    def check_jump(self, dt: float, where: str = "CharacterConstants") -> CharacterConstants:
+        """Return self; raise ValueError when a jump would rise for more than
+        ``JUMP_TICK_LIMIT`` ticks of ``dt`` (the planner steps every jump frame by frame: a
+        jump of 1e7 tiles/s against gravity of 1e-300 would never come down)."""
+        ticks = self.jump_speed / (-self.gravity * dt)
+        if not ticks <= JUMP_TICK_LIMIT:
+            raise ValueError(f"{where}.jump_speed: a jump at {self.jump_speed:g} tiles/s against gravity "
+                             f"{self.gravity:g} tiles/s² rises for {ticks:.3g} ticks of {dt:g} s; at most "
+                             f"{JUMP_TICK_LIMIT} (raise gravity or lower jump_speed)")
         return self
 
 

@@ -376,6 +376,11 @@ def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, rep
         body = PlatformerBody(**{k: tuple(v) if isinstance(v, list) else v for k, v in body_fields.items()})
     except (TypeError, ValueError):
         return  # already reported by the component check
+    try:
+        body.constants().check_jump(scene.dt, "PlatformerBody")
+    except ValueError as exc:
+        field, _, message = str(exc).partition(": ")
+        report(f"{where} {field}", message)
     check_body(scene.level, body, where, report)
 
 

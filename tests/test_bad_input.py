@@ -15,7 +15,7 @@ import pytest
 from ecs_nav import Agent, Collider, PathRequest, Position, SteeringWeights, Velocity, World
 from ecs_nav.components import Name, NavMap
 from ecs_nav.limits import COORDINATE_LIMIT, ENTITY_LIMIT, NAV_NODE_LIMIT
-from ecs_nav.scene import SceneError, load_scene, parse_scene, save_scene
+from ecs_nav.scene import SceneError, load_scene, parse_scene, save_scene, scenes_dir
 from ecs_nav.spatial import build_grid, neighbours_within, relax_overlaps
 
 AGENT = "Velocity = {}\nAgent = {}\nCollider = {}\n"
@@ -384,3 +384,24 @@ def test_a_platformer_body_a_sliver_wide_still_takes_a_whole_tile():
     world = build_world(scene_from_dict(data))
     world.run(3)
     assert world.tick == 3
+
+
+def test_a_jump_that_would_rise_for_ever_is_refused(tmp_path):
+    """The long fuzz's hang: gravity -1e-300 tiles/s² and the planner stepped a jump that never
+    came down. A jump rises for jump_speed / (-gravity * dt) ticks: at most JUMP_TICK_LIMIT."""
+    from ecs_nav.nav.platformer_level import TileLevel
+    from ecs_nav.platformer_bots import PlatformerBots
+    from ecs_nav.platformer_physics import JUMP_TICK_LIMIT, SERIES
+
+    text = (scenes_dir() / "platformer.toml").read_text()
+    body = "PlatformerBody = { width = 0.75, height = 0.75 }"
+    assert body in text  # the bots' prefab
+    got = refused(tmp_path, text.replace(body, body[:-2] + ", gravity = -1e-300 }"))
+    assert len(got) == 3 and all("PlatformerBody.jump_speed: a jump at" in line and "rises for" in line
+                                 for line in got), got
+    assert got[0].endswith(f"at most {JUMP_TICK_LIMIT} (raise gravity or lower jump_speed)")
+    # the same through the Python API, named where it is added
+    bots = PlatformerBots(TileLevel(np.zeros((4, 4), np.uint8)), dt=1 / 60)
+    with pytest.raises(ValueError, match="PlatformerBots.add constants.jump_speed: a jump at"):
+        bots.add(1.0, 1.0, constants=SERIES._replace(gravity=-1e-3))
+    assert SERIES.check_jump(1 / 60) is SERIES  # the series' jump: 24 ticks up
