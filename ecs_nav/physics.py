@@ -10,16 +10,94 @@ input: ``systems/physics.py`` validates and refuses non-finite values. ``G`` is 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-from ecs_nav.geometry import resolve_disc
+from ecs_nav.geometry import MIN_COLLISION_RADIUS, resolve_disc
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, _cell_range, _grid, relax_displacements
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
           np.zeros(0, np.int64), np.zeros((0, 4)))
 """A packed map of the right types for kernels called with ``use_map=False``."""
+
+
+class OpenCells(NamedTuple):
+    """A raster of the map's bounds: ``free[row * cols + col]`` is 1 where the cell, and every
+    cell beside it, touches no shape's footprint box (``open_cells``)."""
+
+    origin_x: float
+    origin_y: float
+    inv_cell: float
+    cols: int
+    rows: int
+    free: np.ndarray  # (rows * cols,) uint8
+
+
+OPEN_CELL_SIZE = 0.5
+"""Side (m) of an ``open_cells`` cell, enlarged on big maps to keep the raster under 2**20 cells."""
+
+_OPEN_REACH = 1e-6 + 1e-8
+"""Added to a disc's radius round its swept box: at least what ``resolve_disc``'s open-floor
+test adds (1e-6 + its 1e-9 touching tolerance), so a box clear here is clear there."""
+
+
+@nb.njit(cache=True)
+def _mark_shapes(aabbs, ox, oy, inv_cell, cols, rows, free):
+    for b in range(aabbs.shape[0]):
+        # the cells the box touches, and one more each side: a box is then at least a cell
+        # away from every free cell, whatever the rounding of the cell indices
+        c0 = int(min(max(math.floor((aabbs[b, 0] - ox) * inv_cell) - 1.0, 0.0), cols - 1.0))
+        c1 = int(min(max(math.floor((aabbs[b, 2] - ox) * inv_cell) + 1.0, 0.0), cols - 1.0))
+        r0 = int(min(max(math.floor((aabbs[b, 1] - oy) * inv_cell) - 1.0, 0.0), rows - 1.0))
+        r1 = int(min(max(math.floor((aabbs[b, 3] - oy) * inv_cell) + 1.0, 0.0), rows - 1.0))
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                free[r * cols + c] = 0
+
+
+def open_cells(G) -> OpenCells:
+    """The ``OpenCells`` of a packed map ``G`` (``MapGeometry.kernel_data()``): O(cells + shapes).
+    A disc whose swept box lies inside the bounds, on free cells only, touches no shape."""
+    xmin, ymin, xmax, ymax = (float(v) for v in G[2][:4])
+    width, depth = max(xmax - xmin, 1e-9), max(ymax - ymin, 1e-9)
+    cell = max(OPEN_CELL_SIZE, math.sqrt(width * depth / 2.0**20))
+    cols, rows = int(math.ceil(width / cell)) + 1, int(math.ceil(depth / cell)) + 1
+    free = np.ones(rows * cols, np.uint8)
+    _mark_shapes(np.ascontiguousarray(G[6]), xmin, ymin, 1.0 / cell, cols, rows, free)
+    return OpenCells(xmin, ymin, 1.0 / cell, cols, rows, free)
+
+
+NO_OPEN_CELLS = OpenCells(0.0, 0.0, 1.0, 1, 1, np.zeros(1, np.uint8))
+"""An ``OpenCells`` with no free cell (every disc takes ``resolve_disc``'s own test)."""
+
+
+@nb.njit(cache=True, inline="always")
+def moves_freely(meta, F, x, y, nx, ny, radius, e):
+    """True when a disc on the floor (``e`` is the floor height ``meta[4]`` of a packed map's
+    ``G[2]``) swept from (x, y) to (nx, ny) keeps its swept box inside the bounds and on free
+    cells of ``F`` (that map's ``OpenCells``): it touches no shape, and ``resolve_disc``
+    would return (nx, ny, e). ``resolve_disc``'s own open-floor test scans the shapes of the
+    map's coarse buckets; a crowd passes this one for almost every disc almost every tick."""
+    if e != meta[4]:
+        return False
+    reach = max(radius, MIN_COLLISION_RADIUS) + _OPEN_REACH
+    lx, hx = min(x, nx) - reach, max(x, nx) + reach
+    ly, hy = min(y, ny) - reach, max(y, ny) + reach
+    if not (lx >= meta[0] and ly >= meta[1] and hx <= meta[2] and hy <= meta[3]):
+        return False
+    c0 = int(math.floor((lx - F.origin_x) * F.inv_cell))
+    c1 = int(math.floor((hx - F.origin_x) * F.inv_cell))
+    r0 = int(math.floor((ly - F.origin_y) * F.inv_cell))
+    r1 = int(math.floor((hy - F.origin_y) * F.inv_cell))
+    if not (0 <= c0 and c1 < F.cols and 0 <= r0 and r1 < F.rows):
+        return False
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
+            if F.free[r * F.cols + c] == 0:
+                return False
+    return True
 
 
 @nb.njit(cache=True)
@@ -38,15 +116,20 @@ def integrate(pos, vel, max_speed, dt):
 
 
 @nb.njit(cache=True)
-def resolve_map(G, start, target, radius, elevation, max_climb, body_height):
-    """Every disc swept from ``start`` toward ``target`` against the map (``resolve_disc``):
-    returns (positions (k, 2), elevations (k,))."""
+def resolve_map(G, F, start, target, radius, elevation, max_climb, body_height):
+    """Every disc swept from ``start`` toward ``target`` against the map (``resolve_disc``;
+    ``F``: the map's ``OpenCells``, see ``moves_freely``): returns (positions (k, 2),
+    elevations (k,))."""
     k = start.shape[0]
     pos = np.empty((k, 2))
     elev = np.empty(k)
+    meta = G[2]
     for i in range(k):
-        pos[i, 0], pos[i, 1], elev[i] = resolve_disc(G, start[i, 0], start[i, 1], target[i, 0], target[i, 1],
-                                                     radius[i], elevation[i], max_climb[i], body_height)
+        if moves_freely(meta, F, start[i, 0], start[i, 1], target[i, 0], target[i, 1], radius[i], elevation[i]):
+            pos[i, 0], pos[i, 1], elev[i] = target[i, 0], target[i, 1], elevation[i]
+        else:
+            pos[i, 0], pos[i, 1], elev[i] = resolve_disc(G, start[i, 0], start[i, 1], target[i, 0], target[i, 1],
+                                                         radius[i], elevation[i], max_climb[i], body_height)
     return pos, elev
 
 
@@ -71,7 +154,7 @@ def slide_velocity(start, target, resolved, vel, dt, tolerance):
 
 
 @nb.njit(cache=True)
-def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
+def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
                  tolerance, resolve_factor=COLLISION_RESOLVE_FACTOR):
     """Agent-agent non-penetration: up to ``iterations`` Jacobi passes (DetourCrowd, as
     ``spatial.relax_pass``), each followed by the map for the agents it moved (swept from their
@@ -94,6 +177,7 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
     if k < 2 or max_radius == 0.0 or iterations <= 0:
         return 0
     movable = movable.copy()
+    meta = G[2]
     ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
     inv_cell = 1.0 / cell
     start = pos.copy()
@@ -118,8 +202,9 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
             worst = max(worst, shift2)
             x, y = pos[i, 0] + sx, pos[i, 1] + sy
             if use_map:
-                x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], x, y, radius[i], elevation[i], max_climb[i],
-                                       body_height)
+                e = elevation[i]
+                if not moves_freely(meta, F, pos[i, 0], pos[i, 1], x, y, radius[i], e):
+                    x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], x, y, radius[i], e, max_climb[i], body_height)
                 if (x - pos[i, 0]) * sx + (y - pos[i, 1]) * sy < 0.5 * shift2:
                     movable[i] = False
                 elevation[i] = e

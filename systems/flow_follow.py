@@ -64,11 +64,12 @@ class FlowFollower:
         every = rows.size == n  # the usual crowd: whole-column views instead of gathers
 
         def put(name, mask, value):
+            """column[row] = value[row] (or the scalar) for the following rows where ``mask``."""
             column = getattr(table, name)
-            if every:
-                column[:n][mask] = value
+            if every:  # no gather: a masked copy (a boolean index would compact the values first)
+                np.copyto(column[:n], value, where=mask if column.ndim == 1 else mask[:, None])
             else:
-                column[rows[mask]] = value
+                column[rows[mask]] = value if np.ndim(value) == 0 else value[mask]
 
         def get(name):
             return getattr(table, name)[:n] if every else getattr(table, name)[rows]
@@ -83,10 +84,10 @@ class FlowFollower:
         # steering target: a little way along the field
         walking = reach & ~stopped
         ahead = np.clip(dist, MIN_LOOKAHEAD, LOOKAHEAD)[:, None]
-        put("steer_target", walking, (pos + direction * ahead)[walking])
-        put("has_steer_target", slice(None), walking | stopped)
+        put("steer_target", walking, pos + direction * ahead)
+        put("has_steer_target", np.ones(rows.size, bool), walking | stopped)
         leave = get("despawn_on_arrival")
-        put("follow_state", walking, np.where(leave[walking], FOLLOW_SEEK, FOLLOW_ARRIVE))
+        put("follow_state", walking, np.where(leave, np.int8(FOLLOW_SEEK), np.int8(FOLLOW_ARRIVE)))
 
         # arrival, group arrival, re-arming
         stop = get("stopping_distance")
@@ -136,6 +137,11 @@ class FlowFollower:
         dist = np.full(k, np.inf)
         goal_dist = np.full(k, np.inf)
         if field_id.min() == field_id.max():  # one field for all (the usual crowd): no grouping
+            shared = fields.get(int(field_id[0]))
+            goal = shared.goal if shared is not None else None
+            if shared is not None and shared.flow is not None and goal.entity < 0 and goal.zone is None:
+                direction, dist = shared.flow.sample(pos)  # a fixed goal: arrival reads the field's distance
+                return direction, dist, dist
             groups = [(int(field_id[0]), slice(None))]
         else:
             ids, inverse = np.unique(field_id, return_inverse=True)

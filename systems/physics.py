@@ -116,6 +116,8 @@ class PhysicsSystem(System):
         self.relax_tolerance = float(relax_tolerance)
         self.body_height = float(body_height)
         self.heading_epsilon = float(heading_epsilon)
+        self._open_cells_of = None  # the packed map the OpenCells below were made for
+        self._open_cells_value = kernels.NO_OPEN_CELLS
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
@@ -148,6 +150,14 @@ class PhysicsSystem(System):
         t.live("elevation")[sel] = elev
         t.live("heading")[sel] = heading
 
+    def _open_cells(self, G):
+        """The ``OpenCells`` of the packed map ``G``, kept until the map is packed again (a
+        change to the map makes a new ``kernel_data()`` tuple; the old one is held here, so its
+        identity is not reused)."""
+        if self._open_cells_of is not G:
+            self._open_cells_of, self._open_cells_value = G, kernels.open_cells(G)
+        return self._open_cells_value
+
     def _substeps(self, world, sel, vel) -> int:
         """Sub-steps this tick: enough that no colliding agent moves more than its radius in one
         (then no two can pass through each other between relaxations), at most max_substeps."""
@@ -174,10 +184,11 @@ class PhysicsSystem(System):
         max_climb = t.live("max_climb")
         gmap = world.map
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
+        F = self._open_cells(G) if gmap is not None else kernels.NO_OPEN_CELLS
 
         # 3. map collisions
         if gmap is not None:
-            pos, elev = kernels.resolve_map(G, pos0, target, radius[sel], elev, max_climb[sel], self.body_height)
+            pos, elev = kernels.resolve_map(G, F, pos0, target, radius[sel], elev, max_climb[sel], self.body_height)
             kernels.slide_velocity(pos0, target, pos, vel, dt, COLLISION_TOLERANCE)
         else:
             pos = target
@@ -191,7 +202,7 @@ class PhysicsSystem(System):
             all_pos, all_elev = t.live("pos").copy(), t.live("elevation").copy()
             all_pos[sel], all_elev[sel] = pos, elev
             c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
-            kernels.relax_agents(G, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
+            kernels.relax_agents(G, F, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
                                  moving[csel], t.live("entity")[csel], self.body_height, self.relax_iterations,
                                  self.relax_tolerance)
             all_pos[csel], all_elev[csel] = c_pos, c_elev
