@@ -176,11 +176,31 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
         max_radius = max(max_radius, radius[i])
     if k < 2 or max_radius == 0.0 or iterations <= 0:
         return 0
-    movable = movable.copy()
     meta = G[2]
-    ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
+    ox, oy, cell, cols, rows, cell_start, order = _grid(pos, pos, 2.0 * max_radius)
+    # The passes run on copies in the grid's order (a point lies in one cell: ``order`` lists
+    # every agent once, cell by cell, each cell by row): an agent's neighbours are then next to
+    # each other in memory. Each agent still meets its neighbours in the same order, so every
+    # sum is the same, bit for bit; only the coincident-centre tie of two equal ``ids`` falls
+    # to the grid order instead of the row order (ids are entity ids: never equal).
+    spos = np.empty((k, 2))
+    selev = np.empty(k)
+    srad = np.empty(k)
+    sclimb = np.empty(k)
+    smov = np.empty(k, np.bool_)
+    sids = np.empty(k, ids.dtype)
+    for p in range(k):
+        i = order[p]
+        spos[p, 0] = pos[i, 0]
+        spos[p, 1] = pos[i, 1]
+        selev[p] = elevation[i]
+        srad[p] = radius[i]
+        sclimb[p] = max_climb[i]
+        smov[p] = movable[i]
+        sids[p] = ids[i]
+    cell_items = np.arange(k)
     inv_cell = 1.0 / cell
-    start = pos.copy()
+    start = spos.copy()
     slack = 0.0
     active = np.ones(k, np.bool_)
     disp = np.empty((k, 2))
@@ -188,7 +208,7 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
     moved = np.empty(k, np.int64)
     passes = 0
     for _ in range(iterations):
-        relax_displacements(pos, radius, max_radius, movable, active, ids, elevation, body_height,
+        relax_displacements(spos, srad, max_radius, smov, active, sids, selev, body_height,
                             resolve_factor, slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
                             disp, touching)
         passes += 1
@@ -200,14 +220,14 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
             if shift2 == 0.0:
                 continue
             worst = max(worst, shift2)
-            x, y = pos[i, 0] + sx, pos[i, 1] + sy
+            x, y = spos[i, 0] + sx, spos[i, 1] + sy
             if use_map:
-                e = elevation[i]
-                if not moves_freely(meta, F, pos[i, 0], pos[i, 1], x, y, radius[i], e):
-                    x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], x, y, radius[i], e, max_climb[i], body_height)
-                if (x - pos[i, 0]) * sx + (y - pos[i, 1]) * sy < 0.5 * shift2:
-                    movable[i] = False
-                elevation[i] = e
+                e = selev[i]
+                if not moves_freely(meta, F, spos[i, 0], spos[i, 1], x, y, srad[i], e):
+                    x, y, e = resolve_disc(G, spos[i, 0], spos[i, 1], x, y, srad[i], e, sclimb[i], body_height)
+                if (x - spos[i, 0]) * sx + (y - spos[i, 1]) * sy < 0.5 * shift2:
+                    smov[i] = False
+                selev[i] = e
             disp[i, 0] = x
             disp[i, 1] = y
             moved[n_moved] = i
@@ -217,9 +237,9 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
         # apply (Jacobi: every displacement was computed from the same positions)
         for m in range(n_moved):
             i = moved[m]
-            pos[i, 0] = disp[i, 0]
-            pos[i, 1] = disp[i, 1]
-            slack = max(slack, math.hypot(pos[i, 0] - start[i, 0], pos[i, 1] - start[i, 1]))
+            spos[i, 0] = disp[i, 0]
+            spos[i, 1] = disp[i, 1]
+            slack = max(slack, math.hypot(spos[i, 0] - start[i, 0], spos[i, 1] - start[i, 1]))
         if worst < tolerance * tolerance:
             break
         # the next pass: agents still touching, and every agent within reach of one that moved
@@ -227,12 +247,17 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
             active[i] = touching[i]
         for m in range(n_moved):
             i = moved[m]
-            reach = radius[i] + max_radius + slack
-            cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
-            cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
+            reach = srad[i] + max_radius + slack
+            cx0, cx1 = _cell_range(spos[i, 0] - reach, spos[i, 0] + reach, ox, inv_cell, cols)
+            cy0, cy1 = _cell_range(spos[i, 1] - reach, spos[i, 1] + reach, oy, inv_cell, rows)
             for cy in range(cy0, cy1 + 1):
                 for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
                     active[cell_items[s]] = True
+    for p in range(k):
+        i = order[p]
+        pos[i, 0] = spos[p, 0]
+        pos[i, 1] = spos[p, 1]
+        elevation[i] = selev[p]
     return passes
 
 
