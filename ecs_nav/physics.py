@@ -134,6 +134,50 @@ def resolve_map(G, F, start, target, radius, elevation, max_climb, body_height):
 
 
 @nb.njit(cache=True)
+def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, body_height, tolerance):
+    """``integrate``, ``resolve_map`` and ``slide_velocity`` in one pass (the same arithmetic,
+    the same results): ``vel`` truncated and, where the map removed motion, slid (in place);
+    returns (the integrated targets (k, 2), the resolved positions (k, 2), elevations (k,)).
+    A disc whose target is not finite is not resolved (the target is returned as its
+    position, for the caller's guard to refuse)."""
+    k = pos.shape[0]
+    target = np.empty((k, 2))
+    out = np.empty((k, 2))
+    elev = np.empty(k)
+    meta = G[2]
+    for i in range(k):
+        speed = math.hypot(vel[i, 0], vel[i, 1])
+        if speed > max_speed[i]:
+            scale = max_speed[i] / speed
+            vel[i, 0] *= scale
+            vel[i, 1] *= scale
+        tx = pos[i, 0] + vel[i, 0] * dt
+        ty = pos[i, 1] + vel[i, 1] * dt
+        target[i, 0] = tx
+        target[i, 1] = ty
+        e = elevation[i]
+        if not (math.isfinite(tx) and math.isfinite(ty)) or moves_freely(meta, F, pos[i, 0], pos[i, 1], tx, ty,
+                                                                          radius[i], e):
+            out[i, 0], out[i, 1], elev[i] = tx, ty, e  # no wall in reach: slide_velocity keeps vel
+            continue
+        x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], tx, ty, radius[i], e, max_climb[i], body_height)
+        out[i, 0], out[i, 1], elev[i] = x, y, e
+        # slide_velocity
+        step = math.hypot(tx - pos[i, 0], ty - pos[i, 1])
+        miss = math.hypot(x - tx, y - ty)
+        if miss <= tolerance * (1.0 + step):
+            continue
+        ax = (x - pos[i, 0]) / dt
+        ay = (y - pos[i, 1]) / dt
+        actual = math.hypot(ax, ay)
+        limit = math.hypot(vel[i, 0], vel[i, 1])
+        scale = limit / actual if actual > limit else 1.0
+        vel[i, 0] = ax * scale
+        vel[i, 1] = ay * scale
+    return target, out, elev
+
+
+@nb.njit(cache=True)
 def slide_velocity(start, target, resolved, vel, dt, tolerance):
     """Where the map removed motion (``resolved`` differs from ``target`` by more than
     ``tolerance * (1 + step)``), ``vel`` becomes the displacement actually made over ``dt``

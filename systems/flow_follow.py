@@ -29,8 +29,8 @@ import numpy as np
 
 from ecs_nav.arrival import held_back, standing_still, touching_arrived
 from ecs_nav.events import PathFailed, Stuck, TargetReached
-from ecs_nav.nav.fields import FIELDS
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.nav.fields import FIELDS, steer_along
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
 
 MIN_LOOKAHEAD = 0.5
 """The steering target is never closer than this (m) ahead, so seek keeps a direction."""
@@ -76,22 +76,17 @@ class FlowFollower:
 
         pos = get("pos")
         direction, dist, goal_dist = self._sample(world, fields, rows, pos, get("field_id"))
-        reach = np.isfinite(dist)
-        stopped = get("follow_state") == FOLLOW_STOPPED
+        # steering target: a little way along the field; arrival within the stopping distance
+        reach, stopped, walking, arrive = steer_along(
+            np.arange(n) if every else rows, table.pos, direction, dist, goal_dist, table.follow_state,
+            table.despawn_on_arrival, table.stopping_distance, MIN_LOOKAHEAD, LOOKAHEAD, table.steer_target,
+            table.has_steer_target)
         ents = get("entity")
         self._report_unreachable(world, rows, ents, reach, stopped)
-
-        # steering target: a little way along the field
-        walking = reach & ~stopped
-        ahead = np.clip(dist, MIN_LOOKAHEAD, LOOKAHEAD)[:, None]
-        put("steer_target", walking, pos + direction * ahead)
-        put("has_steer_target", np.ones(rows.size, bool), walking | stopped)
         leave = get("despawn_on_arrival")
-        put("follow_state", walking, np.where(leave, np.int8(FOLLOW_SEEK), np.int8(FOLLOW_ARRIVE)))
 
-        # arrival, group arrival, re-arming
+        # group arrival, re-arming
         stop = get("stopping_distance")
-        arrive = walking & (goal_dist <= stop)
         if self.group_arrival:
             candidates = walking & ~arrive
             put("blocked_ticks", ~candidates, 0)

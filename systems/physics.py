@@ -177,21 +177,20 @@ class PhysicsSystem(System):
         """Steps 1-6 over ``dt``: returns (position, velocity, elevation) of the moving rows."""
         t = world.table
         vel = vel.copy()
-        with np.errstate(over="ignore", invalid="ignore"):
-            target = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
-        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
         radius = t.live("radius")
         max_climb = t.live("max_climb")
         gmap = world.map
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
         F = self._open_cells(G) if gmap is not None else kernels.NO_OPEN_CELLS
 
-        # 3. map collisions
-        if gmap is not None:
-            pos, elev = kernels.resolve_map(G, F, pos0, target, radius[sel], elev, max_climb[sel], self.body_height)
-            kernels.slide_velocity(pos0, target, pos, vel, dt, COLLISION_TOLERANCE)
-        else:
-            pos = target
+        # 1-3. integrate, map collisions, the slide (one kernel: integrate, resolve_map, slide_velocity)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if gmap is not None:
+                target, pos, elev = kernels.move_on_map(G, F, pos0, vel, t.live("max_speed")[sel], dt, radius[sel],
+                                                        elev, max_climb[sel], self.body_height, COLLISION_TOLERANCE)
+            else:
+                target = pos = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
+        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
 
         # 4-5. agent-agent relaxation over every row with a collider (moving rows movable),
         # each pass followed by the map for the rows it moved
