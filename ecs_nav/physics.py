@@ -73,7 +73,7 @@ NO_OPEN_CELLS = OpenCells(0.0, 0.0, 1.0, 1, 1, np.zeros(1, np.uint8))
 """An ``OpenCells`` with no free cell (every disc takes ``resolve_disc``'s own test)."""
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def moves_freely(meta, F, x, y, nx, ny, radius, e):
     """True when a disc on the floor (``e`` is the floor height ``meta[4]`` of a packed map's
     ``G[2]``) swept from (x, y) to (nx, ny) keeps its swept box inside the bounds and on free
