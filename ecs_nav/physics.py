@@ -4,7 +4,9 @@ agent-agent relaxation against the map, and the heading's yaw lerp.
 Arrays in, arrays out (or updated in place where the docstring says so); shapes are (k, 2)
 float64 for positions and velocities, (k,) for per-agent scalars. The kernels trust their
 input: ``systems/physics.py`` validates and refuses non-finite values. ``G`` is a map's packed
-``MapGeometry.kernel_data()``; without a map pass ``NO_MAP`` and ``use_map=False``.
+``MapGeometry.kernel_data()``; without a map pass ``NO_MAP`` and ``use_map=False``. ``F`` is
+that map's ``OpenCells`` (``open_cells(G)``, built once per packed map), which lets a disc
+clear of every shape skip ``resolve_disc`` with the same result; ``NO_OPEN_CELLS`` lets none.
 """
 
 from __future__ import annotations
@@ -175,6 +177,25 @@ def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, bod
         vel[i, 0] = ax * scale
         vel[i, 1] = ay * scale
     return target, out, elev
+
+
+@nb.njit(cache=True)
+def substep_need(vel, max_speed, radius, collides, dt, min_radius):
+    """The largest ``min(|vel|, max_speed) * dt / max(radius, min_radius)`` over the rows that
+    ``collides`` (0 without any; NaN when one of them is NaN): how many radii the fastest
+    colliding agent would move this tick."""
+    need = 0.0
+    for i in range(vel.shape[0]):
+        if not collides[i]:
+            continue
+        speed = math.sqrt(vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1])
+        if math.isnan(speed) or math.isnan(max_speed[i]):
+            return math.nan
+        value = min(speed, max_speed[i]) * dt / max(radius[i], min_radius)
+        if math.isnan(value):
+            return math.nan
+        need = max(need, value)
+    return need
 
 
 @nb.njit(cache=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.arrival import held_back, standing_still, touching_arrived
+from ecs_nav.arrival import arrived_rows, held_back, standing_still, touching_arrived
 from ecs_nav.events import PathFailed, Stuck, TargetReached
 from ecs_nav.nav.fields import FIELDS, steer_along
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
@@ -89,6 +89,8 @@ class FlowFollower:
         stop = get("stopping_distance")
         if self.group_arrival:
             candidates = walking & ~arrive
+            if not arrived_rows(table).size:  # nobody has arrived anywhere: nobody is held back
+                candidates[:] = False
             put("blocked_ticks", ~candidates, 0)
             if candidates.any():
                 moved = (pos - get("prev_pos"))[candidates]
@@ -159,8 +161,11 @@ class FlowFollower:
         """Rows with no way along their field: no steering target, one PathFailed per episode."""
         table = world.table
         lost = ~reach & ~stopped
-        if lost.any():
-            table.follow_state[rows[lost]] = FOLLOW_NONE
+        if not lost.any():
+            if self.failed.size:
+                self.failed = np.zeros(0, np.int64)  # every one of them is back on a field, or gone
+            return
+        table.follow_state[rows[lost]] = FOLLOW_NONE
         # column operations, not a per-entity loop: a cut-off crowd stays lost tick after tick
         lost_ents = ents[lost]
         fresh = lost_ents[~np.isin(lost_ents, self.failed)]

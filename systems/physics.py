@@ -7,9 +7,12 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compile
    truncates": the SteeringSystem already truncates, this only guards velocities written
    directly, e.g. by a scene or a player controller);
 2. ``new = pos + vel * dt`` with the World's fixed dt;
-3. map collisions: ``physics.resolve_map`` (``MapGeometry.resolve_circles``'s kernel)
-   -- a disc cannot enter a solid rising more than ``max_climb`` above its surface, it slides
-   along walls, motion is sub-stepped so nothing tunnels, elevation follows box tops/ramps;
+3. map collisions: ``MapGeometry.resolve_circles``'s kernel (``geometry.resolve_disc``; steps
+   1-3 and the slide of step 6 run as one kernel, ``physics.move_on_map``) -- a disc cannot
+   enter a solid rising more than ``max_climb`` above its surface, it slides along walls,
+   motion is sub-stepped so nothing tunnels, elevation follows box tops/ramps; a disc on the
+   floor whose swept box lies on free cells of the map's ``physics.open_cells`` raster touches
+   no shape and moves as it would after that sweep, without it;
 4. agent-agent non-penetration: ``physics.relax_agents`` (DetourCrowd's few Jacobi passes over
    a uniform grid built once per tick; after the first pass only agents still in contact, or
    near one that moved, are visited) over every row with a Collider; rows that do not move
@@ -168,9 +171,7 @@ class PhysicsSystem(System):
         collides = t.live("has_collider")[sel] & (radius > 0)
         if not collides.any():
             return 1
-        speed = np.sqrt(np.einsum("ij,ij->i", vel, vel))
-        step = np.minimum(speed, t.live("max_speed")[sel]) * world.dt
-        need = float(np.max(np.where(collides, step / np.maximum(radius, MIN_COLLISION_RADIUS), 0.0)))
+        need = kernels.substep_need(vel, t.live("max_speed")[sel], radius, collides, world.dt, MIN_COLLISION_RADIUS)
         return int(min(max(math.ceil(need), 1), self.max_substeps)) if np.isfinite(need) else 1
 
     def _move(self, world, sel, moving, entities, pos0, vel, elev, dt):
