@@ -4,22 +4,102 @@ agent-agent relaxation against the map, and the heading's yaw lerp.
 Arrays in, arrays out (or updated in place where the docstring says so); shapes are (k, 2)
 float64 for positions and velocities, (k,) for per-agent scalars. The kernels trust their
 input: ``systems/physics.py`` validates and refuses non-finite values. ``G`` is a map's packed
-``MapGeometry.kernel_data()``; without a map pass ``NO_MAP`` and ``use_map=False``.
+``MapGeometry.kernel_data()``; without a map pass ``NO_MAP`` and ``use_map=False``. ``F`` is
+that map's ``OpenCells`` (``open_cells(G)``, built once per packed map), which lets a disc
+clear of every shape skip ``resolve_disc`` with the same result; ``NO_OPEN_CELLS`` lets none.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-from ecs_nav.geometry import resolve_disc
+from ecs_nav.geometry import MIN_COLLISION_RADIUS, resolve_disc
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, _cell_range, _grid, relax_displacements
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
           np.zeros(0, np.int64), np.zeros((0, 4)))
 """A packed map of the right types for kernels called with ``use_map=False``."""
+
+
+class OpenCells(NamedTuple):
+    """A raster of the map's bounds: ``free[row * cols + col]`` is 1 where the cell, and every
+    cell beside it, touches no shape's footprint box (``open_cells``)."""
+
+    origin_x: float
+    origin_y: float
+    inv_cell: float
+    cols: int
+    rows: int
+    free: np.ndarray  # (rows * cols,) uint8
+
+
+OPEN_CELL_SIZE = 0.5
+"""Side (m) of an ``open_cells`` cell, enlarged on big maps to keep the raster under 2**20 cells."""
+
+_OPEN_REACH = 1e-6 + 1e-8
+"""Added to a disc's radius round its swept box: at least what ``resolve_disc``'s open-floor
+test adds (1e-6 + its 1e-9 touching tolerance), so a box clear here is clear there."""
+
+
+@nb.njit(cache=True)
+def _mark_shapes(aabbs, ox, oy, inv_cell, cols, rows, free):
+    for b in range(aabbs.shape[0]):
+        # the cells the box touches, and one more each side: a box is then at least a cell
+        # away from every free cell, whatever the rounding of the cell indices
+        c0 = int(min(max(math.floor((aabbs[b, 0] - ox) * inv_cell) - 1.0, 0.0), cols - 1.0))
+        c1 = int(min(max(math.floor((aabbs[b, 2] - ox) * inv_cell) + 1.0, 0.0), cols - 1.0))
+        r0 = int(min(max(math.floor((aabbs[b, 1] - oy) * inv_cell) - 1.0, 0.0), rows - 1.0))
+        r1 = int(min(max(math.floor((aabbs[b, 3] - oy) * inv_cell) + 1.0, 0.0), rows - 1.0))
+        for r in range(r0, r1 + 1):
+            for c in range(c0, c1 + 1):
+                free[r * cols + c] = 0
+
+
+def open_cells(G) -> OpenCells:
+    """The ``OpenCells`` of a packed map ``G`` (``MapGeometry.kernel_data()``): O(cells + shapes).
+    A disc whose swept box lies inside the bounds, on free cells only, touches no shape."""
+    xmin, ymin, xmax, ymax = (float(v) for v in G[2][:4])
+    width, depth = max(xmax - xmin, 1e-9), max(ymax - ymin, 1e-9)
+    cell = max(OPEN_CELL_SIZE, math.sqrt(width * depth / 2.0**20))
+    cols, rows = int(math.ceil(width / cell)) + 1, int(math.ceil(depth / cell)) + 1
+    free = np.ones(rows * cols, np.uint8)
+    _mark_shapes(np.ascontiguousarray(G[6]), xmin, ymin, 1.0 / cell, cols, rows, free)
+    return OpenCells(xmin, ymin, 1.0 / cell, cols, rows, free)
+
+
+NO_OPEN_CELLS = OpenCells(0.0, 0.0, 1.0, 1, 1, np.zeros(1, np.uint8))
+"""An ``OpenCells`` with no free cell (every disc takes ``resolve_disc``'s own test)."""
+
+
+@nb.njit(cache=True)
+def moves_freely(meta, F, x, y, nx, ny, radius, e):
+    """True when a disc on the floor (``e`` is the floor height ``meta[4]`` of a packed map's
+    ``G[2]``) swept from (x, y) to (nx, ny) keeps its swept box inside the bounds and on free
+    cells of ``F`` (that map's ``OpenCells``): it touches no shape, and ``resolve_disc``
+    would return (nx, ny, e). ``resolve_disc``'s own open-floor test scans the shapes of the
+    map's coarse buckets; a crowd passes this one for almost every disc almost every tick."""
+    if e != meta[4]:
+        return False
+    reach = max(radius, MIN_COLLISION_RADIUS) + _OPEN_REACH
+    lx, hx = min(x, nx) - reach, max(x, nx) + reach
+    ly, hy = min(y, ny) - reach, max(y, ny) + reach
+    if not (lx >= meta[0] and ly >= meta[1] and hx <= meta[2] and hy <= meta[3]):
+        return False
+    c0 = int(math.floor((lx - F.origin_x) * F.inv_cell))
+    c1 = int(math.floor((hx - F.origin_x) * F.inv_cell))
+    r0 = int(math.floor((ly - F.origin_y) * F.inv_cell))
+    r1 = int(math.floor((hy - F.origin_y) * F.inv_cell))
+    if not (0 <= c0 and c1 < F.cols and 0 <= r0 and r1 < F.rows):
+        return False
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
+            if F.free[r * F.cols + c] == 0:
+                return False
+    return True
 
 
 @nb.njit(cache=True)
@@ -38,16 +118,84 @@ def integrate(pos, vel, max_speed, dt):
 
 
 @nb.njit(cache=True)
-def resolve_map(G, start, target, radius, elevation, max_climb, body_height):
-    """Every disc swept from ``start`` toward ``target`` against the map (``resolve_disc``):
-    returns (positions (k, 2), elevations (k,))."""
+def resolve_map(G, F, start, target, radius, elevation, max_climb, body_height):
+    """Every disc swept from ``start`` toward ``target`` against the map (``resolve_disc``;
+    ``F``: the map's ``OpenCells``, see ``moves_freely``): returns (positions (k, 2),
+    elevations (k,))."""
     k = start.shape[0]
     pos = np.empty((k, 2))
     elev = np.empty(k)
+    meta = G[2]
     for i in range(k):
-        pos[i, 0], pos[i, 1], elev[i] = resolve_disc(G, start[i, 0], start[i, 1], target[i, 0], target[i, 1],
-                                                     radius[i], elevation[i], max_climb[i], body_height)
+        if moves_freely(meta, F, start[i, 0], start[i, 1], target[i, 0], target[i, 1], radius[i], elevation[i]):
+            pos[i, 0], pos[i, 1], elev[i] = target[i, 0], target[i, 1], elevation[i]
+        else:
+            pos[i, 0], pos[i, 1], elev[i] = resolve_disc(G, start[i, 0], start[i, 1], target[i, 0], target[i, 1],
+                                                         radius[i], elevation[i], max_climb[i], body_height)
     return pos, elev
+
+
+@nb.njit(cache=True)
+def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, body_height, tolerance):
+    """``integrate``, ``resolve_map`` and ``slide_velocity`` in one pass (the same arithmetic,
+    the same results): ``vel`` truncated and, where the map removed motion, slid (in place);
+    returns (the integrated targets (k, 2), the resolved positions (k, 2), elevations (k,)).
+    A disc whose target is not finite is not resolved (the target is returned as its
+    position, for the caller's guard to refuse)."""
+    k = pos.shape[0]
+    target = np.empty((k, 2))
+    out = np.empty((k, 2))
+    elev = np.empty(k)
+    meta = G[2]
+    for i in range(k):
+        speed = math.hypot(vel[i, 0], vel[i, 1])
+        if speed > max_speed[i]:
+            scale = max_speed[i] / speed
+            vel[i, 0] *= scale
+            vel[i, 1] *= scale
+        tx = pos[i, 0] + vel[i, 0] * dt
+        ty = pos[i, 1] + vel[i, 1] * dt
+        target[i, 0] = tx
+        target[i, 1] = ty
+        e = elevation[i]
+        if not (math.isfinite(tx) and math.isfinite(ty)) or moves_freely(meta, F, pos[i, 0], pos[i, 1], tx, ty,
+                                                                          radius[i], e):
+            out[i, 0], out[i, 1], elev[i] = tx, ty, e  # no wall in reach: slide_velocity keeps vel
+            continue
+        x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], tx, ty, radius[i], e, max_climb[i], body_height)
+        out[i, 0], out[i, 1], elev[i] = x, y, e
+        # slide_velocity
+        step = math.hypot(tx - pos[i, 0], ty - pos[i, 1])
+        miss = math.hypot(x - tx, y - ty)
+        if miss <= tolerance * (1.0 + step):
+            continue
+        ax = (x - pos[i, 0]) / dt
+        ay = (y - pos[i, 1]) / dt
+        actual = math.hypot(ax, ay)
+        limit = math.hypot(vel[i, 0], vel[i, 1])
+        scale = limit / actual if actual > limit else 1.0
+        vel[i, 0] = ax * scale
+        vel[i, 1] = ay * scale
+    return target, out, elev
+
+
+@nb.njit(cache=True)
+def substep_need(vel, max_speed, radius, collides, dt, min_radius):
+    """The largest ``min(|vel|, max_speed) * dt / max(radius, min_radius)`` over the rows that
+    ``collides`` (0 without any; NaN when one of them is NaN): how many radii the fastest
+    colliding agent would move this tick."""
+    need = 0.0
+    for i in range(vel.shape[0]):
+        if not collides[i]:
+            continue
+        speed = math.sqrt(vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1])
+        if math.isnan(speed) or math.isnan(max_speed[i]):
+            return math.nan
+        value = min(speed, max_speed[i]) * dt / max(radius[i], min_radius)
+        if math.isnan(value):
+            return math.nan
+        need = max(need, value)
+    return need
 
 
 @nb.njit(cache=True)
@@ -71,7 +219,7 @@ def slide_velocity(start, target, resolved, vel, dt, tolerance):
 
 
 @nb.njit(cache=True)
-def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
+def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
                  tolerance, resolve_factor=COLLISION_RESOLVE_FACTOR):
     """Agent-agent non-penetration: up to ``iterations`` Jacobi passes (DetourCrowd, as
     ``spatial.relax_pass``), each followed by the map for the agents it moved (swept from their
@@ -93,10 +241,31 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
         max_radius = max(max_radius, radius[i])
     if k < 2 or max_radius == 0.0 or iterations <= 0:
         return 0
-    movable = movable.copy()
-    ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
+    meta = G[2]
+    ox, oy, cell, cols, rows, cell_start, order = _grid(pos, pos, 2.0 * max_radius)
+    # The passes run on copies in the grid's order (a point lies in one cell: ``order`` lists
+    # every agent once, cell by cell, each cell by row): an agent's neighbours are then next to
+    # each other in memory. Each agent still meets its neighbours in the same order, so every
+    # sum is the same, bit for bit; only the coincident-centre tie of two equal ``ids`` falls
+    # to the grid order instead of the row order (ids are entity ids: never equal).
+    spos = np.empty((k, 2))
+    selev = np.empty(k)
+    srad = np.empty(k)
+    sclimb = np.empty(k)
+    smov = np.empty(k, np.bool_)
+    sids = np.empty(k, ids.dtype)
+    for p in range(k):
+        i = order[p]
+        spos[p, 0] = pos[i, 0]
+        spos[p, 1] = pos[i, 1]
+        selev[p] = elevation[i]
+        srad[p] = radius[i]
+        sclimb[p] = max_climb[i]
+        smov[p] = movable[i]
+        sids[p] = ids[i]
+    cell_items = np.arange(k)
     inv_cell = 1.0 / cell
-    start = pos.copy()
+    start = spos.copy()
     slack = 0.0
     active = np.ones(k, np.bool_)
     disp = np.empty((k, 2))
@@ -104,7 +273,7 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
     moved = np.empty(k, np.int64)
     passes = 0
     for _ in range(iterations):
-        relax_displacements(pos, radius, max_radius, movable, active, ids, elevation, body_height,
+        relax_displacements(spos, srad, max_radius, smov, active, sids, selev, body_height,
                             resolve_factor, slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
                             disp, touching)
         passes += 1
@@ -116,13 +285,14 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
             if shift2 == 0.0:
                 continue
             worst = max(worst, shift2)
-            x, y = pos[i, 0] + sx, pos[i, 1] + sy
+            x, y = spos[i, 0] + sx, spos[i, 1] + sy
             if use_map:
-                x, y, e = resolve_disc(G, pos[i, 0], pos[i, 1], x, y, radius[i], elevation[i], max_climb[i],
-                                       body_height)
-                if (x - pos[i, 0]) * sx + (y - pos[i, 1]) * sy < 0.5 * shift2:
-                    movable[i] = False
-                elevation[i] = e
+                e = selev[i]
+                if not moves_freely(meta, F, spos[i, 0], spos[i, 1], x, y, srad[i], e):
+                    x, y, e = resolve_disc(G, spos[i, 0], spos[i, 1], x, y, srad[i], e, sclimb[i], body_height)
+                if (x - spos[i, 0]) * sx + (y - spos[i, 1]) * sy < 0.5 * shift2:
+                    smov[i] = False
+                selev[i] = e
             disp[i, 0] = x
             disp[i, 1] = y
             moved[n_moved] = i
@@ -132,9 +302,9 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
         # apply (Jacobi: every displacement was computed from the same positions)
         for m in range(n_moved):
             i = moved[m]
-            pos[i, 0] = disp[i, 0]
-            pos[i, 1] = disp[i, 1]
-            slack = max(slack, math.hypot(pos[i, 0] - start[i, 0], pos[i, 1] - start[i, 1]))
+            spos[i, 0] = disp[i, 0]
+            spos[i, 1] = disp[i, 1]
+            slack = max(slack, math.hypot(spos[i, 0] - start[i, 0], spos[i, 1] - start[i, 1]))
         if worst < tolerance * tolerance:
             break
         # the next pass: agents still touching, and every agent within reach of one that moved
@@ -142,12 +312,17 @@ def relax_agents(G, use_map, pos, elevation, radius, max_climb, movable, ids, bo
             active[i] = touching[i]
         for m in range(n_moved):
             i = moved[m]
-            reach = radius[i] + max_radius + slack
-            cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
-            cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
+            reach = srad[i] + max_radius + slack
+            cx0, cx1 = _cell_range(spos[i, 0] - reach, spos[i, 0] + reach, ox, inv_cell, cols)
+            cy0, cy1 = _cell_range(spos[i, 1] - reach, spos[i, 1] + reach, oy, inv_cell, rows)
             for cy in range(cy0, cy1 + 1):
                 for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
                     active[cell_items[s]] = True
+    for p in range(k):
+        i = order[p]
+        pos[i, 0] = spos[p, 0]
+        pos[i, 1] = spos[p, 1]
+        elevation[i] = selev[p]
     return passes
 
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.arrival import held_back, standing_still, touching_arrived
+from ecs_nav.arrival import arrived_rows, held_back, standing_still, touching_arrived
 from ecs_nav.events import PathFailed, Stuck, TargetReached
-from ecs_nav.nav.fields import FIELDS
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.nav.fields import FIELDS, steer_along
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
 
 MIN_LOOKAHEAD = 0.5
 """The steering target is never closer than this (m) ahead, so seek keeps a direction."""
@@ -64,35 +64,33 @@ class FlowFollower:
         every = rows.size == n  # the usual crowd: whole-column views instead of gathers
 
         def put(name, mask, value):
+            """column[row] = value[row] (or the scalar) for the following rows where ``mask``."""
             column = getattr(table, name)
-            if every:
-                column[:n][mask] = value
+            if every:  # no gather: a masked copy (a boolean index would compact the values first)
+                np.copyto(column[:n], value, where=mask if column.ndim == 1 else mask[:, None])
             else:
-                column[rows[mask]] = value
+                column[rows[mask]] = value if np.ndim(value) == 0 else value[mask]
 
         def get(name):
             return getattr(table, name)[:n] if every else getattr(table, name)[rows]
 
         pos = get("pos")
         direction, dist, goal_dist = self._sample(world, fields, rows, pos, get("field_id"))
-        reach = np.isfinite(dist)
-        stopped = get("follow_state") == FOLLOW_STOPPED
+        # steering target: a little way along the field; arrival within the stopping distance
+        reach, stopped, walking, arrive = steer_along(
+            np.arange(n) if every else rows, table.pos, direction, dist, goal_dist, table.follow_state,
+            table.despawn_on_arrival, table.stopping_distance, MIN_LOOKAHEAD, LOOKAHEAD, table.steer_target,
+            table.has_steer_target)
         ents = get("entity")
         self._report_unreachable(world, rows, ents, reach, stopped)
-
-        # steering target: a little way along the field
-        walking = reach & ~stopped
-        ahead = np.clip(dist, MIN_LOOKAHEAD, LOOKAHEAD)[:, None]
-        put("steer_target", walking, (pos + direction * ahead)[walking])
-        put("has_steer_target", slice(None), walking | stopped)
         leave = get("despawn_on_arrival")
-        put("follow_state", walking, np.where(leave[walking], FOLLOW_SEEK, FOLLOW_ARRIVE))
 
-        # arrival, group arrival, re-arming
+        # group arrival, re-arming
         stop = get("stopping_distance")
-        arrive = walking & (goal_dist <= stop)
         if self.group_arrival:
             candidates = walking & ~arrive
+            if not arrived_rows(table).size:  # nobody has arrived anywhere: nobody is held back
+                candidates[:] = False
             put("blocked_ticks", ~candidates, 0)
             if candidates.any():
                 moved = (pos - get("prev_pos"))[candidates]
@@ -136,6 +134,11 @@ class FlowFollower:
         dist = np.full(k, np.inf)
         goal_dist = np.full(k, np.inf)
         if field_id.min() == field_id.max():  # one field for all (the usual crowd): no grouping
+            shared = fields.get(int(field_id[0]))
+            goal = shared.goal if shared is not None else None
+            if shared is not None and shared.flow is not None and goal.entity < 0 and goal.zone is None:
+                direction, dist = shared.flow.sample(pos)  # a fixed goal: arrival reads the field's distance
+                return direction, dist, dist
             groups = [(int(field_id[0]), slice(None))]
         else:
             ids, inverse = np.unique(field_id, return_inverse=True)
@@ -158,8 +161,11 @@ class FlowFollower:
         """Rows with no way along their field: no steering target, one PathFailed per episode."""
         table = world.table
         lost = ~reach & ~stopped
-        if lost.any():
-            table.follow_state[rows[lost]] = FOLLOW_NONE
+        if not lost.any():
+            if self.failed.size:
+                self.failed = np.zeros(0, np.int64)  # every one of them is back on a field, or gone
+            return
+        table.follow_state[rows[lost]] = FOLLOW_NONE
         # column operations, not a per-entity loop: a cut-off crowd stays lost tick after tick
         lost_ents = ents[lost]
         fresh = lost_ents[~np.isin(lost_ents, self.failed)]

@@ -7,9 +7,12 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compile
    truncates": the SteeringSystem already truncates, this only guards velocities written
    directly, e.g. by a scene or a player controller);
 2. ``new = pos + vel * dt`` with the World's fixed dt;
-3. map collisions: ``physics.resolve_map`` (``MapGeometry.resolve_circles``'s kernel)
-   -- a disc cannot enter a solid rising more than ``max_climb`` above its surface, it slides
-   along walls, motion is sub-stepped so nothing tunnels, elevation follows box tops/ramps;
+3. map collisions: ``MapGeometry.resolve_circles``'s kernel (``geometry.resolve_disc``; steps
+   1-3 and the slide of step 6 run as one kernel, ``physics.move_on_map``) -- a disc cannot
+   enter a solid rising more than ``max_climb`` above its surface, it slides along walls,
+   motion is sub-stepped so nothing tunnels, elevation follows box tops/ramps; a disc on the
+   floor whose swept box lies on free cells of the map's ``physics.open_cells`` raster touches
+   no shape and moves as it would after that sweep, without it;
 4. agent-agent non-penetration: ``physics.relax_agents`` (DetourCrowd's few Jacobi passes over
    a uniform grid built once per tick; after the first pass only agents still in contact, or
    near one that moved, are visited) over every row with a Collider; rows that do not move
@@ -116,6 +119,8 @@ class PhysicsSystem(System):
         self.relax_tolerance = float(relax_tolerance)
         self.body_height = float(body_height)
         self.heading_epsilon = float(heading_epsilon)
+        self._open_cells_of = None  # the packed map the OpenCells below were made for
+        self._open_cells_value = kernels.NO_OPEN_CELLS
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
@@ -148,6 +153,14 @@ class PhysicsSystem(System):
         t.live("elevation")[sel] = elev
         t.live("heading")[sel] = heading
 
+    def _open_cells(self, G):
+        """The ``OpenCells`` of the packed map ``G``, kept until the map is packed again (a
+        change to the map makes a new ``kernel_data()`` tuple; the old one is held here, so its
+        identity is not reused)."""
+        if self._open_cells_of is not G:
+            self._open_cells_of, self._open_cells_value = G, kernels.open_cells(G)
+        return self._open_cells_value
+
     def _substeps(self, world, sel, vel) -> int:
         """Sub-steps this tick: enough that no colliding agent moves more than its radius in one
         (then no two can pass through each other between relaxations), at most max_substeps."""
@@ -158,29 +171,27 @@ class PhysicsSystem(System):
         collides = t.live("has_collider")[sel] & (radius > 0)
         if not collides.any():
             return 1
-        speed = np.sqrt(np.einsum("ij,ij->i", vel, vel))
-        step = np.minimum(speed, t.live("max_speed")[sel]) * world.dt
-        need = float(np.max(np.where(collides, step / np.maximum(radius, MIN_COLLISION_RADIUS), 0.0)))
+        need = kernels.substep_need(vel, t.live("max_speed")[sel], radius, collides, world.dt, MIN_COLLISION_RADIUS)
         return int(min(max(math.ceil(need), 1), self.max_substeps)) if np.isfinite(need) else 1
 
     def _move(self, world, sel, moving, entities, pos0, vel, elev, dt):
         """Steps 1-6 over ``dt``: returns (position, velocity, elevation) of the moving rows."""
         t = world.table
         vel = vel.copy()
-        with np.errstate(over="ignore", invalid="ignore"):
-            target = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
-        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
         radius = t.live("radius")
         max_climb = t.live("max_climb")
         gmap = world.map
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
+        F = self._open_cells(G) if gmap is not None else kernels.NO_OPEN_CELLS
 
-        # 3. map collisions
-        if gmap is not None:
-            pos, elev = kernels.resolve_map(G, pos0, target, radius[sel], elev, max_climb[sel], self.body_height)
-            kernels.slide_velocity(pos0, target, pos, vel, dt, COLLISION_TOLERANCE)
-        else:
-            pos = target
+        # 1-3. integrate, map collisions, the slide (one kernel: integrate, resolve_map, slide_velocity)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if gmap is not None:
+                target, pos, elev = kernels.move_on_map(G, F, pos0, vel, t.live("max_speed")[sel], dt, radius[sel],
+                                                        elev, max_climb[sel], self.body_height, COLLISION_TOLERANCE)
+            else:
+                target = pos = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
+        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
 
         # 4-5. agent-agent relaxation over every row with a collider (moving rows movable),
         # each pass followed by the map for the rows it moved
@@ -191,7 +202,7 @@ class PhysicsSystem(System):
             all_pos, all_elev = t.live("pos").copy(), t.live("elevation").copy()
             all_pos[sel], all_elev[sel] = pos, elev
             c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
-            kernels.relax_agents(G, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
+            kernels.relax_agents(G, F, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
                                  moving[csel], t.live("entity")[csel], self.body_height, self.relax_iterations,
                                  self.relax_tolerance)
             all_pos[csel], all_elev[csel] = c_pos, c_elev

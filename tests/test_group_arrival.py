@@ -14,7 +14,7 @@ from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity, World
-from ecs_nav.arrival import SETTLE_GAP, goal_key_of_entity, goal_key_of_point, settled_against_arrived
+from ecs_nav.arrival import SCAN_CANDIDATES, SETTLE_GAP, goal_key_of_entity, goal_key_of_point, settled_against_arrived
 from ecs_nav.scene import build_world, load_scene, scene_from_dict
 from ecs_nav.table import FOLLOW_STOPPED
 from ecs_nav.testing import lone_travel_ticks, run_crowd
@@ -102,6 +102,27 @@ def test_touching_an_arrived_agent_ahead_with_the_same_goal_counts_only_then():
     pos2 = pos.copy()
     pos2[1] = (0.7 + SETTLE_GAP + 0.01, 0.0)
     assert settled_against_arrived(pos2, radius, elevation, key, [0], toward, [1]).tolist() == [False]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_few_candidates_scanned_settle_as_many_binned(seed):
+    """Up to SCAN_CANDIDATES candidates are tested by a scan of the arrived rows, more with a
+    grid: one at a time (scanned) gives what all at once (binned) gives."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    pos = rng.uniform(0, 30, (n, 2))
+    radius = rng.uniform(0.2, 0.4, n)
+    elevation = np.where(rng.random(n) < 0.9, 0.0, 2.5)
+    key = rng.integers(0, 3, n)
+    candidates = rng.choice(n, 400, replace=False)
+    arrived = np.setdiff1d(rng.choice(n, 2000, replace=False), candidates[:200])  # some candidates arrived too
+    toward = rng.normal(size=(400, 2))
+    assert candidates.size > SCAN_CANDIDATES
+    binned = settled_against_arrived(pos, radius, elevation, key, candidates, toward, arrived)
+    scanned = np.concatenate([settled_against_arrived(pos, radius, elevation, key, candidates[i:i + 4],
+                                                      toward[i:i + 4], arrived) for i in range(0, 400, 4)])
+    assert 20 < binned.sum() < 380
+    np.testing.assert_array_equal(scanned, binned)
 
 
 def test_goal_keys_tell_points_and_entities_apart():

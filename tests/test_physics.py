@@ -9,7 +9,7 @@ from ecs_nav.systems.physics import PhysicsSystem
 
 from ecs_nav import Agent, Collider, Position, Velocity, World
 from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
-from ecs_nav.physics import relax_agents, yaw_lerp
+from ecs_nav.physics import open_cells, relax_agents, yaw_lerp
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
 from ecs_nav.testing import DriveTo
 
@@ -222,7 +222,8 @@ def test_relaxation_visiting_only_live_contacts_equals_full_passes(seed):
     ids = rng.permutation(k).astype(np.int64)
     want_pos, want_elev = _full_passes(geometry, pos, elev, radius, climb, movable, ids, 2.0, 8, 1e-3)
     got_pos, got_elev = pos.copy(), elev.copy()
-    passes = relax_agents(geometry.kernel_data(), True, got_pos, got_elev, radius, climb, movable, ids, 2.0, 8, 1e-3)
+    G = geometry.kernel_data()
+    passes = relax_agents(G, open_cells(G), True, got_pos, got_elev, radius, climb, movable, ids, 2.0, 8, 1e-3)
     assert passes >= 3  # a crowded case, not a trivial one
     np.testing.assert_allclose(got_pos, want_pos, atol=1e-9)
     np.testing.assert_allclose(got_elev, want_elev, atol=1e-9)
@@ -393,3 +394,43 @@ def test_position_overflow_is_refused():
     world.table.vel[row(world, e)] = (1.7e308, 0.0)
     with pytest.raises(FloatingPointError, match=str(e)):
         world.step()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_open_cells_shortcut_changes_no_resolved_position(seed):
+    """``resolve_map`` with the map's OpenCells equals it without (every disc through
+    ``resolve_disc``): discs on free cells move exactly to their target, the rest are swept;
+    and the shortcut is taken, and only by discs that touch no shape."""
+    import numba
+
+    from ecs_nav.physics import NO_OPEN_CELLS, moves_freely, resolve_map
+
+    rng = np.random.default_rng(seed)
+    geometry = MapGeometry(BOUNDS, boxes=[Box((0, 0), (1, 12), 3.0), Box((6, 4), (5, 1), 0.3),
+                                          Ramp((-9, -5), (-4, -5), 2.0, 0.0, 1.0)],
+                           circles=[Circle((-6, 5), 1.5, 2.0)])
+    G = geometry.kernel_data()
+    F = open_cells(G)
+    k = 4000
+    start = rng.uniform(BOUNDS[0], BOUNDS[2], (k, 2))
+    start[::7] = np.round(start[::7] * 2) / 2  # some exactly on cell corners
+    step = rng.normal(0, 0.3, (k, 2))
+    step[::5] *= 10  # some long sweeps
+    target = start + step
+    radius = rng.uniform(0.0, 0.6, k)
+    elev = np.where(rng.random(k) < 0.9, 0.0, 0.3)
+    climb = np.full(k, 0.5)
+    got = resolve_map(G, F, start, target, radius, elev, climb, 2.0)
+    want = resolve_map(G, NO_OPEN_CELLS, start, target, radius, elev, climb, 2.0)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+    @numba.njit
+    def free(meta, F, start, target, radius, elev):
+        return np.array([moves_freely(meta, F, start[i, 0], start[i, 1], target[i, 0], target[i, 1], radius[i],
+                                      elev[i]) for i in range(start.shape[0])])
+
+    fast = free(G[2], F, start, target, radius, elev)
+    assert 0.3 * k < fast.sum() < k
+    blocked = geometry.resolve_circles(start, target, radius, elev, climb, 2.0)[0] != target
+    assert not np.any(fast & blocked.any(axis=1))

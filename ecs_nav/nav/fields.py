@@ -20,11 +20,14 @@ nearest its centre when none is).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from ecs_nav.nav.flowfield import FlowField
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
 FIELDS = "flow_fields"
 """The key of a World's ``FlowFields`` in ``world.resources``."""
@@ -243,3 +246,34 @@ class FlowFields:
             parts.append(np.array([fid, s.built_tick, s.users], np.int64).tobytes())
             parts.append(s.goal_nodes.tobytes())
         return b"".join(parts)
+
+
+@nb.njit(cache=True)
+def steer_along(rows, pos, direction, dist, goal_dist, follow_state, despawn_on_arrival, stopping_distance,
+                min_ahead, max_ahead, steer_target, has_steer_target):
+    """The flow-field follower's per-row step over the agent table's ``rows`` (k,), from each
+    row's field sample (``direction`` (k, 2), ``dist`` and ``goal_dist`` (k,)): a row that
+    reaches a goal and is not STOPPED walks: ``steer_target = pos + direction * ahead`` with
+    ``ahead`` = ``dist`` clamped to [``min_ahead``, ``max_ahead``], ``follow_state`` SEEK (it
+    leaves on arrival) or ARRIVE; ``has_steer_target`` = walking or stopped. Columns updated in
+    place. Returns (reach, stopped, walking, arrive) (k,) bool, ``arrive`` = walking and
+    ``goal_dist <= stopping_distance``."""
+    k = rows.size
+    reach = np.empty(k, np.bool_)
+    stopped = np.empty(k, np.bool_)
+    walking = np.empty(k, np.bool_)
+    arrive = np.empty(k, np.bool_)
+    for m in range(k):
+        i = rows[m]
+        reach[m] = math.isfinite(dist[m])
+        stopped[m] = follow_state[i] == FOLLOW_STOPPED
+        walking[m] = reach[m] and not stopped[m]
+        has_steer_target[i] = walking[m] or stopped[m]
+        arrive[m] = False
+        if walking[m]:
+            ahead = min(max(dist[m], min_ahead), max_ahead)
+            steer_target[i, 0] = pos[i, 0] + direction[m, 0] * ahead
+            steer_target[i, 1] = pos[i, 1] + direction[m, 1] * ahead
+            follow_state[i] = FOLLOW_SEEK if despawn_on_arrival[i] else FOLLOW_ARRIVE
+            arrive[m] = goal_dist[m] <= stopping_distance[i]
+    return reach, stopped, walking, arrive
