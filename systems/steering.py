@@ -47,7 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav import steering as st
-from ecs_nav.spatial import neighbours_within
+from ecs_nav.spatial import build_grid, neighbours_within
+from ecs_nav.steering_rows import GROUP_FORCES, GROUP_NONE, GROUP_SUMS, STOP_SPEED, WRITTEN, steer_rows
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System, refuse_non_finite
 
@@ -65,10 +66,18 @@ DITHER_PROBABILITIES = np.array([
 """Buckland's Params.ini probabilities (prWallAvoidance 0.5, ... prArrive 0.5); pursuit,
 follow_path and follow_flow, absent from his dithered list, take prSeek's 0.8."""
 
-STOP_SPEED = 1e-9
-"""A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
-
 _GROUP = (B["separation"], B["alignment"], B["cohesion"])
+_SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", "wander", "obstacle_avoidance",
+                                  "wall_avoidance", "separation", "alignment", "cohesion", "follow_path",
+                                  "follow_flow"))
+"""The order the weighted forces are added in, on both paths (the same floating-point sums)."""
+
+_NO_ROWS = np.zeros(0, np.int64)
+_NO_ROWS_2 = np.zeros((0, 2))
+_NO_SUMS = np.zeros((0, 6))
+_NO_FORCES = np.zeros((0, 3, 2))
+_NO_WALLS = (_NO_ROWS_2, _NO_ROWS_2, 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), _NO_ROWS)
+_NO_GROUP = (GROUP_NONE, _NO_ROWS, _NO_ROWS, _NO_SUMS, _NO_FORCES)
 
 
 class SteeringSystem(System):
@@ -78,12 +87,20 @@ class SteeringSystem(System):
         max_neighbours: cap on neighbours per agent for the group behaviours (closest kept);
             None keeps all within the radius.
         wall_min_height: boxes whose top is at most this above the floor are steps, not walls.
+        compiled: steer the weighted-sum rows with the row kernel (``ecs_nav.steering_rows``);
+            False: every row through the vectorised reference path (the same forces; tests
+            compare the two).
     """
 
     name = "SteeringSystem"
 
-    def __init__(self, max_neighbours: int | None = None, wall_min_height: float = 0.5):
+    def __init__(self, max_neighbours: int | None = None, wall_min_height: float = 0.5, compiled: bool = True):
         self.max_neighbours = max_neighbours
+        self.compiled = bool(compiled)
+        self.reference_ticks = 0
+        """Ticks steered by the reference path (``compiled=False``, a prioritised or dithered
+        row, or an input the kernel refused)."""
+        self._kernel_walls = None  # (the cached walls they come from, the row kernel's wall args)
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -117,15 +134,127 @@ class SteeringSystem(System):
         self._walls = (a, b, st.wall_grid(a, b, 4.0))
         return self._circles, self._walls
 
+    def _wall_args(self, world) -> tuple:
+        """The walls (segments longer than MIN_WALL_LENGTH) and their grid's kernel args, as the
+        row kernel takes them; no walls: empty arrays and a one-cell grid."""
+        _, walls = self._geometry(world)
+        if self._kernel_walls is None or self._kernel_walls[0] is not walls:
+            if walls is None:
+                args = (np.zeros((0, 2)), np.zeros((0, 2)), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64),
+                        np.zeros(0, np.int64))
+            else:
+                a, b, grid = walls
+                keep = st.length(b - a) > st.MIN_WALL_LENGTH
+                if not keep.all():
+                    a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
+                    grid = st.wall_grid(a, b, 4.0)
+                ox, oy, inv_cell, cols, rows, start, items = grid.kernel_args()
+                args = (np.ascontiguousarray(a), np.ascontiguousarray(b), float(ox), float(oy), float(inv_cell),
+                        int(cols), int(rows), start, items)
+            self._kernel_walls = (walls, args)
+        return self._kernel_walls[1]
+
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
         # a non-finite input makes the kernels warn on their way to a non-finite output, which
         # is refused below with the entities named
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            self._update(world)
+            if not (self.compiled and self._steer_compiled(world)):
+                self.reference_ticks += 1
+                self._reference_update(world)
 
-    def _update(self, world) -> None:
+    def _steer_compiled(self, world) -> bool:
+        """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
+        nothing (no steering row, or a row it leaves to the reference path)."""
+        table = world.table
+        n = table.n
+        if n == 0 or not table.has_steering[:n].any():
+            return True  # nothing steers: nothing to write (and nothing compiled)
+        W = table.weights[:n]
+        used = (W != 0.0).any(axis=0)  # over every row: at worst an input is prepared that no row reads
+        steering = table.has_steering[:n]
+
+        def rows_using(b):
+            return np.flatnonzero(steering & (W[:, b] != 0.0))
+
+        target_row, uniforms, obstacle, flow = _NO_ROWS, _NO_ROWS_2, _NO_ROWS_2, _NO_ROWS_2
+        if used[B["flee"]] or used[B["pursuit"]] or used[B["evade"]]:
+            target_row = table.rows_of(table.target_entity[:n])
+        if used[B["wander"]]:
+            uniforms = st.entity_uniforms(world.seed, table.entity[:n], world.tick, stream=WANDER_STREAM)
+        if used[B["obstacle_avoidance"]]:
+            circles, _ = self._geometry(world)
+            i = rows_using(B["obstacle_avoidance"])
+            if circles is not None and i.size:
+                obstacle = np.zeros((n, 2))
+                obstacle[i] = st.obstacle_avoidance(
+                    table.pos[i], table.vel[i], table.heading[i], table.radius[i], table.max_speed[i], circles[0],
+                    circles[1], table.detection_box_length[i], grid=circles[2])
+        if used[B["follow_flow"]]:
+            i = rows_using(B["follow_flow"])
+            direction = self._flow(world, i) if i.size else None
+            if direction is not None:
+                flow = np.zeros((n, 2))
+                flow[i] = direction
+        wall_args = self._wall_args(world) if used[B["wall_avoidance"]] else _NO_WALLS
+        group = self._group_inputs(world, W, used) if any(used[b] for b in _GROUP) else _NO_GROUP
+        status = steer_rows(
+            n, table.has_steering, table.has_velocity, table.combiner, table.weights, table.pos, table.vel,
+            table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.panic_distance,
+            table.threat_range, table.has_steer_target, table.steer_target, table.follow_state,
+            table.wander_target, table.wander_radius, table.wander_distance, table.wander_jitter,
+            table.feeler_length, table.force, target_row, uniforms, obstacle, flow, *group, *wall_args,
+            float(world.dt))
+        return status == WRITTEN
+
+    def _group_inputs(self, world, W, used) -> tuple:
+        """(group_mode, group_index, group_count, group_sums, group_forces) for the row kernel."""
+        table = world.table
+        n = table.n
+        steering = table.has_steering[:n]
+        if self.max_neighbours is not None:  # the closest neighbours only: the reference functions
+            srows = np.flatnonzero(steering)
+            forces = np.zeros((n, 3, 2))
+            for b, i, f in self._group(world, srows, W[srows] != 0.0):
+                forces[srows[i], _GROUP.index(b)] = f
+            return GROUP_FORCES, _NO_ROWS, _NO_ROWS, _NO_SUMS, forces
+        member = table.is_agent[:n] | steering
+        wants = steering & (W[:, list(_GROUP)] != 0.0).any(axis=1)
+        radius = np.where(wants, table.neighbour_radius[:n], 0.0)
+        if member.all():
+            index = np.arange(n)
+            pos, heading = table.pos[:n], table.heading[:n]
+        else:
+            grows = np.flatnonzero(member)
+            index = np.full(n, -1, np.int64)
+            index[grows] = np.arange(grows.size)
+            pos, heading, radius = table.pos[grows], table.heading[grows], radius[grows]
+        grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
+        count, sums = st.neighbour_sums(pos, heading, radius, bool(used[B["alignment"]]), grid)
+        return GROUP_SUMS, index, count, sums, _NO_FORCES
+
+    def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:
+        """The force (N, before weighting and combining) that each behaviour with a non-zero
+        weight produces for ``entity`` on the world's current state, by behaviour name, through
+        the vectorised reference path on that one row. Read-only: nothing in the world changes
+        (wander's jittered target is not kept). As in a tick, a follower STOPPED on its path
+        shows only its brake; its other behaviours read (0, 0).
+
+        Raises KeyError for an entity without a row, ValueError for one without SteeringWeights.
+        """
+        table = world.table
+        row = table.row_of(entity)
+        if not table.has_steering[row]:
+            raise ValueError(f"{self.name}: entity {entity} has no SteeringWeights")
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            forces, _ = self._behaviour_stack(world, np.array([row]), np.array([row]))
+        weights = table.weights[row]
+        return {name: (float(forces[0, b, 0]), float(forces[0, b, 1]))
+                for b, name in enumerate(st.BEHAVIOURS) if weights[b] != 0.0}
+
+    def _reference_update(self, world) -> None:
+        """The vectorised path: every steering row through ``ecs_nav.steering``'s functions."""
         table = world.table
         n = table.n
         steering = table.has_steering[:n]
@@ -134,9 +263,75 @@ class SteeringSystem(System):
         else:
             srows = np.flatnonzero(steering)
             sel = srows
-        k = srows.size
-        if k == 0:
+        if srows.size == 0:
             return
+
+        def col(name):
+            return getattr(table, name)[sel]
+
+        ents = col("entity")
+        combiner = col("combiner")
+        codes = np.unique(combiner)
+        if np.any((codes < 0) | (codes > 2)):
+            bad = ~np.isin(combiner, (0, 1, 2))
+            raise ValueError(f"SteeringSystem: unknown combiner code(s) {sorted(set(combiner[bad].tolist()))} "
+                             f"for entities {ents[bad].tolist()[:10]}")
+        forces, new_wander = self._behaviour_stack(world, srows, sel)
+        W = col("weights")
+        # the weighted sum in the row kernel's order of accumulation; a STOPPED follower's stack
+        # holds only its brake
+        total = np.zeros((srows.size, 2))
+        for b in _SUM_ORDER:
+            total += forces[:, b] * W[:, b, None]
+        fp = B["follow_path"]
+        hold = np.flatnonzero((W[:, fp] != 0.0) & (col("follow_state") == FOLLOW_STOPPED))
+        if hold.size:
+            total[hold] = forces[hold, fp] * W[hold, fp, None]
+
+        # --- combine per row ----------------------------------------------------------------
+        max_force = col("max_force")
+        force = st.truncate(total, max_force)  # the weighted truncated sum
+        for code in codes:
+            if code == 0:
+                continue
+            i = np.flatnonzero(combiner == code)
+            if code == 1:
+                force[i] = st.combine_prioritized(forces[i], W[i], max_force[i])
+            else:
+                u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
+                                    for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
+                force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
+        refuse_non_finite(self.name, ents, **{"steering force": force})
+
+        # --- seed 004's pipeline --------------------------------------------------------------
+        moving = col("has_velocity")
+        all_moving = bool(moving.all())
+        new_vel = None
+        if moving.any():
+            i = slice(None) if all_moving else np.flatnonzero(moving)
+            vel = col("vel")
+            new_vel = st.apply_steering(vel[i], force[i], col("mass")[i], col("max_speed")[i], max_force[i],
+                                        world.dt)
+            refuse_non_finite(self.name, ents[i], velocity=new_vel)
+            halt = ((W[i, fp] != 0.0) & (col("follow_state")[i] == FOLLOW_STOPPED)
+                    & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
+            new_vel[halt] = 0.0
+        if new_wander is not None:
+            refuse_non_finite(self.name, table.entity[new_wander[0]], **{"wander target": new_wander[1]})
+
+        table.force[sel] = force
+        if new_vel is not None:
+            table.vel[srows if all_moving else srows[moving]] = new_vel
+        if new_wander is not None:
+            table.wander_target[new_wander[0]] = new_wander[1]
+
+    def _behaviour_stack(self, world, srows, sel):
+        """(k, B, 2) unweighted force of every behaviour for the steering rows ``srows`` (``sel``
+        selects the same rows: a slice or the array), zero where a behaviour is off or lacks its
+        input; a STOPPED follower's row holds only its brake. Also (rows, targets) of wander's
+        new targets, or None. Reads the world, writes nothing."""
+        table = world.table
+        k = srows.size
 
         def col(name):
             return getattr(table, name)[sel]
@@ -148,18 +343,7 @@ class SteeringSystem(System):
         ents = col("entity")
         has_t = col("has_steer_target")
         target = col("steer_target")
-        combiner = col("combiner")
-        codes = np.unique(combiner)
-        if np.any((codes < 0) | (codes > 2)):
-            bad = ~np.isin(combiner, (0, 1, 2))
-            raise ValueError(f"SteeringSystem: unknown combiner code(s) {sorted(set(combiner[bad].tolist()))} "
-                             f"for entities {ents[bad].tolist()[:10]}")
-        summed = combiner == 0
-        all_summed = bool(summed.all())
-        # the (k, B, 2) stack only where a prioritised or dithered row needs it; weighted-sum
-        # rows accumulate force * weight directly
-        forces = None if all_summed else np.zeros((k, N_BEHAVIOURS, 2))
-        total = np.zeros((k, 2))
+        forces = np.zeros((k, N_BEHAVIOURS, 2))
         new_wander = None
 
         def rows_for(b, extra=None):
@@ -169,12 +353,7 @@ class SteeringSystem(System):
             return np.flatnonzero(m)
 
         def put(b, i, f):
-            if forces is not None:
-                forces[i, b] = f
-            w = W[i, b]
-            if not all_summed:
-                w = w * summed[i]
-            total[i] += f * w[:, None]
+            forces[i, b] = f
 
         # target entities (pursuit, evade, flee): rows resolved only where one is set
         trow = np.full(k, -1, np.int64)
@@ -227,15 +406,13 @@ class SteeringSystem(System):
         if any(used[b] for b in _GROUP):
             for b, i, f in self._group(world, srows, on):
                 put(b, i, f)
-        if used[B["follow_path"]]:
+        fp = B["follow_path"]
+        if used[fp]:
             state = col("follow_state")
-            b = B["follow_path"]
-            i = rows_for(b, (state == FOLLOW_SEEK) & has_t)
-            put(b, i, st.seek(pos[i], vel[i], target[i], max_speed[i]))
-            i = rows_for(b, (state == FOLLOW_ARRIVE) & has_t)
-            put(b, i, st.arrive(pos[i], vel[i], target[i], max_speed[i], col("deceleration")[i]))
-            i = rows_for(b, state == FOLLOW_STOPPED)
-            put(b, i, -vel[i] * (col("mass")[i] / world.dt)[:, None])
+            i = rows_for(fp, (state == FOLLOW_SEEK) & has_t)
+            put(fp, i, st.seek(pos[i], vel[i], target[i], max_speed[i]))
+            i = rows_for(fp, (state == FOLLOW_ARRIVE) & has_t)
+            put(fp, i, st.arrive(pos[i], vel[i], target[i], max_speed[i], col("deceleration")[i]))
         if used[B["follow_flow"]]:
             i = rows_for(B["follow_flow"])
             direction = self._flow(world, srows[i])  # only the rows that follow it
@@ -244,50 +421,12 @@ class SteeringSystem(System):
 
         # an agent stopped at its goal holds still: only the brake acts (seed 000's "stop"), so
         # separation does not spread a settled crowd apart again
-        if used[B["follow_path"]]:
-            hold = np.flatnonzero(on[:, B["follow_path"]] & (col("follow_state") == FOLLOW_STOPPED))
+        if used[fp]:
+            hold = np.flatnonzero(on[:, fp] & (col("follow_state") == FOLLOW_STOPPED))
             if hold.size:
-                brake = -vel[hold] * (col("mass")[hold] / world.dt)[:, None]
-                total[hold] = brake * W[hold, B["follow_path"], None]
-                if forces is not None:
-                    forces[hold] = 0.0
-                    forces[hold, B["follow_path"]] = brake
-
-        # --- combine per row ----------------------------------------------------------------
-        max_force = col("max_force")
-        force = st.truncate(total, max_force)  # the weighted truncated sum
-        for code in codes:
-            if code == 0:
-                continue
-            i = np.flatnonzero(combiner == code)
-            if code == 1:
-                force[i] = st.combine_prioritized(forces[i], W[i], max_force[i])
-            else:
-                u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
-                                    for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
-                force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
-        refuse_non_finite(self.name, ents, **{"steering force": force})
-
-        # --- seed 004's pipeline --------------------------------------------------------------
-        moving = col("has_velocity")
-        all_moving = bool(moving.all())
-        new_vel = None
-        if moving.any():
-            i = slice(None) if all_moving else np.flatnonzero(moving)
-            new_vel = st.apply_steering(vel[i], force[i], col("mass")[i], max_speed[i], max_force[i], world.dt)
-            refuse_non_finite(self.name, ents[i], velocity=new_vel)
-            if used[B["follow_path"]]:
-                halt = (on[i, B["follow_path"]] & (col("follow_state")[i] == FOLLOW_STOPPED)
-                        & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
-                new_vel[halt] = 0.0
-        if new_wander is not None:
-            refuse_non_finite(self.name, table.entity[new_wander[0]], **{"wander target": new_wander[1]})
-
-        table.force[sel] = force
-        if new_vel is not None:
-            table.vel[srows if all_moving else srows[moving]] = new_vel
-        if new_wander is not None:
-            table.wander_target[new_wander[0]] = new_wander[1]
+                forces[hold] = 0.0
+                forces[hold, fp] = -vel[hold] * (col("mass")[hold] / world.dt)[:, None]
+        return forces, new_wander
 
     def _group(self, world, srows, on):
         """Separation, alignment and cohesion over the neighbour CSR of all agents; yields
