@@ -569,6 +569,12 @@ def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows
     return count, sums
 
 
+flock_sums = _flock_sums
+"""``neighbour_sums``' compiled kernel with the grid's kernel args spread, for other kernels to
+call: (pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows, cell_start,
+cell_items) -> (count, sums)."""
+
+
 def neighbour_sums(pos, heading, radius, with_heading: bool, grid: UniformGrid):
     """Per agent over its neighbours strictly within ``radius[i]`` (itself excluded; radius 0:
     none): the count (k,) int64 and (k, 6) sums -- the separation push (to_agent / |to_agent|²),

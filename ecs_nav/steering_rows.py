@@ -28,7 +28,14 @@ import numba as nb
 import numpy as np
 
 from ecs_nav.behaviours import B
-from ecs_nav.steering import DECELERATION_TWEAKER, HEAD_ON_RELATIVE_HEADING, TURNAROUND_COEFFICIENT, wall_force
+from ecs_nav.spatial import bin_into_grid
+from ecs_nav.steering import (
+    DECELERATION_TWEAKER,
+    HEAD_ON_RELATIVE_HEADING,
+    TURNAROUND_COEFFICIENT,
+    flock_sums,
+    wall_force,
+)
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
 WRITTEN = 0
@@ -39,10 +46,11 @@ STOP_SPEED = 1e-9
 """A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
 
 GROUP_NONE = 0
-GROUP_SUMS = 1
+GROUP_ALL = 1
 GROUP_FORCES = 2
-"""``group_mode``: no group behaviour; neighbour sums (``ecs_nav.steering.neighbour_sums``);
-separation, alignment and cohesion forces computed beforehand (a neighbour cap)."""
+"""``group_mode``: no group behaviour; every neighbour within the radius counts (the kernel bins
+the agents and sums over them as ``ecs_nav.steering.flock`` does); separation, alignment and
+cohesion forces computed beforehand (a neighbour cap)."""
 
 _SEEK, _ARRIVE, _FLEE, _PURSUIT, _EVADE = B["seek"], B["arrive"], B["flee"], B["pursuit"], B["evade"]
 _WANDER, _OBSTACLE, _WALL = B["wander"], B["obstacle_avoidance"], B["wall_avoidance"]
@@ -97,10 +105,48 @@ def _truncate(x, y, max_len):
 
 
 @nb.njit(cache=True)
+def _group_sums(n, is_agent, has_steering, weights, pos, heading, neighbour_radius, with_heading):
+    """``flock``'s neighbour pass over the agents (``is_agent`` or ``has_steering``) among rows
+    [0, n): (index (n,) of each row among them or -1, count, sums); radius 0 for the rows
+    without a group behaviour. None for a non-finite position or radius (the reference path's
+    ``build_grid`` raises)."""
+    m = 0
+    for i in range(n):
+        if is_agent[i] or has_steering[i]:
+            m += 1
+    index = np.full(n, -1, np.int64)
+    gpos = np.empty((m, 2))
+    gheading = np.empty((m, 2))
+    radius = np.zeros(m)
+    g = 0
+    largest = 0.0
+    finite = True
+    for i in range(n):
+        if not (is_agent[i] or has_steering[i]):
+            continue
+        index[i] = g
+        gpos[g, 0], gpos[g, 1] = pos[i, 0], pos[i, 1]
+        gheading[g, 0], gheading[g, 1] = heading[i, 0], heading[i, 1]
+        finite = finite and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1])
+        if has_steering[i] and (weights[i, _SEPARATION] != 0.0 or weights[i, _ALIGNMENT] != 0.0
+                                or weights[i, _COHESION] != 0.0):
+            radius[g] = neighbour_radius[i]
+            finite = finite and math.isfinite(radius[g])
+            largest = max(largest, radius[g])
+        g += 1
+    if not finite:
+        return None
+    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(gpos, gpos, max(largest, 1e-6))
+    count, sums = flock_sums(gpos, gheading, radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
+                             cell_items)
+    return index, count, sums
+
+
+@nb.njit(cache=True)
 def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
                deceleration, panic_distance, threat_range, has_steer_target, steer_target, follow_state,
                wander_target, wander_radius, wander_distance, wander_jitter, feeler_length, force,
-               target_row, uniforms, obstacle, flow, group_mode, group_index, group_count, group_sums,
+               is_agent, neighbour_radius, target_row, uniforms, obstacle, flow, group_mode, with_heading,
                group_forces, wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items, dt):
     """Steer rows [0, n) of the table where ``has_steering``; returns WRITTEN or REFUSED.
 
@@ -110,10 +156,19 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
     flees); ``uniforms`` (n, 2) wander's ``entity_uniforms`` (empty without wander);
     ``obstacle`` (n, 2) obstacle avoidance forces (empty: no obstacles or no row avoids them);
     ``flow`` (n, 2) the flow direction at each agent (empty: no field). Group behaviours by
-    ``group_mode``: GROUP_SUMS reads ``group_count``/``group_sums`` at ``group_index[row]``;
-    GROUP_FORCES reads ``group_forces`` (n, 3, 2) (separation, alignment, cohesion). Walls: end
-    points (w, 2) and their grid's kernel args (w = 0: no walls).
+    ``group_mode``: GROUP_ALL sums over every neighbour within ``neighbour_radius`` among the
+    rows that are agents or steer (``is_agent``; headings too with ``with_heading``, for
+    alignment); GROUP_FORCES reads ``group_forces`` (n, 3, 2) (separation, alignment,
+    cohesion). Walls: end points (w, 2) and their grid's kernel args (w = 0: no walls).
     """
+    group_index = np.zeros(0, np.int64)
+    group_count = np.zeros(0, np.int64)
+    group_sums = np.zeros((0, 6))
+    if group_mode == GROUP_ALL:
+        neighbours = _group_sums(n, is_agent, has_steering, weights, pos, heading, neighbour_radius, with_heading)
+        if neighbours is None:
+            return REFUSED
+        group_index, group_count, group_sums = neighbours
     out_force = np.empty((n, 2))
     out_vel = np.empty((n, 2))
     out_wander = np.empty((n, 2))
@@ -211,7 +266,7 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
                                 cell_start, cell_items)
             sx += fx * w[_WALL]
             sy += fy * w[_WALL]
-        if group_mode == GROUP_SUMS:
+        if group_mode == GROUP_ALL:
             g = group_index[i]
             count = group_count[g]
             if w[_SEPARATION] != 0.0:

@@ -47,8 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav import steering as st
-from ecs_nav.spatial import build_grid, neighbours_within
-from ecs_nav.steering_rows import GROUP_FORCES, GROUP_NONE, GROUP_SUMS, STOP_SPEED, WRITTEN, steer_rows
+from ecs_nav.spatial import neighbours_within
+from ecs_nav.steering_rows import GROUP_ALL, GROUP_FORCES, GROUP_NONE, STOP_SPEED, WRITTEN, steer_rows
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System, refuse_non_finite
 
@@ -74,10 +74,9 @@ _SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", 
 
 _NO_ROWS = np.zeros(0, np.int64)
 _NO_ROWS_2 = np.zeros((0, 2))
-_NO_SUMS = np.zeros((0, 6))
 _NO_FORCES = np.zeros((0, 3, 2))
 _NO_WALLS = (_NO_ROWS_2, _NO_ROWS_2, 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), _NO_ROWS)
-_NO_GROUP = (GROUP_NONE, _NO_ROWS, _NO_ROWS, _NO_SUMS, _NO_FORCES)
+_NO_GROUP = (GROUP_NONE, False, _NO_FORCES)
 
 
 class SteeringSystem(System):
@@ -204,35 +203,23 @@ class SteeringSystem(System):
             table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.panic_distance,
             table.threat_range, table.has_steer_target, table.steer_target, table.follow_state,
             table.wander_target, table.wander_radius, table.wander_distance, table.wander_jitter,
-            table.feeler_length, table.force, target_row, uniforms, obstacle, flow, *group, *wall_args,
+            table.feeler_length, table.force, table.is_agent, table.neighbour_radius, target_row, uniforms, obstacle,
+            flow, *group, *wall_args,
             float(world.dt))
         return status == WRITTEN
 
     def _group_inputs(self, world, W, used) -> tuple:
-        """(group_mode, group_index, group_count, group_sums, group_forces) for the row kernel."""
+        """(group_mode, with_heading, group_forces) for the row kernel."""
+        if self.max_neighbours is None:  # every neighbour counts: the kernel sums over them
+            return GROUP_ALL, bool(used[B["alignment"]]), _NO_FORCES
+        # the closest neighbours only: the reference functions
         table = world.table
         n = table.n
-        steering = table.has_steering[:n]
-        if self.max_neighbours is not None:  # the closest neighbours only: the reference functions
-            srows = np.flatnonzero(steering)
-            forces = np.zeros((n, 3, 2))
-            for b, i, f in self._group(world, srows, W[srows] != 0.0):
-                forces[srows[i], _GROUP.index(b)] = f
-            return GROUP_FORCES, _NO_ROWS, _NO_ROWS, _NO_SUMS, forces
-        member = table.is_agent[:n] | steering
-        wants = steering & (W[:, list(_GROUP)] != 0.0).any(axis=1)
-        radius = np.where(wants, table.neighbour_radius[:n], 0.0)
-        if member.all():
-            index = np.arange(n)
-            pos, heading = table.pos[:n], table.heading[:n]
-        else:
-            grows = np.flatnonzero(member)
-            index = np.full(n, -1, np.int64)
-            index[grows] = np.arange(grows.size)
-            pos, heading, radius = table.pos[grows], table.heading[grows], radius[grows]
-        grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
-        count, sums = st.neighbour_sums(pos, heading, radius, bool(used[B["alignment"]]), grid)
-        return GROUP_SUMS, index, count, sums, _NO_FORCES
+        srows = np.flatnonzero(table.has_steering[:n])
+        forces = np.zeros((n, 3, 2))
+        for b, i, f in self._group(world, srows, W[srows] != 0.0):
+            forces[srows[i], _GROUP.index(b)] = f
+        return GROUP_FORCES, False, forces
 
     def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:
         """The force (N, before weighting and combining) that each behaviour with a non-zero

@@ -40,7 +40,7 @@ def random_world(seed: int, count: int, compiled: bool, max_neighbours=None, flo
     for _ in range(neighbours_only):  # agents that are neighbours but do not steer
         ents.append(w.spawn(Position(*rng.uniform(-10, 10, 2)), Velocity(*rng.uniform(-1, 1, 2)), Agent(),
                             Collider(0.3)))
-    for j in range(count):
+    for _ in range(count):
         weights = {b: float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.5, 0.25])) for b in BEHAVIOURS}
         pos = rng.uniform(-10, 10, 2).round(int(rng.integers(0, 3)))  # coincident agents happen
         target = tuple(pos) if rng.random() < 0.2 else tuple(rng.uniform(-11, 11, 2))
