@@ -121,6 +121,25 @@ def shared_start(world, scene, radius: float) -> tuple[np.ndarray, dict]:
 
 # --- ecs_nav ------------------------------------------------------------------------------------
 
+def cpu_per_system(world) -> dict[str, float]:
+    """CPU ms each system's ``update`` has used, by name, kept up to date from now on (its
+    warm-up included: compare ticks after the first). ``world.timings_ms`` is wall time, which
+    other jobs on a shared machine inflate."""
+    used = {}
+    for system in world.systems:
+        used[system.name] = 0.0
+
+        def timed(w, update=system.update, name=system.name):
+            start = time.process_time()
+            try:
+                update(w)
+            finally:
+                used[name] += (time.process_time() - start) * 1000.0
+
+        system.update = timed
+    return used
+
+
 def run_ecs_nav(world, max_seconds: float) -> dict:
     total = world.table.n
     half, ninety = None, None
@@ -129,6 +148,8 @@ def run_ecs_nav(world, max_seconds: float) -> dict:
     steady_ticks = round(STEADY_SECONDS / world.dt) + 1
     for name in world.timings_ms:
         world.timings_ms[name] = 0.0
+    system_cpu = cpu_per_system(world)
+    first_cpu, steady_cpu = None, None
     max_ticks = round(max_seconds / world.dt)
     run_start = time.perf_counter()
     while world.table.n > 0 and world.tick < max_ticks:
@@ -143,9 +164,9 @@ def run_ecs_nav(world, max_seconds: float) -> dict:
         if ninety is None and out >= 0.9 * total:
             ninety = world.time
         if world.tick == 1:
-            first_timings = dict(world.timings_ms)
+            first_timings, first_cpu = dict(world.timings_ms), dict(system_cpu)
         if world.tick == steady_ticks:
-            steady_timings = dict(world.timings_ms)
+            steady_timings, steady_cpu = dict(world.timings_ms), dict(system_cpu)
         if world.tick % round(PROGRESS_SECONDS / world.dt) == 0:
             print(f"  ecs_nav t={world.time:.0f} s: {world.table.n:,} inside", flush=True)
     run_wall = time.perf_counter() - run_start
@@ -164,6 +185,8 @@ def run_ecs_nav(world, max_seconds: float) -> dict:
         "systems ms per tick, full crowd": {k: (v - first_timings[k]) / (window.stop - 1)
                                              for k, v in (steady_timings or world.timings_ms).items()},
         "systems ms per tick, whole run": {k: v / ticks for k, v in world.timings_ms.items()},
+        "systems CPU ms per tick, full crowd": {k: (v - first_cpu[k]) / (window.stop - 1)
+                                                 for k, v in (steady_cpu or system_cpu).items()},
         "by exit": {tuple(p): int(a) for p, a in zip(shared.goal_points.tolist(), shared.arrivals)},
         "field builds": fields.builds,
         "inside after each tick": np.array(inside),

@@ -1,9 +1,22 @@
 """SteeringSystem: every agent's steering force from its SteeringWeights, then its velocity.
 
-Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). The kernels are in
-``ecs_nav.steering``; this system selects rows, gathers their inputs from the agent table and
-writes ``force`` and ``vel`` back. Everything is vectorised: a behaviour is computed only for
-the rows (among those with ``has_steering``) whose weight for it is non-zero.
+Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). Two paths give the same
+forces and velocities (the same formulas in the same order of operations; tests compare them on
+randomised worlds to 1e-12, and their state digests):
+
+* the row kernel (``ecs_nav.steering_rows.steer_rows``), used for every tick in which all steering
+  rows use the weighted truncated sum: one compiled pass over the table's columns computes each
+  row's behaviours, their sum, the truncation and the new velocity, with the neighbour pass of
+  the group behaviours inside it. A small world pays one kernel call, not a numpy call per
+  behaviour, and a crowd no (k, 2) temporaries. Inputs that need noise or a search (wander's
+  uniforms, obstacle avoidance, the flow field at each agent, target entities' rows, capped
+  neighbour lists) are prepared before it, only when some row uses them. It is compiled on the
+  first tick that has a steering row.
+* the reference path: ``ecs_nav.steering``'s vectorised functions, each behaviour computed for
+  the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
+  the prioritised and dithered combiners (a tick with any such row takes it for every row), a
+  tick the kernel refuses (a non-finite value or a mass <= 0: the reference path then raises the
+  precise error), ``compiled=False`` and ``behaviour_forces``.
 
 Inputs per behaviour:
 
@@ -38,8 +51,9 @@ Combiners per row (``combiner`` column): 0 weighted truncated sum, 1 prioritised
 ``vel = truncate(vel + truncate(force, max_force) / mass * dt, max_speed)`` for the rows with
 ``has_steering`` and ``has_velocity``. The PhysicsSystem integrates position.
 
-A non-finite force or velocity raises ``FloatingPointError`` naming the entities, before
-anything is written: the system refuses rather than propagates.
+A non-finite force, velocity or wander target raises ``FloatingPointError`` naming the
+entities, before anything is written: the system refuses rather than propagates (the row kernel
+writes nothing and hands the tick to the reference path, which raises).
 """
 
 from __future__ import annotations
