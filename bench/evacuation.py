@@ -44,6 +44,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from system_cpu import cpu_per_system  # noqa: E402
+
 from ecs_nav.nav import flow_field  # noqa: E402
 from ecs_nav.scene import build_world, parse_scene  # noqa: E402
 
@@ -120,25 +122,6 @@ def shared_start(world, scene, radius: float) -> tuple[np.ndarray, dict]:
 
 
 # --- ecs_nav ------------------------------------------------------------------------------------
-
-def cpu_per_system(world) -> dict[str, float]:
-    """CPU ms each system's ``update`` has used, by name, kept up to date from now on (its
-    warm-up included: compare ticks after the first). ``world.timings_ms`` is wall time, which
-    other jobs on a shared machine inflate."""
-    used = {}
-    for system in world.systems:
-        used[system.name] = 0.0
-
-        def timed(w, update=system.update, name=system.name):
-            start = time.process_time()
-            try:
-                update(w)
-            finally:
-                used[name] += (time.process_time() - start) * 1000.0
-
-        system.update = timed
-    return used
-
 
 def run_ecs_nav(world, max_seconds: float) -> dict:
     total = world.table.n

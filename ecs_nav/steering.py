@@ -419,6 +419,12 @@ def _wall_avoidance(pos, heading, feeler_length, wall_a, wall_b, ox, oy, inv_cel
     return out
 
 
+wall_forces = _wall_avoidance
+"""``wall_avoidance``'s compiled loop, for callers that keep their walls ready: (pos, heading,
+feeler_length (k,), walls_a, walls_b, *grid.kernel_args()) -> (k, 2), all contiguous float64;
+walls of length > MIN_WALL_LENGTH only."""
+
+
 def wall_grid(walls_a, walls_b, cell_size: float) -> UniformGrid:
     """The broadphase grid over wall segments (build once for static walls)."""
     a = np.asarray(walls_a, dtype=np.float64).reshape(-1, 2)

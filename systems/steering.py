@@ -61,8 +61,8 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav import steering as st
-from ecs_nav.spatial import neighbours_within
-from ecs_nav.steering_rows import GROUP_ALL, GROUP_FORCES, GROUP_NONE, STOP_SPEED, WRITTEN, steer_rows
+from ecs_nav.spatial import bin_into_grid, neighbours_within
+from ecs_nav.steering_rows import GIVEN, GIVEN_BEHAVIOURS, STOP_SPEED, WRITTEN, steer_rows
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System, refuse_non_finite
 
@@ -86,11 +86,16 @@ _SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", 
                                   "follow_flow"))
 """The order the weighted forces are added in, on both paths (the same floating-point sums)."""
 
-_NO_ROWS = np.zeros(0, np.int64)
-_NO_ROWS_2 = np.zeros((0, 2))
-_NO_FORCES = np.zeros((0, 3, 2))
-_NO_WALLS = (_NO_ROWS_2, _NO_ROWS_2, 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), _NO_ROWS)
-_NO_GROUP = (GROUP_NONE, False, _NO_FORCES)
+_GROUP_COLUMNS = list(_GROUP)
+_GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in GIVEN if B[b] not in _GROUP and b != "wall_avoidance"])
+_GIVEN_CAPPED = np.isin(np.arange(N_BEHAVIOURS), GIVEN_BEHAVIOURS)
+"""The behaviours the row kernel is handed through the reference path (by column): the group
+behaviours only under a cap; wall avoidance has a direct call."""
+_WALL_SLOT = GIVEN.index("wall_avoidance")
+_NO_GIVEN = np.zeros((0, len(GIVEN), 2))
+_GIVEN_OFF = np.zeros(len(GIVEN), bool)
+_NO_FLOW = np.zeros((0, 2))
+_NO_NEIGHBOURS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6)))
 
 
 class SteeringSystem(System):
@@ -113,7 +118,7 @@ class SteeringSystem(System):
         self.reference_ticks = 0
         """Ticks steered by the reference path (``compiled=False``, a prioritised or dithered
         row, or an input the kernel refused)."""
-        self._kernel_walls = None  # (the cached walls they come from, the row kernel's wall args)
+        self._kernel_walls = None  # (the cached walls they come from, the walls wall_forces takes)
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -147,24 +152,21 @@ class SteeringSystem(System):
         self._walls = (a, b, st.wall_grid(a, b, 4.0))
         return self._circles, self._walls
 
-    def _wall_args(self, world) -> tuple:
-        """The walls (segments longer than MIN_WALL_LENGTH) and their grid's kernel args, as the
-        row kernel takes them; no walls: empty arrays and a one-cell grid."""
+    def _wall_inputs(self, world):
+        """(walls_a, walls_b, grid kernel args) of the segments longer than MIN_WALL_LENGTH (what
+        ``wall_avoidance`` keeps), or None without walls; cached with the geometry."""
         _, walls = self._geometry(world)
         if self._kernel_walls is None or self._kernel_walls[0] is not walls:
-            if walls is None:
-                args = (np.zeros((0, 2)), np.zeros((0, 2)), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64),
-                        np.zeros(0, np.int64))
-            else:
+            kept = None
+            if walls is not None:
                 a, b, grid = walls
                 keep = st.length(b - a) > st.MIN_WALL_LENGTH
                 if not keep.all():
                     a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
                     grid = st.wall_grid(a, b, 4.0)
-                ox, oy, inv_cell, cols, rows, start, items = grid.kernel_args()
-                args = (np.ascontiguousarray(a), np.ascontiguousarray(b), float(ox), float(oy), float(inv_cell),
-                        int(cols), int(rows), start, items)
-            self._kernel_walls = (walls, args)
+                if a.shape[0]:
+                    kept = (np.ascontiguousarray(a), np.ascontiguousarray(b), grid.kernel_args())
+            self._kernel_walls = (walls, kept)
         return self._kernel_walls[1]
 
     # --- the tick ----------------------------------------------------------------------------
@@ -179,61 +181,79 @@ class SteeringSystem(System):
 
     def _steer_compiled(self, world) -> bool:
         """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
-        nothing (no steering row, or a row it leaves to the reference path)."""
+        nothing (a row it leaves to the reference path)."""
         table = world.table
         n = table.n
         if n == 0 or not table.has_steering[:n].any():
             return True  # nothing steers: nothing to write (and nothing compiled)
         W = table.weights[:n]
-        used = (W != 0.0).any(axis=0)  # over every row: at worst an input is prepared that no row reads
-        steering = table.has_steering[:n]
-
-        def rows_using(b):
-            return np.flatnonzero(steering & (W[:, b] != 0.0))
-
-        target_row, uniforms, obstacle, flow = _NO_ROWS, _NO_ROWS_2, _NO_ROWS_2, _NO_ROWS_2
-        if used[B["flee"]] or used[B["pursuit"]] or used[B["evade"]]:
-            target_row = table.rows_of(table.target_entity[:n])
-        if used[B["wander"]]:
-            uniforms = st.entity_uniforms(world.seed, table.entity[:n], world.tick, stream=WANDER_STREAM)
-        if used[B["obstacle_avoidance"]]:
-            circles, _ = self._geometry(world)
-            i = rows_using(B["obstacle_avoidance"])
-            if circles is not None and i.size:
-                obstacle = np.zeros((n, 2))
-                obstacle[i] = st.obstacle_avoidance(
-                    table.pos[i], table.vel[i], table.heading[i], table.radius[i], table.max_speed[i], circles[0],
-                    circles[1], table.detection_box_length[i], grid=circles[2])
+        used = W.any(axis=0)  # non-zero weights, over every row: at worst an input is prepared that no row reads
+        group_all = self.max_neighbours is None and bool(used[_GROUP_COLUMNS].any())
+        given, given_on, new_wander = _NO_GIVEN, _GIVEN_OFF, None
+        wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
+        if wanted.any():  # the reference functions for the behaviours the kernel is handed
+            steering = table.has_steering[:n]
+            srows, sel = (np.arange(n), slice(0, n)) if steering.all() else (np.flatnonzero(steering),) * 2
+            stack, new_wander = self._behaviour_stack(world, srows, sel, only=wanted)
+            given = np.zeros((n, len(GIVEN), 2))
+            given[srows] = stack[:, GIVEN_BEHAVIOURS]
+            given_on = wanted[GIVEN_BEHAVIOURS]
+            if new_wander is not None and not np.isfinite(new_wander[1]).all():
+                return False  # the reference path refuses it
+        walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
+        if walls is not None:  # the compiled loop of wall_avoidance, without its checks and copies
+            if given is _NO_GIVEN:
+                given, given_on = np.zeros((n, len(GIVEN), 2)), _GIVEN_OFF.copy()
+            i = np.flatnonzero(table.has_steering[:n] & (W[:, B["wall_avoidance"]] != 0.0))
+            if i.size == n:
+                i = slice(0, n)
+            given[i, _WALL_SLOT] = st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], walls[0],
+                                                  walls[1], *walls[2])
+            given_on[_WALL_SLOT] = True
+        flow = _NO_FLOW
         if used[B["follow_flow"]]:
-            i = rows_using(B["follow_flow"])
+            i = np.flatnonzero(table.has_steering[:n] & (W[:, B["follow_flow"]] != 0.0))
             direction = self._flow(world, i) if i.size else None
             if direction is not None:
                 flow = np.zeros((n, 2))
                 flow[i] = direction
-        wall_args = self._wall_args(world) if used[B["wall_avoidance"]] else _NO_WALLS
-        group = self._group_inputs(world, W, used) if any(used[b] for b in _GROUP) else _NO_GROUP
+        group = self._neighbour_sums(table, W, bool(used[B["alignment"]])) if group_all else _NO_NEIGHBOURS
+        if group is None:
+            return False  # a non-finite position: the reference path refuses it
         status = steer_rows(
             n, table.has_steering, table.has_velocity, table.combiner, table.weights, table.pos, table.vel,
-            table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.panic_distance,
-            table.threat_range, table.has_steer_target, table.steer_target, table.follow_state,
-            table.wander_target, table.wander_radius, table.wander_distance, table.wander_jitter,
-            table.feeler_length, table.force, table.is_agent, table.neighbour_radius, target_row, uniforms, obstacle,
-            flow, *group, *wall_args,
-            float(world.dt))
-        return status == WRITTEN
+            table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.has_steer_target,
+            table.steer_target, table.follow_state, table.feeler_length, table.force, given, given_on, flow,
+            group_all, *group, float(world.dt))
+        if status != WRITTEN:
+            return False
+        if new_wander is not None:
+            table.wander_target[new_wander[0]] = new_wander[1]
+        return True
 
-    def _group_inputs(self, world, W, used) -> tuple:
-        """(group_mode, with_heading, group_forces) for the row kernel."""
-        if self.max_neighbours is None:  # every neighbour counts: the kernel sums over them
-            return GROUP_ALL, bool(used[B["alignment"]]), _NO_FORCES
-        # the closest neighbours only: the reference functions
-        table = world.table
+    @staticmethod
+    def _neighbour_sums(table, W, with_heading: bool):
+        """``flock``'s neighbour pass for the row kernel: (index (n,) of each row among the agents
+        (``is_agent`` or ``has_steering``) or -1, count, sums); radius 0 for the rows without a
+        group behaviour. None for a non-finite position (``build_grid`` refuses it)."""
         n = table.n
-        srows = np.flatnonzero(table.has_steering[:n])
-        forces = np.zeros((n, 3, 2))
-        for b, i, f in self._group(world, srows, W[srows] != 0.0):
-            forces[srows[i], _GROUP.index(b)] = f
-        return GROUP_FORCES, False, forces
+        steering = table.has_steering[:n]
+        member = table.is_agent[:n] | steering
+        radius = np.where(steering & W[:, _GROUP_COLUMNS].any(axis=1), table.neighbour_radius[:n], 0.0)
+        if member.all():  # every row takes part (the usual crowd): views, not gathers
+            index, pos, heading = np.arange(n), table.pos[:n], table.heading[:n]
+        else:
+            rows = np.flatnonzero(member)
+            index = np.full(n, -1, np.int64)
+            index[rows] = np.arange(rows.size)
+            pos, heading, radius = table.pos[rows], table.heading[rows], radius[rows]
+        if not np.isfinite(pos).all():
+            return None
+        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max(initial=0.0)),
+                                                                                        1e-6))
+        count, sums = st.flock_sums(pos, heading, radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
+                                    cell_items)
+        return index, count, sums
 
     def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:
         """The force (N, before weighting and combining) that each behaviour with a non-zero
@@ -326,11 +346,12 @@ class SteeringSystem(System):
         if new_wander is not None:
             table.wander_target[new_wander[0]] = new_wander[1]
 
-    def _behaviour_stack(self, world, srows, sel):
+    def _behaviour_stack(self, world, srows, sel, only=None):
         """(k, B, 2) unweighted force of every behaviour for the steering rows ``srows`` (``sel``
         selects the same rows: a slice or the array), zero where a behaviour is off or lacks its
         input; a STOPPED follower's row holds only its brake. Also (rows, targets) of wander's
-        new targets, or None. Reads the world, writes nothing."""
+        new targets, or None. ``only``: a (B,) mask of the behaviours to compute (None: all).
+        Reads the world, writes nothing."""
         table = world.table
         k = srows.size
 
@@ -340,6 +361,8 @@ class SteeringSystem(System):
         W = col("weights")
         on = W != 0.0
         used = on.any(axis=0)
+        if only is not None:
+            used &= only
         pos, vel, heading, max_speed = col("pos"), col("vel"), col("heading"), col("max_speed")
         ents = col("entity")
         has_t = col("has_steer_target")
