@@ -86,7 +86,11 @@ _SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", 
                                   "follow_flow"))
 """The order the weighted forces are added in, on both paths (the same floating-point sums)."""
 
-_GROUP_COLUMNS = list(_GROUP)
+_SEPARATION, _ALIGNMENT, _COHESION = _GROUP
+assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
+_SMALL_WORLD = 64
+"""Up to this many rows, wall avoidance is computed for every row (views of the columns) rather
+than gathered for the rows that use it."""
 _GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in GIVEN if B[b] not in _GROUP and b != "wall_avoidance"])
 _GIVEN_CAPPED = np.isin(np.arange(N_BEHAVIOURS), GIVEN_BEHAVIOURS)
 """The behaviours the row kernel is handed through the reference path (by column): the group
@@ -188,7 +192,7 @@ class SteeringSystem(System):
             return True  # nothing steers: nothing to write (and nothing compiled)
         W = table.weights[:n]
         used = W.any(axis=0)  # non-zero weights, over every row: at worst an input is prepared that no row reads
-        group_all = self.max_neighbours is None and bool(used[_GROUP_COLUMNS].any())
+        group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
         given, given_on, new_wander = _NO_GIVEN, _GIVEN_OFF, None
         wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
         if wanted.any():  # the reference functions for the behaviours the kernel is handed
@@ -204,9 +208,10 @@ class SteeringSystem(System):
         if walls is not None:  # the compiled loop of wall_avoidance, without its checks and copies
             if given is _NO_GIVEN:
                 given, given_on = np.zeros((n, len(GIVEN), 2)), _GIVEN_OFF.copy()
-            i = np.flatnonzero(table.has_steering[:n] & (W[:, B["wall_avoidance"]] != 0.0))
-            if i.size == n:
-                i = slice(0, n)
+            i = slice(0, n)  # a small world: every row (the kernel reads the rows that use it); views
+            if n > _SMALL_WORLD:
+                i = np.flatnonzero(table.has_steering[:n] & (W[:, B["wall_avoidance"]] != 0.0))
+                i = slice(0, n) if i.size == n else i
             given[i, _WALL_SLOT] = st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], walls[0],
                                                   walls[1], *walls[2])
             given_on[_WALL_SLOT] = True
@@ -239,7 +244,7 @@ class SteeringSystem(System):
         n = table.n
         steering = table.has_steering[:n]
         member = table.is_agent[:n] | steering
-        radius = np.where(steering & W[:, _GROUP_COLUMNS].any(axis=1), table.neighbour_radius[:n], 0.0)
+        radius = np.where(steering & W[:, _SEPARATION:_COHESION + 1].any(axis=1), table.neighbour_radius[:n], 0.0)
         if member.all():  # every row takes part (the usual crowd): views, not gathers
             index, pos, heading = np.arange(n), table.pos[:n], table.heading[:n]
         else:
@@ -249,8 +254,8 @@ class SteeringSystem(System):
             pos, heading, radius = table.pos[rows], table.heading[rows], radius[rows]
         if not np.isfinite(pos).all():
             return None
-        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max(initial=0.0)),
-                                                                                        1e-6))
+        # (a steering row is among them: radius is not empty)
+        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max()), 1e-6))
         count, sums = st.flock_sums(pos, heading, radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
                                     cell_items)
         return index, count, sums

@@ -229,3 +229,28 @@ def test_behaviour_forces_of_a_stopped_follower_show_only_the_brake():
     forces = SteeringSystem().behaviour_forces(w, e)
     assert forces["seek"] == (0.0, 0.0) and forces["separation"] == (0.0, 0.0)
     np.testing.assert_allclose(forces["follow_path"], np.array([-1.0, 0.5]) * 2.0 / w.dt)
+
+
+def test_without_a_map_or_field_both_paths_agree():
+    worlds = []
+    for compiled in (True, False):
+        w, _ = random_world(21, 25, compiled, flow=False)
+        w.map = None
+        w.step()
+        worlds.append(w)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0
+    assert_same_outputs(*worlds)
+
+
+def test_the_kernel_is_not_called_in_a_world_that_does_not_steer(monkeypatch):
+    import ecs_nav.systems.steering as steering_system
+
+    def refuse(*args):
+        raise AssertionError("steer_rows called (and compiled) for a world without steering")
+
+    monkeypatch.setattr(steering_system, "steer_rows", refuse)
+    w = World(seed=0)
+    w.add_systems(SteeringSystem(), Integrate())
+    e = w.spawn(Position(0, 0), Velocity(1, 0), Agent())
+    w.run(3)
+    assert w.get(e, Position).x > 0
