@@ -91,7 +91,7 @@ def _truncate(x, y, max_len):
 
 @nb.njit(cache=True)
 def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
-               deceleration, has_steer_target, steer_target, follow_state, feeler_length, force, given, given_on,
+               deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
                flow, group_all, group_index, group_count, group_sums, dt):
     """Steer rows [0, n) of the table where ``has_steering``; returns WRITTEN or REFUSED.
 

@@ -228,7 +228,7 @@ class SteeringSystem(System):
         status = steer_rows(
             n, table.has_steering, table.has_velocity, table.combiner, table.weights, table.pos, table.vel,
             table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.has_steer_target,
-            table.steer_target, table.follow_state, table.feeler_length, table.force, given, given_on, flow,
+            table.steer_target, table.follow_state, table.force, given, given_on, flow,
             group_all, *group, float(world.dt))
         if status != WRITTEN:
             return False
