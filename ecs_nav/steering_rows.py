@@ -45,7 +45,7 @@ STOP_SPEED = 1e-9
 
 GIVEN = ("flee", "pursuit", "evade", "wander", "obstacle_avoidance", "wall_avoidance", "separation", "alignment",
          "cohesion")
-"""The behaviours whose forces the caller hands in (``given`` (n, len(GIVEN), 2), in this order);
+"""The behaviours whose forces the caller hands in (``given`` (len(GIVEN), n, 2), in this order);
 the group behaviours only under a neighbour cap."""
 GIVEN_BEHAVIOURS = np.array([B[b] for b in GIVEN], dtype=np.int64)
 """Their columns in the weights."""
@@ -96,11 +96,11 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
     """Steer rows [0, n) of the table where ``has_steering``; returns WRITTEN or REFUSED.
 
     Table columns (capacity-long, as the AgentTable holds them): ``force`` and ``vel`` are
-    written, the rest read. ``given`` (n, len(GIVEN), 2): the GIVEN behaviours' forces by table
-    row, read for slot s where ``given_on[s]``. ``flow`` (n, 2): the flow direction at each
-    agent (empty: no field). ``group_all``: separation, alignment and cohesion over every
-    neighbour from ``ecs_nav.steering.flock_sums``' (count, sums) of the agents, row i's at
-    ``group_index[i]``.
+    written, the rest read. ``given`` (len(GIVEN), n, 2): the GIVEN behaviours' forces by slot
+    and table row, read for slot s where ``given_on[s]`` (the other slots may hold anything).
+    ``flow`` (n, 2): the flow direction at each agent (empty: no field). ``group_all``:
+    separation, alignment and cohesion over every neighbour from ``ecs_nav.steering.flock_sums``'
+    (count, sums) of the agents, row i's at ``group_index[i]``.
     """
     out_force = np.empty((n, 2))
     out_vel = np.empty((n, 2))
@@ -131,8 +131,8 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
         for s in range(_FIRST_GROUP):  # flee, pursuit, evade, wander, obstacle and wall avoidance
             b = GIVEN_BEHAVIOURS[s]
             if given_on[s] and w[b] != 0.0:
-                sx += given[i, s, 0] * w[b]
-                sy += given[i, s, 1] * w[b]
+                sx += given[s, i, 0] * w[b]
+                sy += given[s, i, 1] * w[b]
         if group_all:
             g = group_index[i]
             count = group_count[g]
@@ -161,8 +161,8 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
             for s in range(_FIRST_GROUP, n_given):  # under a neighbour cap
                 b = GIVEN_BEHAVIOURS[s]
                 if given_on[s] and w[b] != 0.0:
-                    sx += given[i, s, 0] * w[b]
-                    sy += given[i, s, 1] * w[b]
+                    sx += given[s, i, 0] * w[b]
+                    sy += given[s, i, 1] * w[b]
         state = follow_state[i]
         stopped = False
         if w[_FOLLOW_PATH] != 0.0:

@@ -6,12 +6,13 @@ randomised worlds to 1e-12, and their state digests):
 
 * the row kernel (``ecs_nav.steering_rows.steer_rows``), used for every tick in which all steering
   rows use the weighted truncated sum: one compiled pass over the table's columns computes each
-  row's behaviours, their sum, the truncation and the new velocity, with the neighbour pass of
-  the group behaviours inside it. A small world pays one kernel call, not a numpy call per
-  behaviour, and a crowd no (k, 2) temporaries. Inputs that need noise or a search (wander's
-  uniforms, obstacle avoidance, the flow field at each agent, target entities' rows, capped
-  neighbour lists) are prepared before it, only when some row uses them. It is compiled on the
-  first tick that has a steering row.
+  row's seek, arrive, follow_path, follow_flow and group behaviours, the weighted sum, the
+  truncation and the new velocity. A small world pays a few kernel calls, not a numpy call per
+  behaviour, and a crowd no (k, 2) temporaries. Before it, only when some row uses them: the
+  neighbour sums (``ecs_nav.steering.flock_sums``, one pass over a grid of the agents), wall
+  avoidance (``wall_forces``), the flow field sampled at each agent, and flee, pursuit, evade,
+  wander and obstacle avoidance (and the group behaviours under a neighbour cap) through the
+  reference functions. It is compiled on the first tick that has a steering row.
 * the reference path: ``ecs_nav.steering``'s vectorised functions, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
   the prioritised and dithered combiners (a tick with any such row takes it for every row), a
@@ -89,14 +90,15 @@ _SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", 
 _SEPARATION, _ALIGNMENT, _COHESION = _GROUP
 assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
 _SMALL_WORLD = 64
-"""Up to this many rows, wall avoidance is computed for every row (views of the columns) rather
-than gathered for the rows that use it."""
-_GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in GIVEN if B[b] not in _GROUP and b != "wall_avoidance"])
-_GIVEN_CAPPED = np.isin(np.arange(N_BEHAVIOURS), GIVEN_BEHAVIOURS)
+"""Up to this many rows, obstacle and wall avoidance are computed for every row (views of the
+columns) rather than gathered for the rows that use them."""
+_GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander")])
+_GIVEN_CAPPED = _GIVEN_ALWAYS | np.isin(np.arange(N_BEHAVIOURS), list(_GROUP))
 """The behaviours the row kernel is handed through the reference path (by column): the group
-behaviours only under a cap; wall avoidance has a direct call."""
+behaviours only under a cap; obstacle and wall avoidance have direct calls."""
+_OBSTACLE_SLOT = GIVEN.index("obstacle_avoidance")
 _WALL_SLOT = GIVEN.index("wall_avoidance")
-_NO_GIVEN = np.zeros((0, len(GIVEN), 2))
+_NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
 _GIVEN_OFF = np.zeros(len(GIVEN), bool)
 _NO_FLOW = np.zeros((0, 2))
 _NO_NEIGHBOURS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6)))
@@ -193,28 +195,46 @@ class SteeringSystem(System):
         W = table.weights[:n]
         used = W.any(axis=0)  # non-zero weights, over every row: at worst an input is prepared that no row reads
         group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
-        given, given_on, new_wander = _NO_GIVEN, _GIVEN_OFF, None
+        steering = table.has_steering[:n]
+        given, given_on, new_wander = None, _GIVEN_OFF.copy(), None
+
+        def rows_using(b):  # a small world: every row, as views (the kernel reads the rows that use it)
+            if n <= _SMALL_WORLD:
+                return slice(0, n)
+            i = np.flatnonzero(steering & (W[:, b] != 0.0))
+            return slice(0, n) if i.size == n else i
+
+        def hand_in(slot, rows, forces):
+            nonlocal given
+            if given is None:
+                given = np.empty((len(GIVEN), n, 2))
+            if not isinstance(rows, slice):
+                given[slot] = 0.0
+            given[slot, rows] = forces
+            given_on[slot] = True
+
         wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
-        if wanted.any():  # the reference functions for the behaviours the kernel is handed
-            steering = table.has_steering[:n]
+        if wanted.any():  # flee, pursuit, evade, wander; capped group: the reference functions
             srows, sel = (np.arange(n), slice(0, n)) if steering.all() else (np.flatnonzero(steering),) * 2
             stack, new_wander = self._behaviour_stack(world, srows, sel, only=wanted)
-            given = np.zeros((n, len(GIVEN), 2))
-            given[srows] = stack[:, GIVEN_BEHAVIOURS]
-            given_on = wanted[GIVEN_BEHAVIOURS]
             if new_wander is not None and not np.isfinite(new_wander[1]).all():
                 return False  # the reference path refuses it
+            for slot, b in enumerate(GIVEN_BEHAVIOURS):
+                if wanted[b]:
+                    hand_in(slot, sel, stack[:, b])
+        circles = self._geometry(world)[0] if used[B["obstacle_avoidance"]] else None
+        if circles is not None:
+            i = rows_using(B["obstacle_avoidance"])
+            hand_in(_OBSTACLE_SLOT, i, st.obstacle_avoidance(
+                table.pos[i], table.vel[i], table.heading[i], table.radius[i], table.max_speed[i], circles[0],
+                circles[1], table.detection_box_length[i], grid=circles[2]))
         walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
         if walls is not None:  # the compiled loop of wall_avoidance, without its checks and copies
-            if given is _NO_GIVEN:
-                given, given_on = np.zeros((n, len(GIVEN), 2)), _GIVEN_OFF.copy()
-            i = slice(0, n)  # a small world: every row (the kernel reads the rows that use it); views
-            if n > _SMALL_WORLD:
-                i = np.flatnonzero(table.has_steering[:n] & (W[:, B["wall_avoidance"]] != 0.0))
-                i = slice(0, n) if i.size == n else i
-            given[i, _WALL_SLOT] = st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], walls[0],
-                                                  walls[1], *walls[2])
-            given_on[_WALL_SLOT] = True
+            i = rows_using(B["wall_avoidance"])
+            hand_in(_WALL_SLOT, i, st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], walls[0],
+                                                  walls[1], *walls[2]))
+        if given is None:
+            given = _NO_GIVEN
         flow = _NO_FLOW
         if used[B["follow_flow"]]:
             i = np.flatnonzero(table.has_steering[:n] & (W[:, B["follow_flow"]] != 0.0))
