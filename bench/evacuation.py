@@ -44,6 +44,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from system_cpu import cpu_per_system  # noqa: E402
+
 from ecs_nav.nav import flow_field  # noqa: E402
 from ecs_nav.scene import build_world, parse_scene  # noqa: E402
 
@@ -129,6 +131,8 @@ def run_ecs_nav(world, max_seconds: float) -> dict:
     steady_ticks = round(STEADY_SECONDS / world.dt) + 1
     for name in world.timings_ms:
         world.timings_ms[name] = 0.0
+    system_cpu = cpu_per_system(world)
+    first_cpu, steady_cpu = None, None
     max_ticks = round(max_seconds / world.dt)
     run_start = time.perf_counter()
     while world.table.n > 0 and world.tick < max_ticks:
@@ -143,9 +147,9 @@ def run_ecs_nav(world, max_seconds: float) -> dict:
         if ninety is None and out >= 0.9 * total:
             ninety = world.time
         if world.tick == 1:
-            first_timings = dict(world.timings_ms)
+            first_timings, first_cpu = dict(world.timings_ms), dict(system_cpu)
         if world.tick == steady_ticks:
-            steady_timings = dict(world.timings_ms)
+            steady_timings, steady_cpu = dict(world.timings_ms), dict(system_cpu)
         if world.tick % round(PROGRESS_SECONDS / world.dt) == 0:
             print(f"  ecs_nav t={world.time:.0f} s: {world.table.n:,} inside", flush=True)
     run_wall = time.perf_counter() - run_start
@@ -164,6 +168,8 @@ def run_ecs_nav(world, max_seconds: float) -> dict:
         "systems ms per tick, full crowd": {k: (v - first_timings[k]) / (window.stop - 1)
                                              for k, v in (steady_timings or world.timings_ms).items()},
         "systems ms per tick, whole run": {k: v / ticks for k, v in world.timings_ms.items()},
+        "systems CPU ms per tick, full crowd": {k: (v - first_cpu[k]) / (window.stop - 1)
+                                                 for k, v in (steady_cpu or system_cpu).items()},
         "by exit": {tuple(p): int(a) for p, a in zip(shared.goal_points.tolist(), shared.arrivals)},
         "field builds": fields.builds,
         "inside after each tick": np.array(inside),

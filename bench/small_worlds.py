@@ -21,6 +21,7 @@ import time
 import numpy as np
 from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
+from system_cpu import cpu_per_system
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
 from ecs_nav.geometry import MapGeometry
@@ -87,12 +88,16 @@ def rvo2(n: int, ticks: int) -> tuple[float, float]:
     return per_tick(step, ticks)
 
 
-def chase(ticks: int) -> tuple[float, float]:
+def chase(ticks: int) -> tuple[float, float, dict[str, float]]:
+    """Median wall and CPU µs of a chase tick, and each system's mean CPU µs a tick."""
     world = load_scene("chase")
+    used = cpu_per_system(world)
     world.run(30)  # the graph build, the first plan, numba cache loads
-    result = per_tick(world.step, ticks)
+    before = dict(used)
+    wall, cpu = per_tick(world.step, ticks)
+    systems = {name: (ms - before[name]) * 1000.0 / ticks for name, ms in used.items()}
     world.close()
-    return result
+    return wall, cpu, systems
 
 
 def main() -> None:
@@ -107,8 +112,9 @@ def main() -> None:
         ticks = max(20, args.ticks // 10) if n >= 10000 else args.ticks
         (ow, oc), (rw, rc) = ours(n, ticks), rvo2(n, ticks)
         print(f"| {n:,} | {ow:,.0f} ({oc:,.0f}) | {rw:,.0f} ({rc:,.0f}) | {ow / n:,.2f} | {rw / n:,.2f} |")
-    cw, cc = chase(args.ticks)
+    cw, cc, systems = chase(args.ticks)
     print(f"\nchase scene (2 agents, all five systems): {cw:,.0f} µs/tick wall ({cc:,.0f} CPU)")
+    print("per system, mean CPU µs a tick: " + ", ".join(f"{name} {us:,.1f}" for name, us in systems.items()))
     print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -162,6 +162,12 @@ def _grid(lo, hi, cell_size):
     return origin[0], origin[1], cell_size, cols, rows, cell_start, cell_items
 
 
+bin_into_grid = _grid
+"""``build_grid``'s compiled core, for other kernels to call: (lo, hi, cell_size) -> (origin x,
+origin y, cell size, cols, rows, cell_start, cell_items). It trusts its input: finite (k, 2)
+corners with hi >= lo and a finite cell_size > 0 (``build_grid`` checks them)."""
+
+
 def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     """Bin items into a uniform grid in O(items + cells).
 

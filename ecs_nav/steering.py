@@ -352,62 +352,77 @@ def obstacle_avoidance(pos, vel, heading, radius, max_speed, obstacles_centre, o
 
 
 @nb.njit(cache=True)
+def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
+    """One agent's wall avoidance force (see ``wall_avoidance``) as (fx, fy): the agent at
+    (px, py) heading (hx, hy) with feelers of ``reach``; walls and their grid's kernel args.
+    Compiled: the SteeringSystem's row kernel and ``wall_avoidance`` both call it."""
+    cos_f = np.cos(WALL_FEELER_ANGLE)
+    sin_f = np.sin(WALL_FEELER_ANGLE)
+    c0x, c1x = _cell_range(px - reach, px + reach, ox, inv_cell, cols)
+    c0y, c1y = _cell_range(py - reach, py + reach, oy, inv_cell, rows)
+    best_overshoot = 0.0
+    out_x = 0.0
+    out_y = 0.0
+    for f in range(3):
+        if f == 0:
+            fx, fy, flen = hx, hy, reach
+        elif f == 1:
+            fx, fy, flen = hx * cos_f - hy * sin_f, hx * sin_f + hy * cos_f, 0.5 * reach
+        else:
+            fx, fy, flen = hx * cos_f + hy * sin_f, -hx * sin_f + hy * cos_f, 0.5 * reach
+        ex, ey = fx * flen, fy * flen  # feeler vector from pos to its tip
+        best_t = np.inf
+        best_wall = -1
+        for cy in range(c0y, c1y + 1):
+            for cx in range(c0x, c1x + 1):
+                c = cy * cols + cx
+                for s in range(cell_start[c], cell_start[c + 1]):
+                    w = cell_items[s]
+                    ax, ay = wall_a[w, 0], wall_a[w, 1]
+                    wx, wy = wall_b[w, 0] - ax, wall_b[w, 1] - ay
+                    denom = ex * wy - ey * wx
+                    if denom == 0.0:
+                        continue  # parallel: no single crossing point
+                    qx, qy = ax - px, ay - py
+                    t = (qx * wy - qy * wx) / denom  # along the feeler
+                    u = (qx * ey - qy * ex) / denom  # along the wall
+                    if t < 0.0 or t > 1.0 or u < 0.0 or u > 1.0:
+                        continue
+                    if t < best_t or (t == best_t and w < best_wall):
+                        best_t = t
+                        best_wall = w
+        if best_wall < 0:
+            continue
+        overshoot = (1.0 - best_t) * flen
+        if overshoot <= best_overshoot:
+            continue
+        wx = wall_b[best_wall, 0] - wall_a[best_wall, 0]
+        wy = wall_b[best_wall, 1] - wall_a[best_wall, 1]
+        wl = np.sqrt(wx * wx + wy * wy)
+        nx, ny = -wy / wl, wx / wl  # Buckland's wall normal: left of a -> b
+        if nx * (px - wall_a[best_wall, 0]) + ny * (py - wall_a[best_wall, 1]) < 0.0:
+            nx, ny = -nx, -ny  # two-sided: the normal faces the agent
+        best_overshoot = overshoot
+        out_x = nx * overshoot
+        out_y = ny * overshoot
+    return out_x, out_y
+
+
+@nb.njit(cache=True)
 def _wall_avoidance(pos, heading, feeler_length, wall_a, wall_b, ox, oy, inv_cell, cols, rows,
                     cell_start, cell_items):
     k = pos.shape[0]
     out = np.zeros((k, 2))
-    cos_f = np.cos(WALL_FEELER_ANGLE)
-    sin_f = np.sin(WALL_FEELER_ANGLE)
     for i in range(k):
-        px, py = pos[i, 0], pos[i, 1]
-        hx, hy = heading[i, 0], heading[i, 1]
-        reach = feeler_length[i]
-        c0x, c1x = _cell_range(px - reach, px + reach, ox, inv_cell, cols)
-        c0y, c1y = _cell_range(py - reach, py + reach, oy, inv_cell, rows)
-        best_overshoot = 0.0
-        for f in range(3):
-            if f == 0:
-                fx, fy, flen = hx, hy, reach
-            elif f == 1:
-                fx, fy, flen = hx * cos_f - hy * sin_f, hx * sin_f + hy * cos_f, 0.5 * reach
-            else:
-                fx, fy, flen = hx * cos_f + hy * sin_f, -hx * sin_f + hy * cos_f, 0.5 * reach
-            ex, ey = fx * flen, fy * flen  # feeler vector from pos to its tip
-            best_t = np.inf
-            best_wall = -1
-            for cy in range(c0y, c1y + 1):
-                for cx in range(c0x, c1x + 1):
-                    c = cy * cols + cx
-                    for s in range(cell_start[c], cell_start[c + 1]):
-                        w = cell_items[s]
-                        ax, ay = wall_a[w, 0], wall_a[w, 1]
-                        wx, wy = wall_b[w, 0] - ax, wall_b[w, 1] - ay
-                        denom = ex * wy - ey * wx
-                        if denom == 0.0:
-                            continue  # parallel: no single crossing point
-                        qx, qy = ax - px, ay - py
-                        t = (qx * wy - qy * wx) / denom  # along the feeler
-                        u = (qx * ey - qy * ex) / denom  # along the wall
-                        if t < 0.0 or t > 1.0 or u < 0.0 or u > 1.0:
-                            continue
-                        if t < best_t or (t == best_t and w < best_wall):
-                            best_t = t
-                            best_wall = w
-            if best_wall < 0:
-                continue
-            overshoot = (1.0 - best_t) * flen
-            if overshoot <= best_overshoot:
-                continue
-            wx = wall_b[best_wall, 0] - wall_a[best_wall, 0]
-            wy = wall_b[best_wall, 1] - wall_a[best_wall, 1]
-            wl = np.sqrt(wx * wx + wy * wy)
-            nx, ny = -wy / wl, wx / wl  # Buckland's wall normal: left of a -> b
-            if nx * (px - wall_a[best_wall, 0]) + ny * (py - wall_a[best_wall, 1]) < 0.0:
-                nx, ny = -nx, -ny  # two-sided: the normal faces the agent
-            best_overshoot = overshoot
-            out[i, 0] = nx * overshoot
-            out[i, 1] = ny * overshoot
+        out[i, 0], out[i, 1] = wall_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i],
+                                          wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
     return out
+
+
+wall_forces = _wall_avoidance
+"""``wall_avoidance``'s compiled loop, for callers that keep their walls ready: (pos, heading,
+feeler_length (k,), walls_a, walls_b, *grid.kernel_args()) -> (k, 2), all contiguous float64;
+walls of length > MIN_WALL_LENGTH only."""
 
 
 def wall_grid(walls_a, walls_b, cell_size: float) -> UniformGrid:
@@ -560,6 +575,20 @@ def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows
     return count, sums
 
 
+flock_sums = _flock_sums
+"""``neighbour_sums``' compiled kernel with the grid's kernel args spread, for other kernels to
+call: (pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows, cell_start,
+cell_items) -> (count, sums)."""
+
+
+def neighbour_sums(pos, heading, radius, with_heading: bool, grid: UniformGrid):
+    """Per agent over its neighbours strictly within ``radius[i]`` (itself excluded; radius 0:
+    none): the count (k,) int64 and (k, 6) sums -- the separation push (to_agent / |to_agent|²),
+    the neighbours' positions and, with ``with_heading``, their headings (else zero).
+    pos, heading (k, 2) and radius (k,) contiguous float64; ``grid`` is ``build_grid(pos, ...)``."""
+    return _flock_sums(pos, heading, radius, with_heading, *grid.kernel_args())
+
+
 def flock(pos, vel, heading, max_speed, radius, grid: UniformGrid | None = None,
           alignment: bool = True, cohesion: bool = True):
     """Separation, alignment and cohesion of every agent over *all* its neighbours within
@@ -582,7 +611,7 @@ def flock(pos, vel, heading, max_speed, radius, grid: UniformGrid | None = None,
     radius = np.ascontiguousarray(_col(radius, k))
     if grid is None:
         grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
-    count, sums = _flock_sums(pos, heading, radius, bool(alignment), *grid.kernel_args())
+    count, sums = neighbour_sums(pos, heading, radius, bool(alignment), grid)
     some = (count > 0)[:, None]
     n = np.maximum(count, 1)[:, None]
     aligned = np.where(some, sums[:, 4:6] / n - heading, 0.0) if alignment else None

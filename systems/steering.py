@@ -1,9 +1,23 @@
 """SteeringSystem: every agent's steering force from its SteeringWeights, then its velocity.
 
-Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). The kernels are in
-``ecs_nav.steering``; this system selects rows, gathers their inputs from the agent table and
-writes ``force`` and ``vel`` back. Everything is vectorised: a behaviour is computed only for
-the rows (among those with ``has_steering``) whose weight for it is non-zero.
+Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). Two paths give the same
+forces and velocities (the same formulas in the same order of operations; tests compare them on
+randomised worlds to 1e-12, and their state digests):
+
+* the row kernel (``ecs_nav.steering_rows.steer_rows``), used for every tick in which all steering
+  rows use the weighted truncated sum: one compiled pass over the table's columns computes each
+  row's seek, arrive, follow_path, follow_flow and group behaviours, the weighted sum, the
+  truncation and the new velocity. A small world pays a few kernel calls, not a numpy call per
+  behaviour, and a crowd no (k, 2) temporaries. Before it, only when some row uses them: the
+  neighbour sums (``ecs_nav.steering.flock_sums``, one pass over a grid of the agents), wall
+  avoidance (``wall_forces``), the flow field sampled at each agent, and flee, pursuit, evade,
+  wander and obstacle avoidance (and the group behaviours under a neighbour cap) through the
+  reference functions. It is compiled on the first tick that has a steering row.
+* the reference path: ``ecs_nav.steering``'s vectorised functions, each behaviour computed for
+  the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
+  the prioritised and dithered combiners (a tick with any such row takes it for every row), a
+  tick the kernel refuses (a non-finite value or a mass <= 0: the reference path then raises the
+  precise error), ``compiled=False`` and ``behaviour_forces``.
 
 Inputs per behaviour:
 
@@ -38,8 +52,9 @@ Combiners per row (``combiner`` column): 0 weighted truncated sum, 1 prioritised
 ``vel = truncate(vel + truncate(force, max_force) / mass * dt, max_speed)`` for the rows with
 ``has_steering`` and ``has_velocity``. The PhysicsSystem integrates position.
 
-A non-finite force or velocity raises ``FloatingPointError`` naming the entities, before
-anything is written: the system refuses rather than propagates.
+A non-finite force, velocity or wander target raises ``FloatingPointError`` naming the
+entities, before anything is written: the system refuses rather than propagates (the row kernel
+writes nothing and hands the tick to the reference path, which raises).
 """
 
 from __future__ import annotations
@@ -47,7 +62,8 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav import steering as st
-from ecs_nav.spatial import neighbours_within
+from ecs_nav.spatial import bin_into_grid, neighbours_within
+from ecs_nav.steering_rows import GIVEN, GIVEN_BEHAVIOURS, STOP_SPEED, WRITTEN, steer_rows
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System, refuse_non_finite
 
@@ -65,10 +81,27 @@ DITHER_PROBABILITIES = np.array([
 """Buckland's Params.ini probabilities (prWallAvoidance 0.5, ... prArrive 0.5); pursuit,
 follow_path and follow_flow, absent from his dithered list, take prSeek's 0.8."""
 
-STOP_SPEED = 1e-9
-"""A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
-
 _GROUP = (B["separation"], B["alignment"], B["cohesion"])
+_SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", "wander", "obstacle_avoidance",
+                                  "wall_avoidance", "separation", "alignment", "cohesion", "follow_path",
+                                  "follow_flow"))
+"""The order the weighted forces are added in, on both paths (the same floating-point sums)."""
+
+_SEPARATION, _ALIGNMENT, _COHESION = _GROUP
+assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
+_SMALL_WORLD = 64
+"""Up to this many rows, obstacle and wall avoidance are computed for every row (views of the
+columns) rather than gathered for the rows that use them."""
+_GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander")])
+_GIVEN_CAPPED = _GIVEN_ALWAYS | np.isin(np.arange(N_BEHAVIOURS), list(_GROUP))
+"""The behaviours the row kernel is handed through the reference path (by column): the group
+behaviours only under a cap; obstacle and wall avoidance have direct calls."""
+_OBSTACLE_SLOT = GIVEN.index("obstacle_avoidance")
+_WALL_SLOT = GIVEN.index("wall_avoidance")
+_NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
+_GIVEN_OFF = np.zeros(len(GIVEN), bool)
+_NO_FLOW = np.zeros((0, 2))
+_NO_NEIGHBOURS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6)))
 
 
 class SteeringSystem(System):
@@ -78,12 +111,20 @@ class SteeringSystem(System):
         max_neighbours: cap on neighbours per agent for the group behaviours (closest kept);
             None keeps all within the radius.
         wall_min_height: boxes whose top is at most this above the floor are steps, not walls.
+        compiled: steer the weighted-sum rows with the row kernel (``ecs_nav.steering_rows``);
+            False: every row through the vectorised reference path (the same forces; tests
+            compare the two).
     """
 
     name = "SteeringSystem"
 
-    def __init__(self, max_neighbours: int | None = None, wall_min_height: float = 0.5):
+    def __init__(self, max_neighbours: int | None = None, wall_min_height: float = 0.5, compiled: bool = True):
         self.max_neighbours = max_neighbours
+        self.compiled = bool(compiled)
+        self.reference_ticks = 0
+        """Ticks steered by the reference path (``compiled=False``, a prioritised or dithered
+        row, or an input the kernel refused)."""
+        self._kernel_walls = None  # (the cached walls they come from, the walls wall_forces takes)
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -117,15 +158,149 @@ class SteeringSystem(System):
         self._walls = (a, b, st.wall_grid(a, b, 4.0))
         return self._circles, self._walls
 
+    def _wall_inputs(self, world):
+        """(walls_a, walls_b, grid kernel args) of the segments longer than MIN_WALL_LENGTH (what
+        ``wall_avoidance`` keeps), or None without walls; cached with the geometry."""
+        _, walls = self._geometry(world)
+        if self._kernel_walls is None or self._kernel_walls[0] is not walls:
+            kept = None
+            if walls is not None:
+                a, b, grid = walls
+                keep = st.length(b - a) > st.MIN_WALL_LENGTH
+                if not keep.all():
+                    a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
+                    grid = st.wall_grid(a, b, 4.0)
+                if a.shape[0]:
+                    kept = (np.ascontiguousarray(a), np.ascontiguousarray(b), grid.kernel_args())
+            self._kernel_walls = (walls, kept)
+        return self._kernel_walls[1]
+
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
         # a non-finite input makes the kernels warn on their way to a non-finite output, which
         # is refused below with the entities named
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            self._update(world)
+            if not (self.compiled and self._steer_compiled(world)):
+                self.reference_ticks += 1
+                self._reference_update(world)
 
-    def _update(self, world) -> None:
+    def _steer_compiled(self, world) -> bool:
+        """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
+        nothing (a row it leaves to the reference path)."""
+        table = world.table
+        n = table.n
+        if n == 0 or not table.has_steering[:n].any():
+            return True  # nothing steers: nothing to write (and nothing compiled)
+        W = table.weights[:n]
+        used = W.any(axis=0)  # non-zero weights, over every row: at worst an input is prepared that no row reads
+        group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
+        steering = table.has_steering[:n]
+        given, given_on, new_wander = None, _GIVEN_OFF.copy(), None
+
+        def rows_using(b):  # a small world: every row, as views (the kernel reads the rows that use it)
+            if n <= _SMALL_WORLD:
+                return slice(0, n)
+            i = np.flatnonzero(steering & (W[:, b] != 0.0))
+            return slice(0, n) if i.size == n else i
+
+        def hand_in(slot, rows, forces):
+            nonlocal given
+            if given is None:
+                given = np.empty((len(GIVEN), n, 2))
+            if not isinstance(rows, slice):
+                given[slot] = 0.0
+            given[slot, rows] = forces
+            given_on[slot] = True
+
+        wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
+        if wanted.any():  # flee, pursuit, evade, wander; capped group: the reference functions
+            srows, sel = (np.arange(n), slice(0, n)) if steering.all() else (np.flatnonzero(steering),) * 2
+            stack, new_wander = self._behaviour_stack(world, srows, sel, only=wanted)
+            if new_wander is not None and not np.isfinite(new_wander[1]).all():
+                return False  # the reference path refuses it
+            for slot, b in enumerate(GIVEN_BEHAVIOURS):
+                if wanted[b]:
+                    hand_in(slot, sel, stack[:, b])
+        circles = self._geometry(world)[0] if used[B["obstacle_avoidance"]] else None
+        if circles is not None:
+            i = rows_using(B["obstacle_avoidance"])
+            hand_in(_OBSTACLE_SLOT, i, st.obstacle_avoidance(
+                table.pos[i], table.vel[i], table.heading[i], table.radius[i], table.max_speed[i], circles[0],
+                circles[1], table.detection_box_length[i], grid=circles[2]))
+        walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
+        if walls is not None:  # the compiled loop of wall_avoidance, without its checks and copies
+            i = rows_using(B["wall_avoidance"])
+            hand_in(_WALL_SLOT, i, st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], walls[0],
+                                                  walls[1], *walls[2]))
+        if given is None:
+            given = _NO_GIVEN
+        flow = _NO_FLOW
+        if used[B["follow_flow"]]:
+            i = np.flatnonzero(table.has_steering[:n] & (W[:, B["follow_flow"]] != 0.0))
+            direction = self._flow(world, i) if i.size else None
+            if direction is not None:
+                flow = np.zeros((n, 2))
+                flow[i] = direction
+        group = self._neighbour_sums(table, W, bool(used[B["alignment"]])) if group_all else _NO_NEIGHBOURS
+        if group is None:
+            return False  # a non-finite position: the reference path refuses it
+        status = steer_rows(
+            n, table.has_steering, table.has_velocity, table.combiner, table.weights, table.pos, table.vel,
+            table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.has_steer_target,
+            table.steer_target, table.follow_state, table.force, given, given_on, flow,
+            group_all, *group, float(world.dt))
+        if status != WRITTEN:
+            return False
+        if new_wander is not None:
+            table.wander_target[new_wander[0]] = new_wander[1]
+        return True
+
+    @staticmethod
+    def _neighbour_sums(table, W, with_heading: bool):
+        """``flock``'s neighbour pass for the row kernel: (index (n,) of each row among the agents
+        (``is_agent`` or ``has_steering``) or -1, count, sums); radius 0 for the rows without a
+        group behaviour. None for a non-finite position (``build_grid`` refuses it)."""
+        n = table.n
+        steering = table.has_steering[:n]
+        member = table.is_agent[:n] | steering
+        radius = np.where(steering & W[:, _SEPARATION:_COHESION + 1].any(axis=1), table.neighbour_radius[:n], 0.0)
+        if member.all():  # every row takes part (the usual crowd): views, not gathers
+            index, pos, heading = np.arange(n), table.pos[:n], table.heading[:n]
+        else:
+            rows = np.flatnonzero(member)
+            index = np.full(n, -1, np.int64)
+            index[rows] = np.arange(rows.size)
+            pos, heading, radius = table.pos[rows], table.heading[rows], radius[rows]
+        if not np.isfinite(pos).all():
+            return None
+        # (a steering row is among them: radius is not empty)
+        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max()), 1e-6))
+        count, sums = st.flock_sums(pos, heading, radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
+                                    cell_items)
+        return index, count, sums
+
+    def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:
+        """The force (N, before weighting and combining) that each behaviour with a non-zero
+        weight produces for ``entity`` on the world's current state, by behaviour name, through
+        the vectorised reference path on that one row. Read-only: nothing in the world changes
+        (wander's jittered target is not kept). As in a tick, a follower STOPPED on its path
+        shows only its brake; its other behaviours read (0, 0).
+
+        Raises KeyError for an entity without a row, ValueError for one without SteeringWeights.
+        """
+        table = world.table
+        row = table.row_of(entity)
+        if not table.has_steering[row]:
+            raise ValueError(f"{self.name}: entity {entity} has no SteeringWeights")
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            forces, _ = self._behaviour_stack(world, np.array([row]), np.array([row]))
+        weights = table.weights[row]
+        return {name: (float(forces[0, b, 0]), float(forces[0, b, 1]))
+                for b, name in enumerate(st.BEHAVIOURS) if weights[b] != 0.0}
+
+    def _reference_update(self, world) -> None:
+        """The vectorised path: every steering row through ``ecs_nav.steering``'s functions."""
         table = world.table
         n = table.n
         steering = table.has_steering[:n]
@@ -134,9 +309,76 @@ class SteeringSystem(System):
         else:
             srows = np.flatnonzero(steering)
             sel = srows
-        k = srows.size
-        if k == 0:
+        if srows.size == 0:
             return
+
+        def col(name):
+            return getattr(table, name)[sel]
+
+        ents = col("entity")
+        combiner = col("combiner")
+        codes = np.unique(combiner)
+        if np.any((codes < 0) | (codes > 2)):
+            bad = ~np.isin(combiner, (0, 1, 2))
+            raise ValueError(f"SteeringSystem: unknown combiner code(s) {sorted(set(combiner[bad].tolist()))} "
+                             f"for entities {ents[bad].tolist()[:10]}")
+        forces, new_wander = self._behaviour_stack(world, srows, sel)
+        W = col("weights")
+        # the weighted sum in the row kernel's order of accumulation; a STOPPED follower's stack
+        # holds only its brake
+        total = np.zeros((srows.size, 2))
+        for b in _SUM_ORDER:
+            total += forces[:, b] * W[:, b, None]
+        fp = B["follow_path"]
+        hold = np.flatnonzero((W[:, fp] != 0.0) & (col("follow_state") == FOLLOW_STOPPED))
+        if hold.size:
+            total[hold] = forces[hold, fp] * W[hold, fp, None]
+
+        # --- combine per row ----------------------------------------------------------------
+        max_force = col("max_force")
+        force = st.truncate(total, max_force)  # the weighted truncated sum
+        for code in codes:
+            if code == 0:
+                continue
+            i = np.flatnonzero(combiner == code)
+            if code == 1:
+                force[i] = st.combine_prioritized(forces[i], W[i], max_force[i])
+            else:
+                u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
+                                    for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
+                force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
+        refuse_non_finite(self.name, ents, **{"steering force": force})
+
+        # --- seed 004's pipeline --------------------------------------------------------------
+        moving = col("has_velocity")
+        all_moving = bool(moving.all())
+        new_vel = None
+        if moving.any():
+            i = slice(None) if all_moving else np.flatnonzero(moving)
+            vel = col("vel")
+            new_vel = st.apply_steering(vel[i], force[i], col("mass")[i], col("max_speed")[i], max_force[i],
+                                        world.dt)
+            refuse_non_finite(self.name, ents[i], velocity=new_vel)
+            halt = ((W[i, fp] != 0.0) & (col("follow_state")[i] == FOLLOW_STOPPED)
+                    & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
+            new_vel[halt] = 0.0
+        if new_wander is not None:
+            refuse_non_finite(self.name, table.entity[new_wander[0]], **{"wander target": new_wander[1]})
+
+        table.force[sel] = force
+        if new_vel is not None:
+            table.vel[srows if all_moving else srows[moving]] = new_vel
+        if new_wander is not None:
+            table.wander_target[new_wander[0]] = new_wander[1]
+
+    def _behaviour_stack(self, world, srows, sel, only=None):
+        """(k, B, 2) unweighted force of every behaviour for the steering rows ``srows`` (``sel``
+        selects the same rows: a slice or the array), zero where a behaviour is off or lacks its
+        input; a STOPPED follower's row holds only its brake. Also (rows, targets) of wander's
+        new targets, or None. ``only``: a (B,) mask of the behaviours to compute (None: all).
+        Reads the world, writes nothing."""
+        table = world.table
+        k = srows.size
 
         def col(name):
             return getattr(table, name)[sel]
@@ -144,22 +386,13 @@ class SteeringSystem(System):
         W = col("weights")
         on = W != 0.0
         used = on.any(axis=0)
+        if only is not None:
+            used &= only
         pos, vel, heading, max_speed = col("pos"), col("vel"), col("heading"), col("max_speed")
         ents = col("entity")
         has_t = col("has_steer_target")
         target = col("steer_target")
-        combiner = col("combiner")
-        codes = np.unique(combiner)
-        if np.any((codes < 0) | (codes > 2)):
-            bad = ~np.isin(combiner, (0, 1, 2))
-            raise ValueError(f"SteeringSystem: unknown combiner code(s) {sorted(set(combiner[bad].tolist()))} "
-                             f"for entities {ents[bad].tolist()[:10]}")
-        summed = combiner == 0
-        all_summed = bool(summed.all())
-        # the (k, B, 2) stack only where a prioritised or dithered row needs it; weighted-sum
-        # rows accumulate force * weight directly
-        forces = None if all_summed else np.zeros((k, N_BEHAVIOURS, 2))
-        total = np.zeros((k, 2))
+        forces = np.zeros((k, N_BEHAVIOURS, 2))
         new_wander = None
 
         def rows_for(b, extra=None):
@@ -169,12 +402,7 @@ class SteeringSystem(System):
             return np.flatnonzero(m)
 
         def put(b, i, f):
-            if forces is not None:
-                forces[i, b] = f
-            w = W[i, b]
-            if not all_summed:
-                w = w * summed[i]
-            total[i] += f * w[:, None]
+            forces[i, b] = f
 
         # target entities (pursuit, evade, flee): rows resolved only where one is set
         trow = np.full(k, -1, np.int64)
@@ -227,15 +455,13 @@ class SteeringSystem(System):
         if any(used[b] for b in _GROUP):
             for b, i, f in self._group(world, srows, on):
                 put(b, i, f)
-        if used[B["follow_path"]]:
+        fp = B["follow_path"]
+        if used[fp]:
             state = col("follow_state")
-            b = B["follow_path"]
-            i = rows_for(b, (state == FOLLOW_SEEK) & has_t)
-            put(b, i, st.seek(pos[i], vel[i], target[i], max_speed[i]))
-            i = rows_for(b, (state == FOLLOW_ARRIVE) & has_t)
-            put(b, i, st.arrive(pos[i], vel[i], target[i], max_speed[i], col("deceleration")[i]))
-            i = rows_for(b, state == FOLLOW_STOPPED)
-            put(b, i, -vel[i] * (col("mass")[i] / world.dt)[:, None])
+            i = rows_for(fp, (state == FOLLOW_SEEK) & has_t)
+            put(fp, i, st.seek(pos[i], vel[i], target[i], max_speed[i]))
+            i = rows_for(fp, (state == FOLLOW_ARRIVE) & has_t)
+            put(fp, i, st.arrive(pos[i], vel[i], target[i], max_speed[i], col("deceleration")[i]))
         if used[B["follow_flow"]]:
             i = rows_for(B["follow_flow"])
             direction = self._flow(world, srows[i])  # only the rows that follow it
@@ -244,50 +470,12 @@ class SteeringSystem(System):
 
         # an agent stopped at its goal holds still: only the brake acts (seed 000's "stop"), so
         # separation does not spread a settled crowd apart again
-        if used[B["follow_path"]]:
-            hold = np.flatnonzero(on[:, B["follow_path"]] & (col("follow_state") == FOLLOW_STOPPED))
+        if used[fp]:
+            hold = np.flatnonzero(on[:, fp] & (col("follow_state") == FOLLOW_STOPPED))
             if hold.size:
-                brake = -vel[hold] * (col("mass")[hold] / world.dt)[:, None]
-                total[hold] = brake * W[hold, B["follow_path"], None]
-                if forces is not None:
-                    forces[hold] = 0.0
-                    forces[hold, B["follow_path"]] = brake
-
-        # --- combine per row ----------------------------------------------------------------
-        max_force = col("max_force")
-        force = st.truncate(total, max_force)  # the weighted truncated sum
-        for code in codes:
-            if code == 0:
-                continue
-            i = np.flatnonzero(combiner == code)
-            if code == 1:
-                force[i] = st.combine_prioritized(forces[i], W[i], max_force[i])
-            else:
-                u = np.concatenate([st.entity_uniforms(world.seed, ents[i], world.tick, stream=DITHER_STREAM + s)
-                                    for s in range((N_BEHAVIOURS + 1) // 2)], axis=1)[:, :N_BEHAVIOURS]
-                force[i] = st.combine_dithered(forces[i], W[i], DITHER_PROBABILITIES, max_force[i], (u + 1.0) / 2.0)
-        refuse_non_finite(self.name, ents, **{"steering force": force})
-
-        # --- seed 004's pipeline --------------------------------------------------------------
-        moving = col("has_velocity")
-        all_moving = bool(moving.all())
-        new_vel = None
-        if moving.any():
-            i = slice(None) if all_moving else np.flatnonzero(moving)
-            new_vel = st.apply_steering(vel[i], force[i], col("mass")[i], max_speed[i], max_force[i], world.dt)
-            refuse_non_finite(self.name, ents[i], velocity=new_vel)
-            if used[B["follow_path"]]:
-                halt = (on[i, B["follow_path"]] & (col("follow_state")[i] == FOLLOW_STOPPED)
-                        & (np.hypot(new_vel[:, 0], new_vel[:, 1]) < STOP_SPEED))
-                new_vel[halt] = 0.0
-        if new_wander is not None:
-            refuse_non_finite(self.name, table.entity[new_wander[0]], **{"wander target": new_wander[1]})
-
-        table.force[sel] = force
-        if new_vel is not None:
-            table.vel[srows if all_moving else srows[moving]] = new_vel
-        if new_wander is not None:
-            table.wander_target[new_wander[0]] = new_wander[1]
+                forces[hold] = 0.0
+                forces[hold, fp] = -vel[hold] * (col("mass")[hold] / world.dt)[:, None]
+        return forces, new_wander
 
     def _group(self, world, srows, on):
         """Separation, alignment and cohesion over the neighbour CSR of all agents; yields

@@ -1,0 +1,210 @@
+"""The SteeringSystem's compiled path: every steering row's behaviours, their weighted truncated
+sum and seed 004's velocity update in one pass over the agent table's columns.
+
+``ecs_nav.steering`` holds the behaviours as vectorised functions (the reference: Buckland's
+formulas, tested on their own); this kernel does the same arithmetic one row at a time, in the
+same order of operations, so that its forces and velocities equal the reference path's
+(``SteeringSystem(compiled=False)``; tests compare the two). It exists for speed at both ends:
+a small world pays one kernel call instead of a few hundred numpy calls, a crowd pays no
+(k, 2) temporaries per behaviour.
+
+It handles rows whose combiner is the weighted truncated sum (code 0). It computes seek, arrive,
+separation, alignment and cohesion over every neighbour (from the neighbour sums of
+``ecs_nav.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow (from
+the field sampled at each agent beforehand). The behaviours that need noise, a target entity or
+a search of their own -- flee, pursuit, evade, wander, obstacle and wall avoidance, and the
+group behaviours under a neighbour cap -- come in as forces the caller computed, only when some
+row uses them (``GIVEN``). So the kernel stays small and calls no other kernel (one called from
+another is compiled into it again): it compiles once, on a first run, in about two seconds
+(``bench/RESULTS.md``), and a scene compiles the kernels of those behaviours only if it uses
+them.
+
+Nothing is written unless every steering row passes: a combiner other than 0, a mass <= 0 or a
+non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
+untouched, and the caller takes the reference path, which raises the precise error (or
+combines the prioritised and dithered rows).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ecs_nav.behaviours import B
+from ecs_nav.steering import DECELERATION_TWEAKER
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+
+WRITTEN = 0
+REFUSED = 1
+"""``steer_rows`` return codes: the table was updated; nothing was written (see the module doc)."""
+
+STOP_SPEED = 1e-9
+"""A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
+
+GIVEN = ("flee", "pursuit", "evade", "wander", "obstacle_avoidance", "wall_avoidance", "separation", "alignment",
+         "cohesion")
+"""The behaviours whose forces the caller hands in (``given`` (len(GIVEN), n, 2), in this order);
+the group behaviours only under a neighbour cap."""
+GIVEN_BEHAVIOURS = np.array([B[b] for b in GIVEN], dtype=np.int64)
+"""Their columns in the weights."""
+
+_SEEK, _ARRIVE = B["seek"], B["arrive"]
+_SEPARATION, _ALIGNMENT, _COHESION = B["separation"], B["alignment"], B["cohesion"]
+_FOLLOW_PATH, _FOLLOW_FLOW = B["follow_path"], B["follow_flow"]
+_FIRST_GROUP = GIVEN.index("separation")
+
+
+@nb.njit(cache=True)
+def _seek(px, py, vx, vy, tx, ty, max_speed):
+    dx = tx - px
+    dy = ty - py
+    d = math.sqrt(dx * dx + dy * dy)
+    if d > 0.0:
+        return dx / d * max_speed - vx, dy / d * max_speed - vy
+    return 0.0 * max_speed - vx, 0.0 * max_speed - vy
+
+
+@nb.njit(cache=True)
+def _arrive(px, py, vx, vy, tx, ty, max_speed, deceleration):
+    dx = tx - px
+    dy = ty - py
+    dist = math.sqrt(dx * dx + dy * dy)
+    if not (dist > 0.0):
+        return 0.0, 0.0
+    speed = dist / (deceleration * DECELERATION_TWEAKER)
+    if not (speed < max_speed or speed != speed):  # np.minimum: NaN wins
+        speed = max_speed
+    per_dist = speed / dist
+    return dx * per_dist - vx, dy * per_dist - vy
+
+
+@nb.njit(cache=True)
+def _truncate(x, y, max_len):
+    d = math.sqrt(x * x + y * y)
+    if d > max_len:
+        scale = max_len / d
+        return x * scale, y * scale
+    return x, y
+
+
+@nb.njit(cache=True)
+def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
+               deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
+               flow, group_all, group_index, group_count, group_sums, dt):
+    """Steer rows [0, n) of the table where ``has_steering``; returns WRITTEN or REFUSED.
+
+    Table columns (capacity-long, as the AgentTable holds them): ``force`` and ``vel`` are
+    written, the rest read. ``given`` (len(GIVEN), n, 2): the GIVEN behaviours' forces by slot
+    and table row, read for slot s where ``given_on[s]`` (the other slots may hold anything).
+    ``flow`` (n, 2): the flow direction at each agent (empty: no field). ``group_all``:
+    separation, alignment and cohesion over every neighbour from ``ecs_nav.steering.flock_sums``'
+    (count, sums) of the agents, row i's at ``group_index[i]``.
+    """
+    out_force = np.empty((n, 2))
+    out_vel = np.empty((n, 2))
+    has_flow = flow.shape[0] > 0
+    n_given = given_on.shape[0]
+    for i in range(n):
+        if not has_steering[i]:
+            continue
+        if combiner[i] != 0:
+            return REFUSED
+        w = weights[i]
+        px, py = pos[i, 0], pos[i, 1]
+        vx, vy = vel[i, 0], vel[i, 1]
+        ms = max_speed[i]
+        has_t = has_steer_target[i]
+        tx, ty = steer_target[i, 0], steer_target[i, 1]
+        sx = 0.0
+        sy = 0.0
+        # the reference path's order of accumulation (systems/steering.py)
+        if w[_SEEK] != 0.0 and has_t:
+            fx, fy = _seek(px, py, vx, vy, tx, ty, ms)
+            sx += fx * w[_SEEK]
+            sy += fy * w[_SEEK]
+        if w[_ARRIVE] != 0.0 and has_t:
+            fx, fy = _arrive(px, py, vx, vy, tx, ty, ms, deceleration[i])
+            sx += fx * w[_ARRIVE]
+            sy += fy * w[_ARRIVE]
+        for s in range(_FIRST_GROUP):  # flee, pursuit, evade, wander, obstacle and wall avoidance
+            b = GIVEN_BEHAVIOURS[s]
+            if given_on[s] and w[b] != 0.0:
+                sx += given[s, i, 0] * w[b]
+                sy += given[s, i, 1] * w[b]
+        if group_all:
+            g = group_index[i]
+            count = group_count[g]
+            if w[_SEPARATION] != 0.0:
+                sx += group_sums[g, 0] * w[_SEPARATION]
+                sy += group_sums[g, 1] * w[_SEPARATION]
+            if w[_ALIGNMENT] != 0.0:
+                fx, fy = 0.0, 0.0
+                if count > 0:
+                    fx = group_sums[g, 4] / count - heading[i, 0]
+                    fy = group_sums[g, 5] / count - heading[i, 1]
+                sx += fx * w[_ALIGNMENT]
+                sy += fy * w[_ALIGNMENT]
+            if w[_COHESION] != 0.0:
+                fx, fy = 0.0, 0.0
+                if count > 0:
+                    fx, fy = _seek(px, py, vx, vy, group_sums[g, 2] / count, group_sums[g, 3] / count, ms)
+                    d = math.sqrt(fx * fx + fy * fy)
+                    if d > 0.0:
+                        fx, fy = fx / d, fy / d
+                    else:
+                        fx, fy = 0.0, 0.0
+                sx += fx * w[_COHESION]
+                sy += fy * w[_COHESION]
+        else:
+            for s in range(_FIRST_GROUP, n_given):  # under a neighbour cap
+                b = GIVEN_BEHAVIOURS[s]
+                if given_on[s] and w[b] != 0.0:
+                    sx += given[s, i, 0] * w[b]
+                    sy += given[s, i, 1] * w[b]
+        state = follow_state[i]
+        stopped = False
+        if w[_FOLLOW_PATH] != 0.0:
+            if state == FOLLOW_SEEK and has_t:
+                fx, fy = _seek(px, py, vx, vy, tx, ty, ms)
+                sx += fx * w[_FOLLOW_PATH]
+                sy += fy * w[_FOLLOW_PATH]
+            elif state == FOLLOW_ARRIVE and has_t:
+                fx, fy = _arrive(px, py, vx, vy, tx, ty, ms, deceleration[i])
+                sx += fx * w[_FOLLOW_PATH]
+                sy += fy * w[_FOLLOW_PATH]
+            elif state == FOLLOW_STOPPED:
+                stopped = True
+        if w[_FOLLOW_FLOW] != 0.0 and has_flow:
+            fx = flow[i, 0] * ms - vx
+            fy = flow[i, 1] * ms - vy
+            sx += fx * w[_FOLLOW_FLOW]
+            sy += fy * w[_FOLLOW_FLOW]
+        if stopped:  # it holds still: only the brake acts
+            per_second = mass[i] / dt
+            sx = -vx * per_second * w[_FOLLOW_PATH]
+            sy = -vy * per_second * w[_FOLLOW_PATH]
+        mf = max_force[i]
+        fx, fy = _truncate(sx, sy, mf)
+        if not (math.isfinite(fx) and math.isfinite(fy)):
+            return REFUSED
+        out_force[i, 0], out_force[i, 1] = fx, fy
+        if has_velocity[i]:
+            m = mass[i]
+            if not (m > 0.0):
+                return REFUSED
+            ax, ay = _truncate(fx, fy, mf)
+            nvx, nvy = _truncate(vx + ax / m * dt, vy + ay / m * dt, ms)
+            if not (math.isfinite(nvx) and math.isfinite(nvy)):
+                return REFUSED
+            if stopped and math.hypot(nvx, nvy) < STOP_SPEED:
+                nvx, nvy = 0.0, 0.0
+            out_vel[i, 0], out_vel[i, 1] = nvx, nvy
+    for i in range(n):
+        if not has_steering[i]:
+            continue
+        force[i, 0], force[i, 1] = out_force[i, 0], out_force[i, 1]
+        if has_velocity[i]:
+            vel[i, 0], vel[i, 1] = out_vel[i, 0], out_vel[i, 1]
+    return WRITTEN

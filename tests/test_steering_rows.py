@@ -1,0 +1,256 @@
+"""The SteeringSystem's row kernel (``ecs_nav.steering_rows``) against the vectorised reference
+path (``SteeringSystem(compiled=False)``): the same forces, velocities and wander targets on
+randomised worlds that use every behaviour and every input; and ``behaviour_forces``."""
+
+import numpy as np
+import pytest
+from ecs_nav.systems.steering import SteeringSystem
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
+from ecs_nav import steering as st
+from ecs_nav.geometry import Box, Circle, MapGeometry
+from ecs_nav.nav.grid import grid_graph
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.testing import Integrate
+
+BEHAVIOURS = list(st.BEHAVIOURS)
+OUTPUTS = ("force", "vel", "wander_target")
+
+
+def random_world(seed: int, count: int, compiled: bool, max_neighbours=None, flow=True, neighbours_only=2,
+                 steps_with=None) -> tuple[World, list[int]]:
+    """A world whose rows use every behaviour with random weights and inputs (built the same for
+    both paths from ``seed``)."""
+    rng = np.random.default_rng(seed)
+    w = World(seed=seed % 997)
+    w.add_systems(SteeringSystem(max_neighbours=max_neighbours, compiled=compiled), *(steps_with or ()))
+    w.map = MapGeometry((-12, -12, 12, 12), boxes=[Box((2, 2), (3, 1), 2.0), Box((-6, -5), (1, 6), 3.0),
+                                                   Box((5, -7), (4, 4), 0.2)],
+                        circles=[Circle((-3, 4), 1.5, 2.0), Circle((-3, 4), 0.5, 1.0), Circle((6, 6), 1.0, 1.0)])
+    graph = grid_graph(np.zeros((24, 24), bool), origin=(-12.0, -12.0)) if flow else None
+    if flow:
+        w.nav_graph = graph
+        angle = rng.uniform(0, 2 * np.pi, graph.node_count)
+        direction = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        direction[rng.random(graph.node_count) < 0.1] = 0.0
+        w.resources["flow_field"] = direction
+    ents = []
+    for _ in range(neighbours_only):  # agents that are neighbours but do not steer
+        ents.append(w.spawn(Position(*rng.uniform(-10, 10, 2)), Velocity(*rng.uniform(-1, 1, 2)), Agent(),
+                            Collider(0.3)))
+    for _ in range(count):
+        weights = {b: float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.5, 0.25])) for b in BEHAVIOURS}
+        pos = rng.uniform(-10, 10, 2).round(int(rng.integers(0, 3)))  # coincident agents happen
+        target = tuple(pos) if rng.random() < 0.2 else tuple(rng.uniform(-11, 11, 2))
+        target_entity = None
+        if rng.random() < 0.6 and ents:
+            target_entity = int(rng.choice(ents))
+        components = [Position(*pos),
+                      Agent(max_speed=float(rng.uniform(0.5, 6)), max_force=float(rng.uniform(0.5, 20)),
+                            mass=float(rng.uniform(0.3, 3))),
+                      SteeringWeights(weights, target=target if rng.random() < 0.8 else None,
+                                      target_entity=target_entity, neighbour_radius=float(rng.uniform(0.5, 4)))]
+        if rng.random() < 0.85:
+            components.append(Velocity(*rng.uniform(-4, 4, 2)))
+        if rng.random() < 0.5:
+            components.append(Collider(float(rng.uniform(0.2, 0.6))))
+        ents.append(w.spawn(*components))
+    t = w.table
+    n = t.n
+    # headings, follow states and per-row parameters drawn at random
+    angle = rng.uniform(0, 2 * np.pi, n)
+    t.heading[:n] = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    t.follow_state[:n] = rng.choice([FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED], n)
+    t.deceleration[:n] = rng.choice([1.0, 2.0, 3.0], n)
+    t.panic_distance[:n] = np.where(rng.random(n) < 0.5, np.inf, rng.uniform(1, 8, n))
+    t.threat_range[:n] = rng.uniform(1, 20, n)
+    t.wander_target[:n] = rng.uniform(-1, 1, (n, 2))
+    t.wander_target[: n // 5] = 0.0  # jittered from the centre
+    t.feeler_length[:n] = rng.uniform(0.5, 5, n)
+    t.detection_box_length[:n] = rng.uniform(1, 6, n)
+    # a target entity that has left the world
+    gone = w.spawn(Position(0, 0), Agent())
+    t.target_entity[t.n - 2] = gone
+    w.despawn(gone)
+    return w, ents
+
+
+def outputs(w: World) -> dict[str, np.ndarray]:
+    return {c: w.table.live(c).copy() for c in OUTPUTS}
+
+
+def assert_same_outputs(a: World, b: World) -> None:
+    for c in OUTPUTS:
+        np.testing.assert_allclose(a.table.live(c), b.table.live(c), rtol=0, atol=1e-12, err_msg=c)
+
+
+@settings(max_examples=30, deadline=None)
+@given(hs.integers(0, 2**31), hs.integers(1, 40), hs.sampled_from([None, 3]), hs.booleans())
+def test_row_kernel_equals_the_reference_path(seed, count, max_neighbours, flow):
+    worlds = [random_world(seed, count, compiled, max_neighbours, flow, steps_with=[Integrate()])[0]
+              for compiled in (True, False)]
+    for _ in range(4):
+        for w in worlds:
+            w.step()
+        assert_same_outputs(*worlds)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0  # the kernel did steer
+    assert worlds[1].system("SteeringSystem").reference_ticks == 4
+    for w in worlds:
+        w.close()
+
+
+def test_every_behaviour_and_follow_state_is_exercised():
+    """The randomised worlds above are not vacuous: each behaviour gives a non-zero force, the
+    brake holds a STOPPED follower, and the outputs change."""
+    w, _ = random_world(7, 40, compiled=True)
+    before = outputs(w)
+    t = w.table
+    system = w.system("SteeringSystem")
+    seen = set()
+    for e in t.live("entity"):
+        if t.has_steering[t.row_of(int(e))]:
+            seen |= {b for b, f in system.behaviour_forces(w, int(e)).items() if f != (0.0, 0.0)}
+    assert seen == set(BEHAVIOURS)
+    w.step()
+    after = outputs(w)
+    for c in OUTPUTS:
+        assert not np.array_equal(before[c], after[c]), c
+    n = t.n
+    stopped = t.has_steering[:n] & (t.follow_state[:n] == FOLLOW_STOPPED) & (t.weights[:n, st.B["follow_path"]] != 0)
+    assert stopped.any()
+    w.close()
+
+
+def test_rows_without_steering_or_velocity_are_left_alone():
+    w, _ = random_world(3, 20, compiled=True)
+    t = w.table
+    n = t.n
+    before = outputs(w)
+    w.step()
+    idle = ~t.has_steering[:n]
+    assert idle.any()
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(t.live(c)[idle], before[c][idle])
+    no_vel = t.has_steering[:n] & ~t.has_velocity[:n]
+    assert no_vel.any()
+    np.testing.assert_array_equal(t.live("vel")[no_vel], before["vel"][no_vel])
+    w.close()
+
+
+def test_mixed_combiners_take_the_reference_path_for_every_row():
+    worlds = []
+    for compiled in (True, False):
+        w, ents = random_world(11, 15, compiled)
+        w.table.combiner[w.table.row_of(ents[-1])] = 1  # one prioritised row
+        w.step()
+        assert w.system("SteeringSystem").reference_ticks == 1
+        worlds.append(w)
+    np.testing.assert_array_equal(worlds[0].table.live("force"), worlds[1].table.live("force"))
+
+
+@pytest.mark.parametrize("column, value", [("vel", np.inf), ("max_speed", np.inf), ("mass", 0.0)])
+def test_the_kernel_refuses_as_the_reference_does(column, value):
+    w = World(seed=1)
+    w.add_systems(SteeringSystem())
+    w.spawn(Position(0, 0), Velocity(), Agent(), SteeringWeights({"seek": 1.0}, target=(1, 1)))
+    bad = w.spawn(Position(0, 0), Velocity(1, 0), Agent(), SteeringWeights({"seek": 1.0}, target=(3, 1)))
+    row = w.table.row_of(bad)
+    getattr(w.table, column)[row] = value
+    before = outputs(w)
+    error = ValueError if column == "mass" else FloatingPointError
+    match = "mass" if column == "mass" else rf"SteeringSystem: non-finite .* entity id\(s\) {bad}\b"
+    with pytest.raises(error, match=match):
+        w.step()
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(w.table.live(c), before[c])
+
+
+def test_compiled_runs_are_deterministic_and_match_the_reference_digest():
+    digests = []
+    for compiled in (True, True, False):
+        w, _ = random_world(5, 30, compiled, steps_with=[Integrate()])
+        w.run(20)
+        assert w.system("SteeringSystem").reference_ticks == (0 if compiled else 20)
+        digests.append(w.state_digest())
+        w.close()
+    assert digests[0] == digests[1]
+    assert digests[0] == digests[2]  # the same order of operations: the same bits
+
+
+def test_behaviour_forces_are_the_reference_forces_and_change_nothing():
+    w = World(seed=2)
+    w.add_systems(SteeringSystem())
+    w.map = MapGeometry((-20, -20, 20, 20), boxes=[Box((0, 5), (10, 1), 2.0)])
+    other = w.spawn(Position(1, 3), Velocity(0, 1), Agent())
+    e = w.spawn(Position(0, 3.5), Velocity(0.5, 2), Agent(max_speed=3.0),
+                SteeringWeights({"seek": 2.0, "wall_avoidance": 1.0, "separation": 0.5, "wander": 1.0, "flee": 0.0},
+                                target=(8, -2), neighbour_radius=3.0))
+    t = w.table
+    row = t.row_of(e)
+    t.heading[row] = (0, 1)
+    digest = w.state_digest()
+    system = SteeringSystem()
+    forces = system.behaviour_forces(w, e)
+    assert w.state_digest() == digest
+    assert set(forces) == {"seek", "wall_avoidance", "separation", "wander"}
+    pos, vel = t.pos[[row]], t.vel[[row]]
+    np.testing.assert_allclose(forces["seek"], st.seek(pos, vel, (8, -2), 3.0)[0], atol=1e-12)
+    to_other = pos[0] - t.pos[t.row_of(other)]
+    np.testing.assert_allclose(forces["separation"], to_other / (to_other @ to_other), atol=1e-12)
+    a = np.array([[-20, -20], [20, -20], [20, 20], [-20, 20], [-5, 4.5], [5, 4.5], [5, 5.5], [-5, 5.5]], float)
+    b = np.concatenate([np.roll(a[:4], -1, axis=0), np.roll(a[4:], -1, axis=0)])
+    np.testing.assert_allclose(forces["wall_avoidance"],
+                               st.wall_avoidance(pos, t.heading[[row]], a, b, t.feeler_length[row])[0], atol=1e-12)
+    assert forces["wall_avoidance"][1] < 0
+    u = st.entity_uniforms(w.seed, [e], w.tick)
+    expected, _ = st.wander(pos, vel, t.heading[[row]], t.wander_target[[row]], t.wander_radius[row],
+                            t.wander_distance[row], t.wander_jitter[row], w.dt, u)
+    np.testing.assert_allclose(forces["wander"], expected[0], atol=1e-12)
+    # the step then applies exactly these (weighted, summed, truncated)
+    total = sum(np.array(f) * t.weights[row, st.B[b]] for b, f in forces.items())
+    w.step()
+    np.testing.assert_allclose(t.force[row], st.truncate(total[None], t.max_force[row])[0], atol=1e-12)
+    with pytest.raises(ValueError, match="no SteeringWeights"):
+        system.behaviour_forces(w, other)
+    with pytest.raises(KeyError):
+        system.behaviour_forces(w, 10_000)
+    w.close()
+
+
+def test_behaviour_forces_of_a_stopped_follower_show_only_the_brake():
+    w = World(seed=2)
+    e = w.spawn(Position(0, 0), Velocity(1.0, -0.5), Agent(mass=2.0),
+                SteeringWeights({"follow_path": 1.0, "separation": 1.0, "seek": 1.0}, target=(4, 0)))
+    w.spawn(Position(0.5, 0), Agent())
+    row = w.table.row_of(e)
+    w.table.follow_state[row] = FOLLOW_STOPPED
+    forces = SteeringSystem().behaviour_forces(w, e)
+    assert forces["seek"] == (0.0, 0.0) and forces["separation"] == (0.0, 0.0)
+    np.testing.assert_allclose(forces["follow_path"], np.array([-1.0, 0.5]) * 2.0 / w.dt)
+
+
+def test_without_a_map_or_field_both_paths_agree():
+    worlds = []
+    for compiled in (True, False):
+        w, _ = random_world(21, 25, compiled, flow=False)
+        w.map = None
+        w.step()
+        worlds.append(w)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0
+    assert_same_outputs(*worlds)
+
+
+def test_the_kernel_is_not_called_in_a_world_that_does_not_steer(monkeypatch):
+    import ecs_nav.systems.steering as steering_system
+
+    def refuse(*args):
+        raise AssertionError("steer_rows called (and compiled) for a world without steering")
+
+    monkeypatch.setattr(steering_system, "steer_rows", refuse)
+    w = World(seed=0)
+    w.add_systems(SteeringSystem(), Integrate())
+    e = w.spawn(Position(0, 0), Velocity(1, 0), Agent())
+    w.run(3)
+    assert w.get(e, Position).x > 0
