@@ -209,7 +209,8 @@ class Viewer:
         self.window.switch_to()
         start = time.perf_counter()
         self.render.draw(self.world, self.camera, self.layers, self.selected_rows(),
-                         overlay=self.overlay(), help_text=HELP if self.show_help else None)
+                         overlay=self.overlay(), help_text=HELP if self.show_help else None,
+                         forces=self.selected_forces())
         self.draw_ms = (time.perf_counter() - start) * 1000.0
 
     def on_resize(self, width: int, height: int) -> None:
@@ -373,6 +374,18 @@ class Viewer:
                 row = table.row_of(entity)
                 table.steer_target[row] = goal
                 table.has_steer_target[row] = True
+
+    def selected_forces(self) -> dict[str, tuple[float, float]] | None:
+        """The first selected agent's behaviour forces for the side panel (the SteeringSystem's
+        ``behaviour_forces``: read-only), or None when it does not steer or none is selected."""
+        steering = self.world.system("SteeringSystem")
+        if steering is None or not self.selected or self.world.resources.get(PLATFORMER) is not None:
+            return None
+        entity = self.selected[0]
+        table = self.world.table
+        if not self.world.exists(entity) or not table.has(entity) or not table.has_steering[table.row_of(entity)]:
+            return None
+        return steering.behaviour_forces(self.world, entity)
 
     def selected_rows(self) -> np.ndarray:
         self.selected = [e for e in self.selected if self.world.exists(e)]

@@ -580,3 +580,28 @@ def test_e_toggles_the_search_layer_and_the_viewer_traces_the_selected_agent_onl
     assert SEARCH_TRACE not in world.resources
     press(viewer, key.E)
     assert "search" not in viewer.layers
+
+
+def test_the_panel_shows_the_selected_agents_behaviour_forces_from_the_steering_system(viewer):
+    from ecs_nav import SteeringWeights
+    from ecs_nav.systems.steering import SteeringSystem
+
+    world = viewer.world
+    npc = world.spawn(Position(0.0, 6.0), Velocity(1.0, 0.0), Agent(), Collider(radius=0.5),
+                      SteeringWeights({"seek": 1.0, "wander": 0.5}, target=(10.0, 5.0)))
+    assert viewer.selected_forces() is None  # nothing selected
+    viewer.selected = [npc]
+    assert viewer.selected_forces() is None  # no SteeringSystem in this world
+    steering = SteeringSystem()
+    world.add_systems(steering)
+    viewer.run_ticks(1)
+    before = world.state_digest()
+    forces = viewer.selected_forces()
+    assert forces == steering.behaviour_forces(world, npc) and set(forces) == {"seek", "wander"}
+    assert world.state_digest() == before  # read-only
+    seek = float(np.hypot(*forces["seek"]))
+    lines = draw_panel.agent_state_lines(world, npc, forces)
+    assert any(line.split()[:1] == ["seek"] and line.endswith(f"{seek:6.1f} N".strip()) for line in lines), lines
+    send(viewer.window, "on_draw")  # the panel draws with them
+    viewer.selected = [world.entities()[1]]  # the player has no SteeringWeights: no forces
+    assert viewer.selected_forces() is None
