@@ -583,8 +583,9 @@ def test_e_toggles_the_search_layer_and_the_viewer_traces_the_selected_agent_onl
 
 
 def test_the_panel_shows_the_selected_agents_behaviour_forces_from_the_steering_system(viewer):
-    from ecs_nav import SteeringWeights
     from ecs_nav.systems.steering import SteeringSystem
+
+    from ecs_nav import SteeringWeights
 
     world = viewer.world
     npc = world.spawn(Position(0.0, 6.0), Velocity(1.0, 0.0), Agent(), Collider(radius=0.5),
