@@ -225,10 +225,12 @@ def test_crowd_is_placed_on_free_floor_not_in_or_on_walls(tmp_path):
 
 
 def test_crowd_without_room_names_the_entity(tmp_path):
+    # four discs fit the area's 11.25 m², but it is the wall plus a 0.25 m rim: no free floor
+    few = CROWD_BY_A_WALL.replace("count = 40", "count = 4")
     with pytest.raises(SceneError) as info:
-        load_scene(write(tmp_path, CROWD_BY_A_WALL.format(area="[-0.5, -1, 0.5, 1]")))
+        load_scene(write(tmp_path, few.format(area="[-1.25, -2.25, 1.25, 2.25]")))
     assert info.value.problems[0].endswith(
-        'entity[0] "crowd" spawn_area: room for only 0 of 40 agents on free floor in [-0.5, -1, 0.5, 1]')
+        'entity[0] "crowd" spawn_area: room for only 0 of 4 agents on free floor in [-1.25, -2.25, 1.25, 2.25]')
 
 
 def test_bad_grid_is_reported_by_validation_with_its_line_and_column(tmp_path):
