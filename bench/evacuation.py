@@ -43,6 +43,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # its sibling scripts, also when imported as bench.evacuation
 
 from system_cpu import cpu_per_system  # noqa: E402
 
