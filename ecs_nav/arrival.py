@@ -42,6 +42,14 @@ separation keeps a walking agent a few decimetres off the agents in front of it,
 short of contact (about 0.2-0.4 m at the default weights)."""
 
 
+@nb.njit(cache=True, inline="always")
+def stands_ahead(dx, dy, touch, rise, body_height, toward_x, toward_y):
+    """An arrived agent at offset (dx, dy) and height difference ``rise`` holds this one back:
+    within ``touch`` of its centre, on its level, and ahead of it (toward its goal); one beside
+    or behind does not stand between it and the goal."""
+    return dx * dx + dy * dy <= touch * touch and abs(rise) < body_height and dx * toward_x + dy * toward_y > 0.0
+
+
 @nb.njit(cache=True)
 def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, arrived_radius,
              arrived_elevation, arrived_key, gap, body_height, max_radius,
@@ -65,17 +73,10 @@ def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, 
                     j = cell_items[s]
                     if arrived_key[j] != goal_key[i]:
                         continue
-                    dx = arrived_pos[j, 0] - px
-                    dy = arrived_pos[j, 1] - py
-                    touch = radius[i] + arrived_radius[j] + gap
-                    if dx * dx + dy * dy > touch * touch:
-                        continue
-                    if abs(arrived_elevation[j] - elevation[i]) >= body_height:
-                        continue
-                    if dx * toward[k, 0] + dy * toward[k, 1] <= 0.0:
-                        continue  # beside or behind: it does not stand between this agent and the goal
-                    found = True
-                    break
+                    if stands_ahead(arrived_pos[j, 0] - px, arrived_pos[j, 1] - py, radius[i] + arrived_radius[j] + gap,
+                                    arrived_elevation[j] - elevation[i], body_height, toward[k, 0], toward[k, 1]):
+                        found = True
+                        break
                 if found:
                     break
             if found:
@@ -98,17 +99,10 @@ def _settled_scan(pos, radius, elevation, goal_key, toward, candidates, arrived,
             j = arrived[m]
             if goal_key[j] != goal_key[i]:
                 continue
-            dx = pos[j, 0] - px
-            dy = pos[j, 1] - py
-            touch = radius[i] + radius[j] + gap
-            if dx * dx + dy * dy > touch * touch:
-                continue
-            if abs(elevation[j] - elevation[i]) >= body_height:
-                continue
-            if dx * toward[k, 0] + dy * toward[k, 1] <= 0.0:
-                continue
-            out[k] = True
-            break
+            if stands_ahead(pos[j, 0] - px, pos[j, 1] - py, radius[i] + radius[j] + gap, elevation[j] - elevation[i],
+                            body_height, toward[k, 0], toward[k, 1]):
+                out[k] = True
+                break
     return out
 
 
