@@ -153,11 +153,17 @@ class TableView:
                 column = getattr(cls, name)
                 arr = getattr(table, column.column)
                 columns.append((arr[rows] if column.index is None else arr[rows, column.index]).tolist())
+            cls._keep_more(group, table, rows)
             fields = cls._fields
             for view, values in zip(group, zip(*columns)):
                 own = view.__dict__
                 own["_table"], own["_row"] = None, -1
                 own["_local"].update(zip(fields, values))
+
+    @classmethod
+    def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:
+        """``unbind_all``'s hook for what a class keeps beyond its fields (as its ``_unbind``
+        does), read for all ``views`` (bound to ``rows``) at once. Nothing here."""
 
     def __eq__(self, other):
         if type(other) is not type(self):
@@ -401,6 +407,11 @@ class SteeringWeights(TableView):
     def _unbind(self) -> None:
         object.__setattr__(self, "_weights_local", self._table.weights[self._row].copy())
         super()._unbind()
+
+    @classmethod
+    def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:
+        for view, weights in zip(views, table.weights[rows]):  # one gather: a copy, a row each
+            object.__setattr__(view, "_weights_local", weights)
 
     def __eq__(self, other):
         if not isinstance(other, SteeringWeights):

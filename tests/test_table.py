@@ -126,6 +126,9 @@ def test_despawn_many_equals_despawning_one_by_one():
     bulk, _ = crowd()
     leaving = [bulk.get(int(e), Position) for e in ids[3::4]]
     leaving_x = [p.x for p in leaving]
+    for world in (one, bulk):  # weights changed after the spawn go with the views
+        world.get(int(ids[3]), SteeringWeights).set_weight("seek", 2.5)
+    weights = bulk.get(int(ids[3]), SteeringWeights)
     order = np.random.default_rng(2).permutation(ids[3::4])
     for e in order.tolist():
         one.despawn(e)
@@ -134,6 +137,7 @@ def test_despawn_many_equals_despawning_one_by_one():
     np.testing.assert_array_equal(bulk.table.entity[: bulk.table.n], one.table.entity[: one.table.n])
     # the views left behind keep their values; the survivors' views still read their rows
     assert all(not p.bound for p in leaving) and [p.x for p in leaving] == leaving_x
+    assert not weights.bound and weights.weights == {"wander": 1.0, "seek": 2.5}
     survivors = [int(e) for e in ids if e not in set(order.tolist())]
     for e in survivors:
         view = bulk.get(e, Position)
