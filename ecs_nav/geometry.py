@@ -46,7 +46,7 @@ however thin, can be stepped over."""
 # --- shapes ------------------------------------------------------------------------------------
 
 
-def _scalar(name: str, value, nonneg: bool = False, positive: bool = False) -> float:
+def finite_scalar(name: str, value, nonneg: bool = False, positive: bool = False) -> float:
     """``value`` as a finite float (> 0 with ``positive``, >= 0 with ``nonneg``); else a
     ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)):
@@ -71,7 +71,7 @@ def _vec2(name: str, value, nonneg: bool = False) -> tuple[float, float]:
         x, y = value
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a pair (x, y), got {value!r}") from None
-    return (_scalar(f"{name}[0]", x, nonneg), _scalar(f"{name}[1]", y, nonneg))
+    return (finite_scalar(f"{name}[0]", x, nonneg), finite_scalar(f"{name}[1]", y, nonneg))
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,8 @@ class Box:
     def __post_init__(self):
         object.__setattr__(self, "center", _vec2("center", self.center))
         object.__setattr__(self, "size", _vec2("size", self.size, nonneg=True))
-        object.__setattr__(self, "height", _scalar("height", self.height, nonneg=True))
-        object.__setattr__(self, "base", _scalar("base", self.base))
+        object.__setattr__(self, "height", finite_scalar("height", self.height, nonneg=True))
+        object.__setattr__(self, "base", finite_scalar("base", self.base))
 
     @property
     def top(self) -> float:
@@ -117,9 +117,9 @@ class Ramp:
     def __post_init__(self):
         object.__setattr__(self, "start", _vec2("start", self.start))
         object.__setattr__(self, "end", _vec2("end", self.end))
-        object.__setattr__(self, "width", _scalar("width", self.width, nonneg=True))
-        object.__setattr__(self, "low", _scalar("low", self.low))
-        object.__setattr__(self, "high", _scalar("high", self.high))
+        object.__setattr__(self, "width", finite_scalar("width", self.width, nonneg=True))
+        object.__setattr__(self, "low", finite_scalar("low", self.low))
+        object.__setattr__(self, "high", finite_scalar("high", self.high))
         if self.length == 0:
             raise ValueError(f"end must differ from start (a ramp needs a length), got {self.end}")
 
@@ -162,9 +162,9 @@ class Circle:
 
     def __post_init__(self):
         object.__setattr__(self, "center", _vec2("center", self.center))
-        object.__setattr__(self, "radius", _scalar("radius", self.radius, nonneg=True))
-        object.__setattr__(self, "height", _scalar("height", self.height, nonneg=True))
-        object.__setattr__(self, "base", _scalar("base", self.base))
+        object.__setattr__(self, "radius", finite_scalar("radius", self.radius, nonneg=True))
+        object.__setattr__(self, "height", finite_scalar("height", self.height, nonneg=True))
+        object.__setattr__(self, "base", finite_scalar("base", self.base))
 
     @property
     def top(self) -> float:
@@ -218,7 +218,7 @@ def _clampi(v, n):
 
 
 @nb.njit(cache=True)
-def _bucket_range(meta, dims, x0, y0, x1, y1):
+def bucket_range(meta, dims, x0, y0, x1, y1):
     cs = meta[7]
     i0 = _clampi(math.floor((x0 - meta[5]) / cs), dims[0])
     i1 = _clampi(math.floor((x1 - meta[5]) / cs), dims[0])
@@ -228,7 +228,7 @@ def _bucket_range(meta, dims, x0, y0, x1, y1):
 
 
 @nb.njit(cache=True)
-def _local(r, x, y):
+def local_coords(r, x, y):
     dx, dy = x - r[0], y - r[1]
     return dx * r[2] + dy * r[3], -dx * r[3] + dy * r[2]
 
@@ -257,7 +257,7 @@ def _shape_top_at(G, item, x, y):
     n_rect = rects.shape[0]
     if item < n_rect:
         r = rects[item]
-        s, t = _local(r, x, y)
+        s, t = local_coords(r, x, y)
         if abs(s) <= r[4] + _EPS and abs(t) <= r[5] + _EPS:
             return _rect_surface(r, s)
         return np.nan
@@ -269,7 +269,7 @@ def _shape_top_at(G, item, x, y):
 
 
 @nb.njit(cache=True)
-def _top_among(G, items, first, last, x, y, zmax):
+def top_among(G, items, first, last, x, y, zmax):
     """Highest walkable top at (x, y) at or below ``zmax`` among the floor and the shapes
     ``items[first:last]``; NaN off the map or where nothing lies below ``zmax``."""
     meta = G[2]
@@ -287,12 +287,12 @@ def _top_among(G, items, first, last, x, y, zmax):
 
 
 @nb.njit(cache=True)
-def _top_at(G, x, y, zmax):
+def top_at(G, x, y, zmax):
     """Highest walkable top at (x, y) at or below ``zmax`` (floor included); NaN off the map."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
-    i0, i1, j0, j1 = _bucket_range(meta, dims, x, y, x, y)
+    i0, i1, j0, j1 = bucket_range(meta, dims, x, y, x, y)
     b = j0 * dims[0] + i0
-    return _top_among(G, bitems, bptr[b], bptr[b + 1], x, y, zmax)
+    return top_among(G, bitems, bptr[b], bptr[b + 1], x, y, zmax)
 
 
 @nb.njit(cache=True)
@@ -315,8 +315,8 @@ def _clip(f0, f1, t0, t1):
 
 @nb.njit(cache=True)
 def _seg_hits_rect(r, ax, ay, az, bx, by, bz):
-    sa, ta = _local(r, ax, ay)
-    sb, tb = _local(r, bx, by)
+    sa, ta = local_coords(r, ax, ay)
+    sb, tb = local_coords(r, bx, by)
     hl, hw, base = r[4], r[5], r[6]
     slope, mid = _slope_mid(r)
     t0, t1 = 0.0, 1.0
@@ -357,10 +357,10 @@ def _seg_hits_circle(c, ax, ay, az, bx, by, bz):
 
 
 @nb.njit(cache=True)
-def _segment_blocked(G, ax, ay, az, bx, by, bz):
+def segment_blocked_by(G, ax, ay, az, bx, by, bz):
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
-    i0, i1, j0, j1 = _bucket_range(meta, dims, min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
+    i0, i1, j0, j1 = bucket_range(meta, dims, min(ax, bx), min(ay, by), max(ax, bx), max(ay, by))
     for j in range(j0, j1 + 1):
         for i in range(i0, i1 + 1):
             b = j * dims[0] + i
@@ -378,7 +378,7 @@ def _segment_blocked(G, ax, ay, az, bx, by, bz):
 
 
 @nb.njit(cache=True)
-def _rect_wall_span(r, zlo, zhi):
+def rect_wall_span(r, zlo, zhi):
     """(lo, hi) along the rect's axis where it is a wall for the band (zlo, zhi); lo >= hi: none."""
     hl = r[4]
     if r[6] >= zhi:
@@ -404,11 +404,11 @@ def _wall_push(G, item, x, y, zlo, zhi):
     n_rect = rects.shape[0]
     if item < n_rect:
         r = rects[item]
-        lo, hi = _rect_wall_span(r, zlo, zhi)
+        lo, hi = rect_wall_span(r, zlo, zhi)
         if not lo < hi:
             return False, 0.0, 0.0, False, 0.0, 0.0
         hw = r[5]
-        s, t = _local(r, x, y)
+        s, t = local_coords(r, x, y)
         cs = min(max(s, lo), hi)
         ct = min(max(t, -hw), hw)
         inside = cs == s and ct == t
@@ -443,7 +443,7 @@ def _wall_push(G, item, x, y, zlo, zhi):
 
 
 @nb.njit(cache=True)
-def _wall_distance(G, item, x, y, zlo, zhi):
+def wall_distance(G, item, x, y, zlo, zhi):
     """Ground-plane distance from (x, y) to shape ``item``'s wall region (inf: no wall, 0: inside)."""
     has, qx, qy, inside, ex, ey = _wall_push(G, item, x, y, zlo, zhi)
     if not has:
@@ -458,7 +458,7 @@ def _penetration(G, x, y, radius, zlo, zhi):
     """Deepest overlap of the disc (x, y, radius) with any wall region for the band (zlo, zhi)."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
     reach = radius + 1e-6
-    i0, i1, j0, j1 = _bucket_range(meta, dims, x - reach, y - reach, x + reach, y + reach)
+    i0, i1, j0, j1 = bucket_range(meta, dims, x - reach, y - reach, x + reach, y + reach)
     worst = 0.0
     for j in range(j0, j1 + 1):
         for i in range(i0, i1 + 1):
@@ -481,7 +481,7 @@ def _push_out(G, x, y, radius, zlo, zhi):
     """Move the disc out of every wall it overlaps, one pass, nearest exit per wall."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
     reach = radius + 1e-6
-    i0, i1, j0, j1 = _bucket_range(meta, dims, x - reach, y - reach, x + reach, y + reach)
+    i0, i1, j0, j1 = bucket_range(meta, dims, x - reach, y - reach, x + reach, y + reach)
     for j in range(j0, j1 + 1):
         for i in range(i0, i1 + 1):
             b = j * dims[0] + i
@@ -540,7 +540,7 @@ def _try_move(G, x, y, r, e, mc, bh):
     cx, cy, pen = _settle(G, x, y, r, e + mc, e + bh)
     if pen > 1e-6:
         return cx, cy, e, pen
-    h = _top_at(G, cx, cy, e + mc)
+    h = top_at(G, cx, cy, e + mc)
     if h != h:
         h = e
     if h != e:
@@ -548,7 +548,7 @@ def _try_move(G, x, y, r, e, mc, bh):
         if pen > 1e-6:
             # e.g. stepped off a ramp's side: the ramp beside is now a wall the body overlaps
             cx, cy, pen = _settle(G, cx, cy, r, h + mc, h + bh)
-            h2 = _top_at(G, cx, cy, e + mc)
+            h2 = top_at(G, cx, cy, e + mc)
             if h2 == h2:
                 h = h2
             pen = _penetration(G, cx, cy, r, h + mc, h + bh)
@@ -569,7 +569,7 @@ def _open_floor(G, x0, y0, x1, y1, r, e):
     ly, hy = min(y0, y1) - reach, max(y0, y1) + reach
     if lx < meta[0] or ly < meta[1] or hx > meta[2] or hy > meta[3]:
         return False
-    i0, i1, j0, j1 = _bucket_range(meta, dims, lx, ly, hx, hy)
+    i0, i1, j0, j1 = bucket_range(meta, dims, lx, ly, hx, hy)
     for j in range(j0, j1 + 1):
         for i in range(i0, i1 + 1):
             b = j * dims[0] + i
@@ -621,13 +621,13 @@ def _resolve_circles(G, px, py, nx, ny, radius, elev, max_climb, body_height, ou
 @nb.njit(cache=True)
 def _surface_heights(G, xs, ys, zmax, out):
     for k in range(xs.shape[0]):
-        out[k] = _top_at(G, xs[k], ys[k], zmax[k])
+        out[k] = top_at(G, xs[k], ys[k], zmax[k])
 
 
 @nb.njit(cache=True)
 def _segments_blocked(G, a, b, out):
     for k in range(a.shape[0]):
-        out[k] = _segment_blocked(G, a[k, 0], a[k, 1], a[k, 2], b[k, 0], b[k, 1], b[k, 2])
+        out[k] = segment_blocked_by(G, a[k, 0], a[k, 1], a[k, 2], b[k, 0], b[k, 1], b[k, 2])
 
 
 @nb.njit(cache=True)
@@ -690,7 +690,7 @@ class MapGeometry:
         if max(abs(xmin), abs(ymin), abs(xmax), abs(ymax)) > COORDINATE_LIMIT:
             raise ValueError(f"bounds must be at most {COORDINATE_LIMIT:g} in magnitude, got {bounds!r}")
         self.bounds: AABB = (xmin, ymin, xmax, ymax)
-        self.floor = _scalar("floor", floor)
+        self.floor = finite_scalar("floor", floor)
         self._shapes: dict[int, Shape] = {}
         self._next_id = 0
         self.version = 0
@@ -787,12 +787,12 @@ class MapGeometry:
             raise ValueError(f"blocked_text_order must be a non-empty 2-D array, got {blocked.shape}")
         if blocked.size > TILE_LIMIT:
             raise ValueError(f"a tile map has at most {TILE_LIMIT} tiles, got {blocked.shape[0]} x {blocked.shape[1]}")
-        cell = _scalar("cell_size", cell_size)
+        cell = finite_scalar("cell_size", cell_size)
         if cell <= 0:
             raise ValueError(f"cell_size must be > 0, got {cell_size}")
         ox, oy = _vec2("origin", origin)
-        height = _scalar("height", height, nonneg=True)
-        floor = _scalar("floor", floor)
+        height = finite_scalar("height", height, nonneg=True)
+        floor = finite_scalar("floor", floor)
         rows, cols = blocked.shape
         world = blocked[::-1]
         padded = np.zeros((rows, cols + 2), dtype=np.int8)
@@ -886,7 +886,7 @@ class MapGeometry:
         at or below ``elevation + max_climb``; NaN off the map."""
         p = _as_points(points)
         e = _per_point(elevation, p.shape[0], "elevation")
-        return self.surface_height(p, e + _scalar("max_climb", max_climb, nonneg=True))
+        return self.surface_height(p, e + finite_scalar("max_climb", max_climb, nonneg=True))
 
     def segment_blocked(self, a, b) -> np.ndarray:
         """(k,) bool: does the 3-D segment a[k] → b[k] ((k, 3) each) pass through a solid?
@@ -910,7 +910,7 @@ class MapGeometry:
         _penetrations(
             self.kernel_data(), p[:, 0].copy(), p[:, 1].copy(), _per_point(radius, k, "radius"),
             _per_point(elevation, k, "elevation"), _per_point(max_climb, k, "max_climb"),
-            _scalar("body_height", body_height, nonneg=True), out,
+            finite_scalar("body_height", body_height, nonneg=True), out,
         )
         return out
 
@@ -949,7 +949,7 @@ class MapGeometry:
         out_x, out_y, out_e = np.empty(k), np.empty(k), np.empty(k)
         _resolve_circles(
             self.kernel_data(), p0[:, 0].copy(), p0[:, 1].copy(), p1[:, 0].copy(), p1[:, 1].copy(),
-            r, e, mc, _scalar("body_height", body_height, nonneg=True), out_x, out_y, out_e,
+            r, e, mc, finite_scalar("body_height", body_height, nonneg=True), out_x, out_y, out_e,
         )
         return np.stack([out_x, out_y], axis=1), out_e
 

@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from ecs_nav.geometry import MIN_COLLISION_RADIUS, resolve_disc
-from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, _cell_range, _grid, relax_displacements
+from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, bin_into_grid, cell_range, relax_displacements
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
           np.zeros(0, np.int64), np.zeros((0, 4)))
@@ -242,7 +242,7 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
     if k < 2 or max_radius == 0.0 or iterations <= 0:
         return 0
     meta = G[2]
-    ox, oy, cell, cols, rows, cell_start, order = _grid(pos, pos, 2.0 * max_radius)
+    ox, oy, cell, cols, rows, cell_start, order = bin_into_grid(pos, pos, 2.0 * max_radius)
     # The passes run on copies in the grid's order (a point lies in one cell: ``order`` lists
     # every agent once, cell by cell, each cell by row): an agent's neighbours are then next to
     # each other in memory. Each agent still meets its neighbours in the same order, so every
@@ -313,8 +313,8 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
         for m in range(n_moved):
             i = moved[m]
             reach = srad[i] + max_radius + slack
-            cx0, cx1 = _cell_range(spos[i, 0] - reach, spos[i, 0] + reach, ox, inv_cell, cols)
-            cy0, cy1 = _cell_range(spos[i, 1] - reach, spos[i, 1] + reach, oy, inv_cell, rows)
+            cx0, cx1 = cell_range(spos[i, 0] - reach, spos[i, 0] + reach, ox, inv_cell, cols)
+            cy0, cy1 = cell_range(spos[i, 1] - reach, spos[i, 1] + reach, oy, inv_cell, rows)
             for cy in range(cy0, cy1 + 1):
                 for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
                     active[cell_items[s]] = True

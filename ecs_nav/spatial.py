@@ -90,7 +90,7 @@ def _clamp_cell(v, n):
 
 
 @nb.njit(cache=True)
-def _cell_range(lo, hi, origin, inv_cell, n):
+def cell_range(lo, hi, origin, inv_cell, n):
     """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis."""
     return _clamp_cell(np.floor((lo - origin) * inv_cell), n), _clamp_cell(np.floor((hi - origin) * inv_cell), n)
 
@@ -101,8 +101,8 @@ def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
     k = lo.shape[0]
     counts = np.zeros(cols * rows + 1, np.int64)
     for i in range(k):
-        cx0, cx1 = _cell_range(lo[i, 0], hi[i, 0], ox, inv_cell, cols)
-        cy0, cy1 = _cell_range(lo[i, 1], hi[i, 1], oy, inv_cell, rows)
+        cx0, cx1 = cell_range(lo[i, 0], hi[i, 0], ox, inv_cell, cols)
+        cy0, cy1 = cell_range(lo[i, 1], hi[i, 1], oy, inv_cell, rows)
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):
                 counts[cy * cols + cx + 1] += 1
@@ -110,8 +110,8 @@ def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
     fill = cell_start[:-1].copy()
     cell_items = np.empty(cell_start[-1], np.int64)
     for i in range(k):
-        cx0, cx1 = _cell_range(lo[i, 0], hi[i, 0], ox, inv_cell, cols)
-        cy0, cy1 = _cell_range(lo[i, 1], hi[i, 1], oy, inv_cell, rows)
+        cx0, cx1 = cell_range(lo[i, 0], hi[i, 0], ox, inv_cell, cols)
+        cy0, cy1 = cell_range(lo[i, 1], hi[i, 1], oy, inv_cell, rows)
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):
                 c = cy * cols + cx
@@ -141,9 +141,11 @@ def _bounds(lo, hi):
 
 
 @nb.njit(cache=True)
-def _grid(lo, hi, cell_size):
+def bin_into_grid(lo, hi, cell_size):
     """Bin boxes (lo, hi) into cells of at least ``cell_size``, doubled until the cell cap
-    holds: (origin x, origin y, cell size, cols, rows, cell_start, cell_items)."""
+    holds: (origin x, origin y, cell size, cols, rows, cell_start, cell_items). ``build_grid``'s
+    compiled core, for other kernels to call: it trusts its input, finite (k, 2) corners with
+    hi >= lo and a finite cell_size > 0 (``build_grid`` checks them)."""
     origin, top = _bounds(lo, hi)
     cap = max(64, MAX_CELLS_PER_ITEM * lo.shape[0])
     # counted in floats, halved so that no span of finite points overflows: items far apart
@@ -162,12 +164,6 @@ def _grid(lo, hi, cell_size):
     return origin[0], origin[1], cell_size, cols, rows, cell_start, cell_items
 
 
-bin_into_grid = _grid
-"""``build_grid``'s compiled core, for other kernels to call: (lo, hi, cell_size) -> (origin x,
-origin y, cell size, cols, rows, cell_start, cell_items). It trusts its input: finite (k, 2)
-corners with hi >= lo and a finite cell_size > 0 (``build_grid`` checks them)."""
-
-
 def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     """Bin items into a uniform grid in O(items + cells).
 
@@ -183,7 +179,7 @@ def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     cell_size = float(cell_size)
     if not (np.isfinite(cell_size) and cell_size > 0):
         raise ValueError(f"cell_size must be finite and > 0, got {cell_size}")
-    ox, oy, cell_size, cols, rows, cell_start, cell_items = _grid(lo, hi, cell_size)
+    ox, oy, cell_size, cols, rows, cell_start, cell_items = bin_into_grid(lo, hi, cell_size)
     return UniformGrid(np.array([ox, oy]), cell_size, cols, rows, cell_start, cell_items)
 
 
@@ -194,8 +190,8 @@ def _gather(qx, qy, r, sorted_pos, exclude, ox, oy, inv_cell, cols, rows, cell_s
     empty; returns how many. ``sorted_pos`` is ``pos[cell_items]``: the cells of one grid row
     are one contiguous span of it, read in order."""
     r2 = r * r
-    cx0, cx1 = _cell_range(qx - r, qx + r, ox, inv_cell, cols)
-    cy0, cy1 = _cell_range(qy - r, qy + r, oy, inv_cell, rows)
+    cx0, cx1 = cell_range(qx - r, qx + r, ox, inv_cell, cols)
+    cy0, cy1 = cell_range(qy - r, qy + r, oy, inv_cell, rows)
     write = out_rows.shape[0] > 0
     n = 0
     for cy in range(cy0, cy1 + 1):
@@ -338,8 +334,8 @@ def relax_displacements(pos, radius, max_radius, movable, active, ids, elevation
         if not (movable[i] and active[i]):
             continue
         reach = radius[i] + max_radius + slack
-        cx0, cx1 = _cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
-        cy0, cy1 = _cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
+        cx0, cx1 = cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
+        cy0, cy1 = cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
         sx = 0.0
         sy = 0.0
         contacts = 0
@@ -384,7 +380,7 @@ def relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor
         max_radius = max(max_radius, radius[i])
     if k < 2 or max_radius == 0.0:
         return pos.copy()
-    ox, oy, cell, cols, rows, cell_start, cell_items = _grid(pos, pos, 2.0 * max_radius)
+    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, 2.0 * max_radius)
     disp = np.empty((k, 2))
     touching = np.empty(k, np.bool_)
     relax_displacements(pos, radius, max_radius, movable, np.ones(k, np.bool_), ids, elevation, body_height,

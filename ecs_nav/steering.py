@@ -27,7 +27,7 @@ import numpy as np
 # the behaviours' names and columns live in a light module; here for the systems that read them
 from ecs_nav.behaviours import BEHAVIOURS as BEHAVIOURS
 from ecs_nav.behaviours import B as B
-from ecs_nav.spatial import UniformGrid, _cell_range, build_grid
+from ecs_nav.spatial import UniformGrid, build_grid, cell_range
 
 # --- constants (seed 001 / Buckland) ---------------------------------------------------------
 
@@ -262,8 +262,8 @@ def _obstacle_avoidance(pos, heading, radius, box_length, centres, obstacle_radi
             continue
         # obstacles are binned by their bounding boxes: the cells within box of pos hold every
         # obstacle whose centre is closer than box + its radius (Buckland's tagging range)
-        c0x, c1x = _cell_range(px - box, px + box, ox, inv_cell, cols)
-        c0y, c1y = _cell_range(py - box, py + box, oy, inv_cell, rows)
+        c0x, c1x = cell_range(px - box, px + box, ox, inv_cell, cols)
+        c0y, c1y = cell_range(py - box, py + box, oy, inv_cell, rows)
         best_ip = np.inf
         best = -1
         best_x = 0.0
@@ -358,8 +358,8 @@ def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, ro
     Compiled: the SteeringSystem's row kernel and ``wall_avoidance`` both call it."""
     cos_f = np.cos(WALL_FEELER_ANGLE)
     sin_f = np.sin(WALL_FEELER_ANGLE)
-    c0x, c1x = _cell_range(px - reach, px + reach, ox, inv_cell, cols)
-    c0y, c1y = _cell_range(py - reach, py + reach, oy, inv_cell, rows)
+    c0x, c1x = cell_range(px - reach, px + reach, ox, inv_cell, cols)
+    c0y, c1y = cell_range(py - reach, py + reach, oy, inv_cell, rows)
     best_overshoot = 0.0
     out_x = 0.0
     out_y = 0.0
@@ -550,8 +550,8 @@ def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows
         if r <= 0.0:
             continue
         qx, qy = pos[i, 0], pos[i, 1]
-        cx0, cx1 = _cell_range(qx - r, qx + r, ox, inv_cell, cols)
-        cy0, cy1 = _cell_range(qy - r, qy + r, oy, inv_cell, rows)
+        cx0, cx1 = cell_range(qx - r, qx + r, ox, inv_cell, cols)
+        cy0, cy1 = cell_range(qy - r, qy + r, oy, inv_cell, rows)
         n = 0
         px = py = cx = cy_ = hx = hy = 0.0
         for cy in range(cy0, cy1 + 1):

@@ -55,12 +55,12 @@ import numpy as np
 from ecs_nav.geometry import (
     AABB,
     MapGeometry,
-    _bucket_range,
-    _scalar,
-    _segment_blocked,
-    _top_among,
-    _top_at,
-    _wall_distance,
+    bucket_range,
+    finite_scalar,
+    segment_blocked_by,
+    top_among,
+    top_at,
+    wall_distance,
 )
 from ecs_nav.limits import NAV_NODE_LIMIT
 from ecs_nav.nav.graph import EDGE_WALK, GridIndex, NavGraph
@@ -69,7 +69,7 @@ LEDGE_RAYS = 16
 """Directions sampled by the ledge test."""
 LEDGE_STEP = 0.25
 """Largest radial step between ledge samples."""
-_CLIMB_TOL = 1e-9
+CLIMB_TOL = 1e-9
 """Rounding allowance on ``max_climb`` in every climb and ledge test (links, the scan's ledge
 rays, ``nav.smooth``'s line walk)."""
 
@@ -108,20 +108,20 @@ class ScanParams:
             raise ValueError(
                 f"scan_range must be (half_x, ray_height, half_y), got {self.scan_range!r}"
             ) from None
-        scan = (_scalar("scan_range[0]", hx, positive=True), _scalar("scan_range[1]", ray),
-                _scalar("scan_range[2]", hy, positive=True))
+        scan = (finite_scalar("scan_range[0]", hx, positive=True), finite_scalar("scan_range[1]", ray),
+                finite_scalar("scan_range[2]", hy, positive=True))
         object.__setattr__(self, "scan_range", scan)
-        object.__setattr__(self, "spacing", _scalar("spacing", self.spacing, positive=True))
-        object.__setattr__(self, "max_climb", _scalar("max_climb", self.max_climb, nonneg=True))
-        object.__setattr__(self, "clearance", _scalar("clearance", self.clearance, nonneg=True))
-        object.__setattr__(self, "agent_radius", _scalar("agent_radius", self.agent_radius, nonneg=True))
-        object.__setattr__(self, "agent_height", _scalar("agent_height", self.agent_height, positive=True))
-        object.__setattr__(self, "link_lift", _scalar("link_lift", self.link_lift, nonneg=True))
+        object.__setattr__(self, "spacing", finite_scalar("spacing", self.spacing, positive=True))
+        object.__setattr__(self, "max_climb", finite_scalar("max_climb", self.max_climb, nonneg=True))
+        object.__setattr__(self, "clearance", finite_scalar("clearance", self.clearance, nonneg=True))
+        object.__setattr__(self, "agent_radius", finite_scalar("agent_radius", self.agent_radius, nonneg=True))
+        object.__setattr__(self, "agent_height", finite_scalar("agent_height", self.agent_height, positive=True))
+        object.__setattr__(self, "link_lift", finite_scalar("link_lift", self.link_lift, nonneg=True))
         try:
             cx, cy = self.center
         except (TypeError, ValueError):
             raise ValueError(f"center must be (x, y), got {self.center!r}") from None
-        object.__setattr__(self, "center", (_scalar("center[0]", cx), _scalar("center[1]", cy)))
+        object.__setattr__(self, "center", (finite_scalar("center[0]", cx), finite_scalar("center[1]", cy)))
         if self.cols < 1 or self.rows < 1:
             raise ValueError(f"spacing {self.spacing} is larger than the scan range {self.scan_range}")
         if self.cols * self.rows > NAV_NODE_LIMIT:
@@ -180,13 +180,13 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
         cos_t[d] = math.cos(2.0 * math.pi * d / n_rays)
         sin_t[d] = math.sin(2.0 * math.pi * d / n_rays)
     cand = np.empty(64, dtype=np.int64)
-    # typed int64, not the literal 0: a literal argument makes numba compile _top_among again
+    # typed int64, not the literal 0: a literal argument makes numba compile top_among again
     # for it (three specialisations, about 1.4 s of CPU more on a first run); n_cand too
     first_cand = np.int64(0)
     for k in range(todo.shape[0]):
         node = todo[k]
         x, y = xs[node], ys[node]
-        h = _top_at(G, x, y, ray_height)
+        h = top_at(G, x, y, ray_height)
         if h != h or radius <= 0.0:
             out_h[node] = h
             continue
@@ -196,7 +196,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
         # the shapes near the node (duplicates from several buckets are harmless)
         x0, y0, x1, y1 = x - radius, y - radius, x + radius, y + radius
         n_cand = np.int64(0)  # not the literal 0 either (see first_cand)
-        i0, i1, j0, j1 = _bucket_range(meta, dims, x0, y0, x1, y1)
+        i0, i1, j0, j1 = bucket_range(meta, dims, x0, y0, x1, y1)
         for j in range(j0, j1 + 1):
             for i in range(i0, i1 + 1):
                 b = j * dims[0] + i
@@ -214,18 +214,18 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
         for q in range(n_cand):
             if not ok:
                 break
-            if _wall_distance(G, cand[q], x, y, zlo, zhi) < radius:
+            if wall_distance(G, cand[q], x, y, zlo, zhi) < radius:
                 ok = False
         # ledge: the ground within radius may not drop by more than max_climb. The floor lies
         # under every point of the map, so a node within max_climb of it has no ledge.
-        floor_min = h - max_climb - _CLIMB_TOL
+        floor_min = h - max_climb - CLIMB_TOL
         if ok and n_cand > 0 and meta[4] < floor_min:
             for ring in range(1, n_rings + 1):
                 if not ok:
                     break
                 rho = radius * ring / n_rings
                 for d in range(n_rays):
-                    g = _top_among(G, cand, first_cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
+                    g = top_among(G, cand, first_cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
                     if not (g >= floor_min):
                         ok = False
                         break
@@ -259,11 +259,11 @@ def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spa
             if in_region[b] and b < a:
                 continue  # the pair is tested from b
             hb = hs[b]
-            if hb != hb or abs(ha - hb) > max_climb + _CLIMB_TOL:
+            if hb != hb or abs(ha - hb) > max_climb + CLIMB_TOL:
                 continue
             # test each pair in one orientation (low id → high id) so links stay symmetric
             lo, hi = (a, b) if a < b else (b, a)
-            if _segment_blocked(G, xs[lo], ys[lo], hs[lo] + lift, xs[hi], ys[hi], hs[hi] + lift):
+            if segment_blocked_by(G, xs[lo], ys[lo], hs[lo] + lift, xs[hi], ys[hi], hs[hi] + lift):
                 continue
             w = diag if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
             src[m], dst[m], cost[m] = a, b, w

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_nav.geometry import _scalar
+from ecs_nav.geometry import finite_scalar
 from ecs_nav.limits import TILE_LIMIT
 from ecs_nav.nav.graph import GridIndex, NavGraph
 
@@ -66,7 +66,7 @@ def grid_graph(
     blocked = np.asarray(blocked, dtype=bool)
     if blocked.ndim != 2 or 0 in blocked.shape:
         raise ValueError(f"blocked must be a non-empty 2-D array, got shape {blocked.shape}")
-    cell_size = _scalar("cell_size", cell_size, positive=True)
+    cell_size = finite_scalar("cell_size", cell_size, positive=True)
     rows, cols = blocked.shape
     n = rows * cols
     passable = ~blocked[::-1]  # grid rows grow with world y

@@ -27,13 +27,13 @@ import numpy as np
 from ecs_nav.geometry import (
     MIN_COLLISION_RADIUS,
     MapGeometry,
-    _bucket_range,
-    _local,
-    _rect_wall_span,
-    _scalar,
-    _top_at,
+    bucket_range,
+    finite_scalar,
+    local_coords,
+    rect_wall_span,
+    top_at,
 )
-from ecs_nav.nav.build import _CLIMB_TOL
+from ecs_nav.nav.build import CLIMB_TOL
 
 
 @nb.njit(cache=True)
@@ -74,7 +74,7 @@ def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
     best = np.inf
-    i0, i1, j0, j1 = _bucket_range(
+    i0, i1, j0, j1 = bucket_range(
         meta, dims, min(ax, bx) - reach, min(ay, by) - reach, max(ax, bx) + reach, max(ay, by) + reach
     )
     for j in range(j0, j1 + 1):
@@ -84,12 +84,12 @@ def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
                 it = bitems[k]
                 if it < n_rect:
                     r = rects[it]
-                    lo, hi = _rect_wall_span(r, zlo, zhi)
+                    lo, hi = rect_wall_span(r, zlo, zhi)
                     if not lo < hi:
                         continue
                     hw = r[5]
-                    sa, ta = _local(r, ax, ay)
-                    sb, tb = _local(r, bx, by)
+                    sa, ta = local_coords(r, ax, ay)
+                    sb, tb = local_coords(r, bx, by)
                     t0, t1 = 0.0, 1.0
                     t0, t1 = _clip0(sa - hi, sb - hi, t0, t1)
                     t0, t1 = _clip0(lo - sa, lo - sb, t0, t1)
@@ -121,12 +121,12 @@ def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, st
         qx, qy = ax + (bx - ax) * k / n, ay + (by - ay) * k / n
         if _segment_wall_distance(G, px, py, qx, qy, e + max_climb, e + body_height, clear) < clear:
             return False
-        h = _top_at(G, qx, qy, e + max_climb)
-        if not (h >= e - max_climb - _CLIMB_TOL):  # a ledge, or off the map (NaN)
+        h = top_at(G, qx, qy, e + max_climb)
+        if not (h >= e - max_climb - CLIMB_TOL):  # a ledge, or off the map (NaN)
             return False
         e = h
         px, py = qx, qy
-    return not (be == be) or abs(e - be) <= max_climb + _CLIMB_TOL
+    return not (be == be) or abs(e - be) <= max_climb + CLIMB_TOL
 
 
 @nb.njit(cache=True)
@@ -153,10 +153,10 @@ def _walk_args(radius, max_climb, body_height, step) -> tuple[float, float, floa
     """The agent and sampling arguments of ``line_walkable``/``smooth_path`` as floats; a
     ValueError naming a bad one (finite; >= 0, and step > 0)."""
     return (
-        _scalar("radius", radius, nonneg=True),
-        _scalar("max_climb", max_climb, nonneg=True),
-        _scalar("body_height", body_height, nonneg=True),
-        _scalar("step", step, positive=True),
+        finite_scalar("radius", radius, nonneg=True),
+        finite_scalar("max_climb", max_climb, nonneg=True),
+        finite_scalar("body_height", body_height, nonneg=True),
+        finite_scalar("step", step, positive=True),
     )
 
 
