@@ -21,6 +21,10 @@ of 3 cells), 256x256 and 1024x1024; then the Moving AI maps (``../shared/maps`` 
 absent). Last, 10,000 agents sharing one goal on a 256x256 map: field build (the goal moving
 between two nodes 10 m apart, so that every rebuild does its work) + every agent's sampled
 direction.
+
+``--crowd`` runs only that last table, timed in CPU seconds (``time.process_time``).
+``ECS_NAV_TREE=DIR`` imports ecs_nav from another checkout (a before/after run: alternate the
+two in one shell loop).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, os.environ.get("ECS_NAV_TREE", str(ROOT)))
 
 from ecs_nav.nav import FlowField, distance_field, grid_graph, heat_map, read_movingai_map  # noqa: E402
 
@@ -80,15 +85,15 @@ def central_goal(graph) -> int:
     return int(region[np.argmin(np.sum((graph.positions[region, :2] - centre) ** 2, axis=1))])
 
 
-def best_of(repeats: int, runs: dict) -> dict:
+def best_of(repeats: int, runs: dict, clock=time.perf_counter) -> dict:
     """Each run timed ``repeats`` times, interleaved; best time (s) and last result per name."""
     best = {name: math.inf for name in runs}
     result = {}
     for _ in range(repeats):
         for name, fn in runs.items():
-            t = time.perf_counter()
+            t = clock()
             result[name] = fn()
-            best[name] = min(best[name], time.perf_counter() - t)
+            best[name] = min(best[name], clock() - t)
     return {name: (best[name], result[name]) for name in runs}
 
 
@@ -178,7 +183,7 @@ def print_builds(rows: list[tuple[str, dict]]):
         print("| " + " | ".join(cells) + " |")
 
 
-def bench_crowd(blocked: np.ndarray, repeats: int, agents: int = 10_000) -> dict:
+def bench_crowd(blocked: np.ndarray, repeats: int, agents: int = 10_000, clock=time.perf_counter) -> dict:
     graph = grid_graph(blocked)
     goal = central_goal(graph)
     field = FlowField(graph, goal)
@@ -205,7 +210,7 @@ def bench_crowd(blocked: np.ndarray, repeats: int, agents: int = 10_000) -> dict
         "rebuild + next node": build_next_steps,
         "rebuild + sample": lambda: build(True),
         "sample (anchors memoised)": lambda: field.sample(points),
-    })  # fmt: skip
+    }, clock)  # fmt: skip
     directions = res["rebuild + sample"][1][0]
     assert np.all(np.abs(np.hypot(*directions.T) - 1) < 1e-9)
     return {k: v[0] for k, v in res.items()}
@@ -216,8 +221,12 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="256x256 only, 2 repeats")
     parser.add_argument("--maps", help="Moving AI maps folder (default ../shared/maps or $ECS_NAV_MAPS)")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--crowd", action="store_true", help="only the 10,000-agent table, in CPU time")
     args = parser.parse_args(argv)
     repeats = args.repeats or (2 if args.quick else 5)
+    if args.crowd:
+        print_crowd(repeats, time.process_time, "CPU")
+        return 0
     sizes = (256,) if args.quick else (256, 1024)
 
     rows = []
@@ -241,15 +250,19 @@ def main(argv=None) -> int:
     print("\nField build, one goal: best of the repeats, ms (ratio = theirs / ours)\n")
     print_builds(rows)
 
-    print(f"\n{10_000:,} agents sharing one goal on a 256x256 map (best of {repeats}, ms)\n")
+    print_crowd(repeats, time.perf_counter, "wall")
+    return 0
+
+
+def print_crowd(repeats: int, clock, clock_name: str):
+    print(f"\n{10_000:,} agents sharing one goal on a 256x256 map (best of {repeats}, {clock_name} ms)\n")
     print("| map | field rebuild | rebuild + every agent's next node | rebuild + sample every agent "
           "(line-of-sight anchors) | sample only, anchors memoised |")
     print("|---|---:|---:|---:|---:|")
     for name, blocked in (("random 25% blocked", random_blocked(256)), ("walled hall", walled_hall(256))):
-        res = bench_crowd(blocked, repeats)
+        res = bench_crowd(blocked, repeats, clock=clock)
         print(f"| {name} | {ms(res['rebuild'])} | {ms(res['rebuild + next node'])} | {ms(res['rebuild + sample'])} | "
               f"{ms(res['sample (anchors memoised)'])} |")  # fmt: skip
-    return 0
 
 
 if __name__ == "__main__":
