@@ -193,11 +193,20 @@ def cmd_view(args) -> int:
     return 0
 
 
+def _debug_option(p: argparse.ArgumentParser, shown: bool = False) -> None:
+    """``--debug`` after a command too (``run ... --debug``), as well as before it; left out of
+    its help unless ``shown``."""
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help=DEBUG_HELP if shown else argparse.SUPPRESS)
+
+
+DEBUG_HELP = "on an internal error, show the traceback instead of one line"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ecs-nav", description="Game-AI navigation scenes: list, validate, run headless, view.")
-    parser.add_argument("--debug", action="store_true",
-                        help="on an internal error, show the traceback instead of one line")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
@@ -207,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a scene file without running it",
                        description="Check a scene file; print every problem with where it is.")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _debug_option(p)
     p.set_defaults(fn=cmd_validate)
 
     p = sub.add_parser("run", help="run a scene for N ticks and print a summary",
@@ -228,8 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=_int_at_least(1, FRAME_SIZE_LIMIT), nargs=2, default=(1280, 720), metavar=("W", "H"),
                    help=f"frame size for --screenshot/--record (default 1280 720, at most {FRAME_SIZE_LIMIT})")
     p.add_argument("--fps", type=_int_at_least(1, 1000), default=30, help="frames per second of --record (default 30)")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="on an internal error, show the traceback instead of one line")
+    _debug_option(p, shown=True)
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("plot", help="draw a recording's or a sweep's plots as PNG files",
@@ -239,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("recording", help="a .sqlite/.db, .parquet or .csv recording, or a sweep's .parquet table")
     p.add_argument("--out-dir", metavar="DIR", default=None,
                    help="where the PNGs go (default: RECORDING's name + _plots, beside it)")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _debug_option(p)
     p.set_defaults(fn=cmd_plot)
 
     p = sub.add_parser("sweep", help="run every combination of parameter values; one Parquet table",
@@ -259,14 +267,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="--engine dask: a running scheduler (tcp://host:8786)")
     p.add_argument("--address", metavar="ADDRESS", help="--engine ray: a running cluster (ray://host:10001 or auto)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _debug_option(p)
     p.set_defaults(fn=cmd_sweep)
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
     p.add_argument("--seed", type=_int_at_least(0, SEED_LIMIT), default=None, help="override the scene's seed")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _debug_option(p)
     p.set_defaults(fn=cmd_view)
     return parser
 
