@@ -135,6 +135,7 @@ class TableView:
     def _unbind(self) -> None:
         """Copy the row's values back into own storage (called when the row goes away)."""
         values = {name: getattr(self, name) for name in self._fields}
+        type(self)._keep_more([self], self._table, np.array([self._row]))
         self._table, self._row = None, -1
         self._local.update(values)
 
@@ -162,8 +163,8 @@ class TableView:
 
     @classmethod
     def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:
-        """``unbind_all``'s hook for what a class keeps beyond its fields (as its ``_unbind``
-        does), read for all ``views`` (bound to ``rows``) at once. Nothing here."""
+        """What a class keeps beyond its fields when its views unbind (``_unbind`` and
+        ``unbind_all``), read for all ``views`` (bound to ``rows``) at once. Nothing here."""
 
     def __eq__(self, other):
         if type(other) is not type(self):
@@ -403,10 +404,6 @@ class SteeringWeights(TableView):
             table.steer_target[row] = self.target
             table.has_steer_target[row] = True
         table.target_entity[row] = -1 if self.target_entity is None else self.target_entity
-
-    def _unbind(self) -> None:
-        object.__setattr__(self, "_weights_local", self._table.weights[self._row].copy())
-        super()._unbind()
 
     @classmethod
     def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:

@@ -331,14 +331,10 @@ class World:
         pending = list(self._pending_despawn)
         self._despawned.extend(pending)
         table = self.table
-        if len(pending) == 1:
-            if table.has(pending[0]):
-                table.remove_row(pending[0])
-        elif pending:
-            ids = np.fromiter(pending, np.int64, len(pending))
-            with_rows = ids[table.rows_of(ids) >= 0]
-            if with_rows.size:
-                table.remove_rows(with_rows, TableView.unbind_all)
+        ids = np.fromiter(pending, np.int64, len(pending))
+        with_rows = ids[table.rows_of(ids) >= 0]
+        if with_rows.size:
+            table.remove_rows(with_rows, TableView.unbind_all)
         delete = esper.delete_entity
         for entity in pending:
             delete(entity, immediate=True)
