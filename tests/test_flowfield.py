@@ -342,6 +342,30 @@ def test_open_areas_point_straight_at_the_goal():
     assert checked == 60 + 3  # the room and the door's column below it
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_every_anchor_follows_the_theta_star_rule_whether_sampled_or_asked(seed):
+    """anchor(v) = anchor(next_hop(v)) when v sees it (brute force), else next_hop(v), for every
+    reachable node; sampling, which resolves anchors lazily (agents on a quarter of the nodes and
+    the chains behind them), gives the directions of a field whose anchors were all asked first."""
+    g, region, rng = random_map(seed, 30, 30, 0.2)
+    goal = int(rng.choice(region))
+    full = flow_field(g, goal)
+    asked = full.anchors(np.arange(g.node_count))
+    reachable = np.flatnonzero(asked >= 0)
+    assert reachable.size > 300
+    assert asked[goal] == goal
+    for v in reachable[reachable != goal]:
+        hop = full.next_hop[v]
+        a = asked[hop]
+        sees = brute_sees(g, g.positions[v, :2], g.positions[a, :2])
+        assert asked[v] == (a if sees else hop), v
+    agents = rng.choice(reachable, reachable.size // 4, replace=False)
+    points = g.positions[agents, :2] + rng.uniform(-0.45, 0.45, (agents.size, 2))
+    lazy_dir, lazy_dist = flow_field(g, goal).sample(points)
+    full_dir, full_dist = full.sample(points)
+    assert np.array_equal(lazy_dir, full_dir) and np.array_equal(lazy_dist, full_dist)
+
+
 def test_goal_points_are_where_the_field_leads():
     g = grid_graph(np.zeros((5, 5), bool))
     goal = 12  # the centre slot, at (2.5, 2.5)
