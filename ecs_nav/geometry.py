@@ -14,8 +14,8 @@ linear along its axis (a box is a ramp with ``low == high``). Shapes are packed 
 arrays with a uniform bucket grid over their ground-plane AABBs as the broadphase, and every
 query is a compiled numba kernel (``cache=True``) vectorised over query points.
 
-The kernels are compiled without numba's reference counting (``_nrt=False``, as numba's own
-string helpers are): they allocate nothing and read arrays their caller holds. With it, each
+The kernels are compiled without numba's reference counting (``NO_REFCOUNT``, see
+``ecs_nav.kernel_options``): they allocate nothing and read arrays their caller holds. With it, each
 helper call paid an atomic incref and decref for every array it took out of the packed map or
 viewed a row of (``G[0]``, ``rects[item]``), once per shape visited: 3/4 of ``resolve_disc``'s
 time (1.64 -> 0.51 ms for ``resolve_circles`` of 10,000 discs, 1.35 -> 0.37 ms in
@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numba as nb
 import numpy as np
 
+from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.limits import COORDINATE_LIMIT, SHAPE_LIMIT, TILE_LIMIT
 
 AABB = tuple[float, float, float, float]
@@ -215,7 +216,7 @@ def _pack_rect(shape: Box | Ramp, floor: float) -> list[float]:
 # --- kernels: primitives -----------------------------------------------------------------------
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _clampi(v, n):
     # v is a float; clamp before int() so huge values cannot overflow (and NaN goes to 0)
     if not v >= 0.0:
@@ -225,7 +226,7 @@ def _clampi(v, n):
     return int(v)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def bucket_range(meta, dims, x0, y0, x1, y1):
     cs = meta[7]
     i0 = _clampi(math.floor((x0 - meta[5]) / cs), dims[0])
@@ -235,20 +236,20 @@ def bucket_range(meta, dims, x0, y0, x1, y1):
     return i0, i1, j0, j1
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def local_coords(r, x, y):
     dx, dy = x - r[0], y - r[1]
     return dx * r[2] + dy * r[3], -dx * r[3] + dy * r[2]
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _slope_mid(r):
     hl = r[4]
     slope = (r[8] - r[7]) / (2.0 * hl) if hl > 0.0 else 0.0
     return slope, 0.5 * (r[7] + r[8])
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _rect_surface(r, s):
     slope, mid = _slope_mid(r)
     if s < -r[4]:
@@ -258,7 +259,7 @@ def _rect_surface(r, s):
     return mid + slope * s
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _shape_top_at(G, item, x, y):
     """Walkable top of shape ``item`` at (x, y), or NaN where (x, y) is off its footprint."""
     rects, circs = G[0], G[1]
@@ -276,7 +277,7 @@ def _shape_top_at(G, item, x, y):
     return np.nan
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def top_among(G, items, first, last, x, y, zmax):
     """Highest walkable top at (x, y) at or below ``zmax`` among the floor and the shapes
     ``items[first:last]``; NaN off the map or where nothing lies below ``zmax``."""
@@ -294,7 +295,7 @@ def top_among(G, items, first, last, x, y, zmax):
     return best
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def top_at(G, x, y, zmax):
     """Highest walkable top at (x, y) at or below ``zmax`` (floor included); NaN off the map."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -303,7 +304,7 @@ def top_at(G, x, y, zmax):
     return top_among(G, bitems, bptr[b], bptr[b + 1], x, y, zmax)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _clip(f0, f1, t0, t1):
     """Clip [t0, t1] to where f0 + t (f1 - f0) <= -EPS (strictly inside a half-space)."""
     df = f1 - f0
@@ -321,7 +322,7 @@ def _clip(f0, f1, t0, t1):
     return t0, t1
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _seg_hits_rect(r, ax, ay, az, bx, by, bz):
     sa, ta = local_coords(r, ax, ay)
     sb, tb = local_coords(r, bx, by)
@@ -337,7 +338,7 @@ def _seg_hits_rect(r, ax, ay, az, bx, by, bz):
     return t1 - t0 > 1e-12
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _seg_hits_circle(c, ax, ay, az, bx, by, bz):
     t0, t1 = 0.0, 1.0
     t0, t1 = _clip(c[3] - az, c[3] - bz, t0, t1)
@@ -364,7 +365,7 @@ def _seg_hits_circle(c, ax, ay, az, bx, by, bz):
     return t1 - t0 > 1e-12
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def segment_blocked_by(G, ax, ay, az, bx, by, bz):
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
@@ -385,7 +386,7 @@ def segment_blocked_by(G, ax, ay, az, bx, by, bz):
 # --- kernels: walls (the solid in an agent's body band) ----------------------------------------
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def rect_wall_span(r, zlo, zhi):
     """(lo, hi) along the rect's axis where it is a wall for the band (zlo, zhi); lo >= hi: none."""
     hl = r[4]
@@ -402,7 +403,7 @@ def rect_wall_span(r, zlo, zhi):
     return -hl, min(st, hl)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _wall_push(G, item, x, y, zlo, zhi):
     """Closest point of shape ``item``'s wall region to (x, y), and whether (x, y) is inside it.
 
@@ -450,7 +451,7 @@ def _wall_push(G, item, x, y, zlo, zhi):
     return True, x, y, True, ex, ey
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def wall_distance(G, item, x, y, zlo, zhi):
     """Ground-plane distance from (x, y) to shape ``item``'s wall region (inf: no wall, 0: inside)."""
     has, qx, qy, inside, ex, ey = _wall_push(G, item, x, y, zlo, zhi)
@@ -461,7 +462,7 @@ def wall_distance(G, item, x, y, zlo, zhi):
     return math.hypot(x - qx, y - qy)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _penetration(G, x, y, radius, zlo, zhi):
     """Deepest overlap of the disc (x, y, radius) with any wall region for the band (zlo, zhi)."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -484,7 +485,7 @@ def _penetration(G, x, y, radius, zlo, zhi):
     return worst
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _push_out(G, x, y, radius, zlo, zhi):
     """Move the disc out of every wall it overlaps, one pass, nearest exit per wall."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -513,7 +514,7 @@ def _push_out(G, x, y, radius, zlo, zhi):
     return x, y
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _clamp_bounds(meta, x, y, radius):
     lo_x, hi_x = meta[0] + radius, meta[2] - radius
     lo_y, hi_y = meta[1] + radius, meta[3] - radius
@@ -528,7 +529,7 @@ def _clamp_bounds(meta, x, y, radius):
     return x, y
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _settle(G, x, y, radius, zlo, zhi):
     """Push out of walls (a few passes) and into the bounds; returns (x, y, remaining overlap)."""
     meta = G[2]
@@ -540,7 +541,7 @@ def _settle(G, x, y, radius, zlo, zhi):
     return x, y, _penetration(G, x, y, radius, zlo, zhi)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _try_move(G, x, y, r, e, mc, bh):
     """Settle the disc at (x, y) against the walls of elevation ``e``, then step onto the surface
     there; if that changes the elevation, the walls change too: settle again against them.
@@ -563,7 +564,7 @@ def _try_move(G, x, y, r, e, mc, bh):
     return cx, cy, h, pen
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _open_floor(G, x0, y0, x1, y1, r, e):
     """True when a disc of radius ``r`` standing on the floor (``e``) sweeps from (x0, y0) to
     (x1, y1) inside the bounds and clear of every shape's footprint box: nothing there can
@@ -588,7 +589,7 @@ def _open_floor(G, x0, y0, x1, y1, r, e):
     return True
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def resolve_disc(G, x, y, nx, ny, radius, e, mc, body_height):
     """One disc (``radius``, standing at elevation ``e``, climbing at most ``mc``) moved from
     (x, y) toward (nx, ny) against the packed map ``G``: returns (x, y, elevation). The compiled
@@ -619,26 +620,26 @@ def resolve_disc(G, x, y, nx, ny, radius, e, mc, body_height):
     return x, y, e
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _resolve_circles(G, px, py, nx, ny, radius, elev, max_climb, body_height, out_x, out_y, out_e):
     for a in range(px.shape[0]):
         out_x[a], out_y[a], out_e[a] = resolve_disc(G, px[a], py[a], nx[a], ny[a], radius[a], elev[a],
                                                        max_climb[a], body_height)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _surface_heights(G, xs, ys, zmax, out):
     for k in range(xs.shape[0]):
         out[k] = top_at(G, xs[k], ys[k], zmax[k])
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _segments_blocked(G, a, b, out):
     for k in range(a.shape[0]):
         out[k] = segment_blocked_by(G, a[k, 0], a[k, 1], a[k, 2], b[k, 0], b[k, 1], b[k, 2])
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _penetrations(G, xs, ys, radius, elev, max_climb, body_height, out):
     for k in range(xs.shape[0]):
         out[k] = _penetration(G, xs[k], ys[k], radius[k], elev[k] + max_climb[k], elev[k] + body_height)

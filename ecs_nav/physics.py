@@ -18,6 +18,7 @@ import numba as nb
 import numpy as np
 
 from ecs_nav.geometry import MIN_COLLISION_RADIUS, resolve_disc
+from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, bin_into_grid, cell_range, relax_displacements
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
@@ -75,14 +76,14 @@ NO_OPEN_CELLS = OpenCells(0.0, 0.0, 1.0, 1, 1, np.zeros(1, np.uint8))
 """An ``OpenCells`` with no free cell (every disc takes ``resolve_disc``'s own test)."""
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def moves_freely(meta, F, x, y, nx, ny, radius, e):
     """True when a disc on the floor (``e`` is the floor height ``meta[4]`` of a packed map's
     ``G[2]``) swept from (x, y) to (nx, ny) keeps its swept box inside the bounds and on free
     cells of ``F`` (that map's ``OpenCells``): it touches no shape, and ``resolve_disc``
     would return (nx, ny, e). ``resolve_disc``'s own open-floor test scans the shapes of the
     map's coarse buckets; a crowd passes this one for almost every disc almost every tick.
-    Without reference counting (``_nrt=False``, see ``ecs_nav.geometry``): called per disc, its
+    Without reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``): called per disc, its
     incref/decref of ``F.free`` and ``meta`` were half of ``move_on_map``'s time."""
     if e != meta[4]:
         return False

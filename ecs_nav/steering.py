@@ -27,6 +27,7 @@ import numpy as np
 # the behaviours' names and columns live in a light module; here for the systems that read them
 from ecs_nav.behaviours import BEHAVIOURS as BEHAVIOURS
 from ecs_nav.behaviours import B as B
+from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.spatial import UniformGrid, build_grid, cell_range
 
 # --- constants (seed 001 / Buckland) ---------------------------------------------------------
@@ -351,12 +352,12 @@ def obstacle_avoidance(pos, vel, heading, radius, max_speed, obstacles_centre, o
         *grid.kernel_args())
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
     """One agent's wall avoidance force (see ``wall_avoidance``) as (fx, fy): the agent at
     (px, py) heading (hx, hy) with feelers of ``reach``; walls and their grid's kernel args.
     ``wall_forces`` (``wall_avoidance``'s loop, the SteeringSystem's too) calls it per agent, so
-    it is compiled without reference counting (``_nrt=False``, see ``ecs_nav.geometry``): the
+    it is compiled without reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``): the
     incref/decref of its four arrays per call made that loop 1.45x slower."""
     cos_f = np.cos(WALL_FEELER_ANGLE)
     sin_f = np.sin(WALL_FEELER_ANGLE)

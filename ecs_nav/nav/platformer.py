@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.nav.platformer_level import TileLevel, is_ground, is_one_way, size_masks, tile_at
 
 SOLID = 1
@@ -73,12 +74,12 @@ def jump_value_count(max_jump):
     return 2 * max_jump + 14
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def successor(fits, ground, ceiling, x, y, j, dx, dy, max_jump):
     """The jump value after moving from state (x, y, j) by (dx, dy), or -1 if the move is not
     allowed (see the module docstring). Wrapped into the finite range of :func:`jump_value_count`.
     ``plan_states`` calls it per move tried, so it is compiled without reference counting
-    (``_nrt=False``, see ``ecs_nav.geometry``): the incref/decref of its three masks per call
+    (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``): the incref/decref of its three masks per call
     made the planner 1.3-1.6x slower."""
     rows, cols = fits.shape
     nx, ny = x + dx, y + dy

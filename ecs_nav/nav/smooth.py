@@ -33,6 +33,7 @@ from ecs_nav.geometry import (
     rect_wall_span,
     top_at,
 )
+from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.nav.build import CLIMB_TOL
 
 
@@ -67,11 +68,11 @@ def _point_rect_dist(s, t, lo, hi, hw):
     return math.hypot(ds, dt)
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi),
     exact up to ``reach`` (shapes farther than that from the segment may be left out: inf).
-    No reference counting (``_nrt=False``, see ``ecs_nav.geometry``), nor in ``_line_walkable``
+    No reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``), nor in ``_line_walkable``
     that calls it per step: ``smooth_path`` 0.67 -> 0.40 ms (``bench/graph_build.py``)."""
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
@@ -112,7 +113,7 @@ def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     return best
 
 
-@nb.njit(cache=True, _nrt=False)
+@nb.njit(cache=True, **NO_REFCOUNT)
 def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, step):
     length = math.hypot(bx - ax, by - ay)
     n = max(1, int(math.ceil(length / step)))

@@ -1,0 +1,19 @@
+"""Compile options shared by ecs_nav's numba kernels.
+
+``NO_REFCOUNT`` compiles a kernel without numba's reference counting (NRT). A kernel that takes
+arrays and is called once per agent, shape or move otherwise pays an atomic incref and decref
+for every array it is handed or takes out of a tuple, on every call: two thirds of
+``geometry.resolve_disc``'s time (``bench/RESULTS.md``, session 5). Only for kernels that
+allocate nothing: numba refuses to compile one that does under it.
+
+The option is numba's own (``_nrt``: numba compiles its string helpers with it) but not part of
+its public API. Where a numba release no longer lists it, ``NO_REFCOUNT`` is empty and the
+kernels compile with reference counting: the same results at the old speed.
+"""
+
+from __future__ import annotations
+
+from numba.core.cpu import CPUTargetOptions
+
+NO_REFCOUNT: dict[str, bool] = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+"""``**NO_REFCOUNT`` in ``numba.njit(...)``: no reference counting in that kernel (see above)."""
