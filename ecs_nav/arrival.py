@@ -184,6 +184,8 @@ def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it (an
     agent is never ahead of itself, so ``rows`` may include arrived agents)."""
     arrived = arrived_rows(table)
+    if arrived.size == 0:  # nobody has arrived (a chase, a crowd on its way): nobody touches one
+        return np.zeros(len(rows), bool)
     n = table.n
     return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], table.goal_key[:n],
                                    rows, toward, arrived)
@@ -244,7 +246,7 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     (``queueing``: another agent stands right ahead of it); its count then restarts. Moving
     off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
     set this tick (it does not count)."""
-    index = np.arange(table.n)[rows]
+    index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else np.arange(table.n)[rows]
     distance = float(stuck_distance)
     stuck = _count_still(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
                          table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance)

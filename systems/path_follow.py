@@ -84,6 +84,7 @@ from ecs_nav.arrival import (
 )
 from ecs_nav.components import Path, PathRequest
 from ecs_nav.events import PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.follow_rows import waypoint_hits
 from ecs_nav.physics import turn_heading
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
@@ -100,10 +101,7 @@ from the goal than where it stopped (and no longer touching the arrived crowd)."
 
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 class PathFollowSystem(System):
@@ -393,7 +391,7 @@ class PathFollowSystem(System):
         table = world.table
         rewritten = world.take_rewritten_paths()
         gone, self._despawn_cursor = world.despawned_since(self._despawn_cursor)
-        reload = np.zeros(0, np.int64)
+        reload = _NO_ROWS
         structure = world.structure_version(Path)
         if structure != self._structure:  # a Path given or taken: read esper's list again
             reload = self._rebuild(world, world.query(Path))
@@ -404,41 +402,22 @@ class PathFollowSystem(System):
         if m == 0:
             return
         # paths given a new waypoints array (the PathfindSystem's included)
-        changed = np.isin(self.ents, rewritten) if rewritten.size else np.zeros(m, bool)
-        changed[reload] = True
-        for i in np.flatnonzero(changed):
-            self._load(world, int(i))
+        if rewritten.size or reload.size:
+            changed = np.isin(self.ents, rewritten) if rewritten.size else np.zeros(m, bool)
+            changed[reload] = True
+            for i in np.flatnonzero(changed).tolist():
+                self._load(world, i)
 
         rows = self.rows
-        # rows 0..m-1 in order (entities spawned in order, none despawned): views, not copies
-        sel = slice(0, m) if m == table.n and rows[-1] == m - 1 and np.all(np.diff(rows) == 1) else rows
         active = self.active
-        pos = table.pos[sel].copy()
-        radius = table.path_radius[sel]
-        r2 = radius * radius
         last = self.last_pos
 
-        # --- waypoint tests on whole columns ---------------------------------------------
-        test = active & ~self.final_leg
-        to_cur = pos - self.cur
-        near = _dot(to_cur, to_cur) <= r2
-        step = pos - last
-        step2 = _dot(step, step)
-        from_last = self.cur - last
-        t = np.clip(np.divide(_dot(from_last, step), step2, out=np.zeros(m), where=step2 > 0), 0.0, 1.0)
-        closest = step * t[:, None] - from_last
-        swept = _dot(closest, closest) <= r2
-        crossed = (_dot(from_last, self.leg) > 0) & (_dot(to_cur, self.leg) >= 0)
-        # a planned waypoint is reached only from its own level: an agent on the floor below a
-        # ramp's edge node has not reached it (the next leg would walk into the ramp's side)
-        elev, climb = table.elevation[sel], table.max_climb[sel]
-        level = ~self.planned | (np.abs(elev - self.cur_z) < climb)
-        reached = test & level & (near | swept | crossed)
-        to_nxt = pos - self.nxt
-        skip = (test & self.has_nxt & ~self.last_once & (_dot(to_nxt, to_nxt) <= r2)
-                & (~self.planned | (np.abs(elev - self.nxt_z) < climb)))
-        for i in np.flatnonzero(reached | skip):
-            i = int(i)
+        # --- waypoint tests: one compiled pass (ecs_nav.follow_rows) ---------------------
+        pos = np.empty((m, 2))
+        hits = waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
+                             self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt, self.nxt_z,
+                             self.has_nxt, self.last_once, pos)
+        for i in np.flatnonzero(hits).tolist():
             if self.last_once[i]:
                 self._enter_final_leg(world, i, emit=True)
                 continue
@@ -471,10 +450,11 @@ class PathFollowSystem(System):
             # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
             # only when pushed REARM_RADII radii past where it stopped and touching no arrived
             # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
-            margin = np.where(moving, self.stop_hysteresis,
-                              np.maximum(self.stop_hysteresis, REARM_RADII * table.radius[rows]))
-            rearm_at = np.maximum(stop, table.arrival_distance[rows]) + margin
-            rearm = once & (state == FOLLOW_STOPPED) & (dist > rearm_at)
+            rearm = once & (state == FOLLOW_STOPPED)
+            if rearm.any():
+                margin = np.where(moving, self.stop_hysteresis,
+                                  np.maximum(self.stop_hysteresis, REARM_RADII * table.radius[rows]))
+                rearm &= dist > np.maximum(stop, table.arrival_distance[rows]) + margin
             if self.group_arrival and rearm.any():
                 held = rearm & ~moving & ~self.partial
                 toward = table.steer_target[rows[held]] - pos[held]
@@ -501,7 +481,7 @@ class PathFollowSystem(System):
                 self._face(world, rows[stopped], to_final[stopped])
 
         # --- stuck: standing still while following (seed 002) -------------------------------
-        stuck = standing_still(table, sel, active, self.stuck_ticks, self.stuck_distance)
+        stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
         for i in np.flatnonzero(stuck):
             if self.has_request[i] or self.mode[i] == _MODE_ONCE:
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
