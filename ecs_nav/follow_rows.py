@@ -72,3 +72,56 @@ def waypoint_hits(
             if tnx * tnx + tny * tny <= r2 and (not planned[k] or abs(elev - nxt_z[k]) < climb):
                 hits[k] = True
     return hits
+
+
+@nb.njit(cache=True)
+def final_approach(rows, pos, once, final, target_row, final_leg, partial, follow_state, stopping_distance,
+                   arrival_distance, radius, steer_target, blocked_ticks, group_arrival, stop_hysteresis,
+                   rearm_radii, stopped_code):  # fmt: skip
+    """The once-path rows' approach to their final target (``once`` (m,) bool), before group
+    arrival: the final target is ``final`` or, where ``target_row >= 0``, where that row stands
+    now; a row on its final leg steers at it (``steer_target`` written). Returns (``moving``
+    (m,) the rows with a target entity, ``to_final`` (m, 2) and ``dist`` (m,) from ``pos`` to the
+    final target, ``arrive`` (m,) on their way (not ``stopped_code``) and within their
+    ``stopping_distance``, ``candidates`` (m,) on their way, not arriving, not on a partial path
+    -- the rows group arrival may settle (none without ``group_arrival``) --, ``rearm`` (m,)
+    stopped and further than their re-arm distance, and the count of stopped rows). With
+    ``group_arrival``, ``blocked_ticks`` of every row of ``rows`` that is not a candidate is
+    zeroed."""
+    m = rows.size
+    moving = np.zeros(m, np.bool_)
+    to_final = np.zeros((m, 2))
+    dist = np.zeros(m)
+    arrive = np.zeros(m, np.bool_)
+    candidates = np.zeros(m, np.bool_)
+    rearm = np.zeros(m, np.bool_)
+    stopped = 0
+    for k in range(m):
+        i = rows[k]
+        if not once[k]:
+            if group_arrival:
+                blocked_ticks[i] = 0
+            continue
+        j = target_row[k]
+        if j >= 0:
+            moving[k] = True
+            fx, fy = pos[j, 0], pos[j, 1]
+        else:
+            fx, fy = final[k, 0], final[k, 1]
+        if final_leg[k]:
+            steer_target[i, 0], steer_target[i, 1] = fx, fy
+        tx, ty = fx - pos[i, 0], fy - pos[i, 1]
+        to_final[k, 0], to_final[k, 1] = tx, ty
+        d = np.hypot(tx, ty)
+        dist[k] = d
+        stop = stopping_distance[i]
+        if follow_state[i] != stopped_code:
+            arrive[k] = d <= stop
+            candidates[k] = group_arrival and not arrive[k] and not partial[k]
+        else:
+            stopped += 1
+            margin = stop_hysteresis if j >= 0 else max(stop_hysteresis, rearm_radii * radius[i])
+            rearm[k] = d > max(stop, arrival_distance[i]) + margin
+        if group_arrival and not candidates[k]:
+            blocked_ticks[i] = 0
+    return moving, to_final, dist, arrive, candidates, rearm, stopped

@@ -84,7 +84,7 @@ from ecs_nav.arrival import (
 )
 from ecs_nav.components import Path, PathRequest
 from ecs_nav.events import PathFailed, Stuck, TargetReached, WaypointReached
-from ecs_nav.follow_rows import waypoint_hits
+from ecs_nav.follow_rows import final_approach, waypoint_hits
 from ecs_nav.physics import turn_heading
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
@@ -427,34 +427,17 @@ class PathFollowSystem(System):
         # --- final target: arrival, group arrival, re-arming, facing ---------------------
         once = active & (self.mode == _MODE_ONCE)
         if once.any():
-            final = self.final.copy()
-            moving = once & (self.target_row >= 0)
-            if moving.any():
-                final[moving] = table.pos[self.target_row[moving]]
-            fl = self.final_leg & once
-            if fl.any():
-                table.steer_target[rows[fl]] = final[fl]
-            state = table.follow_state[rows]
-            stop = table.stopping_distance[rows]
-            to_final = final - pos
-            dist = np.hypot(to_final[:, 0], to_final[:, 1])
-            on_way = once & (state != FOLLOW_STOPPED)
-            arrive = on_way & (dist <= stop)
-            if self.group_arrival:
-                candidates = on_way & ~arrive & ~self.partial
-                table.blocked_ticks[rows[~candidates]] = 0
-                if candidates.any():
-                    toward = table.steer_target[rows[candidates]] - pos[candidates]
-                    arrive[candidates] = held_back(table, rows[candidates], toward,
-                                                   (pos - last)[candidates], world.dt, self.settle_ticks)
+            moving, to_final, dist, arrive, candidates, rearm, stopped_before = final_approach(
+                rows, table.pos, once, self.final, self.target_row, self.final_leg, self.partial, table.follow_state,
+                table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
+                self.group_arrival, self.stop_hysteresis, REARM_RADII, FOLLOW_STOPPED)
+            if candidates.any():  # group arrival
+                toward = table.steer_target[rows[candidates]] - pos[candidates]
+                arrive[candidates] = held_back(table, rows[candidates], toward,
+                                               (pos - last)[candidates], world.dt, self.settle_ticks)
             # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
             # only when pushed REARM_RADII radii past where it stopped and touching no arrived
             # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
-            rearm = once & (state == FOLLOW_STOPPED)
-            if rearm.any():
-                margin = np.where(moving, self.stop_hysteresis,
-                                  np.maximum(self.stop_hysteresis, REARM_RADII * table.radius[rows]))
-                rearm &= dist > np.maximum(stop, table.arrival_distance[rows]) + margin
             if self.group_arrival and rearm.any():
                 held = rearm & ~moving & ~self.partial
                 toward = table.steer_target[rows[held]] - pos[held]
@@ -476,9 +459,10 @@ class PathFollowSystem(System):
                         world.emit(TargetReached(int(self.ents[i]), world.tick))
                         if self.leave[i]:
                             world.despawn(int(self.ents[i]))
-            stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
-            if stopped.any():
-                self._face(world, rows[stopped], to_final[stopped])
+            if stopped_before or arrive.any():
+                stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
+                if stopped.any():
+                    self._face(world, rows[stopped], to_final[stopped])
 
         # --- stuck: standing still while following (seed 002) -------------------------------
         stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
