@@ -134,7 +134,7 @@ def refuse_non_finite(system: str, entities: np.ndarray, **arrays: np.ndarray) -
     first, checks, and refuses rather than write NaN into the table."""
     for what, arr in arrays.items():
         finite = np.isfinite(arr)
-        if finite.all():
+        if np.count_nonzero(finite) == finite.size:  # (faster than .all() on a few rows)
             continue
         bad = ~finite.all(axis=1) if arr.ndim == 2 else ~finite
         ids = [int(e) for e in entities[bad]]

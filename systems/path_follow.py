@@ -417,7 +417,7 @@ class PathFollowSystem(System):
         hits = waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
                              self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt, self.nxt_z,
                              self.has_nxt, self.last_once, pos)
-        for i in np.flatnonzero(hits).tolist():
+        for i in hits.nonzero()[0].tolist():
             if self.last_once[i]:
                 self._enter_final_leg(world, i, emit=True)
                 continue
@@ -426,31 +426,31 @@ class PathFollowSystem(System):
 
         # --- final target: arrival, group arrival, re-arming, facing ---------------------
         once = active & (self.mode == _MODE_ONCE)
-        if once.any():
+        if np.count_nonzero(once):
             moving, to_final, dist, arrive, candidates, rearm, stopped_before = final_approach(
                 rows, table.pos, once, self.final, self.target_row, self.final_leg, self.partial, table.follow_state,
                 table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
                 self.group_arrival, self.stop_hysteresis, REARM_RADII, FOLLOW_STOPPED)
-            if candidates.any():  # group arrival
+            if np.count_nonzero(candidates):  # group arrival
                 toward = table.steer_target[rows[candidates]] - pos[candidates]
                 arrive[candidates] = held_back(table, rows[candidates], toward,
                                                (pos - last)[candidates], world.dt, self.settle_ticks)
             # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
             # only when pushed REARM_RADII radii past where it stopped and touching no arrived
             # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
-            if self.group_arrival and rearm.any():
+            if self.group_arrival and np.count_nonzero(rearm):
                 held = rearm & ~moving & ~self.partial
                 toward = table.steer_target[rows[held]] - pos[held]
                 rearm[held] = ~touching_arrived(table, rows[held], toward)
-            if rearm.any():
+            if np.count_nonzero(rearm):
                 table.follow_state[rows[rearm]] = np.where(self.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
                 table.stuck_ticks[rows[rearm]] = -1
                 table.stuck_anchor[rows[rearm]] = pos[rearm]
                 self.at_end[rearm] = False
-            if arrive.any():
+            if np.count_nonzero(arrive):
                 table.follow_state[rows[arrive]] = FOLLOW_STOPPED
                 table.arrival_distance[rows[arrive]] = dist[arrive]
-                for i in np.flatnonzero(arrive):
+                for i in arrive.nonzero()[0].tolist():
                     if self.partial[i]:  # the end of a partial path: stopped, not arrived
                         self.at_end[i] = True
                         gap = float(np.hypot(*(self.goal[i] - pos[i])))
@@ -459,14 +459,14 @@ class PathFollowSystem(System):
                         world.emit(TargetReached(int(self.ents[i]), world.tick))
                         if self.leave[i]:
                             world.despawn(int(self.ents[i]))
-            if stopped_before or arrive.any():
+            if stopped_before or np.count_nonzero(arrive):
                 stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
-                if stopped.any():
+                if np.count_nonzero(stopped):
                     self._face(world, rows[stopped], to_final[stopped])
 
         # --- stuck: standing still while following (seed 002) -------------------------------
         stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
-        for i in np.flatnonzero(stuck):
+        for i in stuck.nonzero()[0].tolist():
             if self.has_request[i] or self.mode[i] == _MODE_ONCE:
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
             world.emit(Stuck(int(self.ents[i]), world.tick))

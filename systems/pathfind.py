@@ -191,7 +191,7 @@ class PathfindSystem(System):
             due = (world.tick + ents) % self._periods == 0
             if self._pending:
                 due |= np.isin(ents, np.fromiter(self._pending, np.int64, len(self._pending)))
-            serve = np.flatnonzero(due)
+            serve = due.nonzero()[0]
         orphans = [e for e in sorted(self._pending) if e not in self._requested]
         if serve.size:
             forced = np.fromiter((int(e) in self._pending for e in ents[serve]), bool, serve.size)
