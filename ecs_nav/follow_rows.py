@@ -76,15 +76,16 @@ def waypoint_hits(
 
 @nb.njit(cache=True)
 def final_approach(rows, pos, once, final, target_row, final_leg, partial, follow_state, stopping_distance,
-                   arrival_distance, radius, steer_target, blocked_ticks, group_arrival, stop_hysteresis,
-                   rearm_radii, stopped_code):  # fmt: skip
+                   arrival_distance, radius, steer_target, blocked_ticks, group_arrival, anyone_arrived,
+                   stop_hysteresis, rearm_radii, stopped_code):  # fmt: skip
     """The once-path rows' approach to their final target (``once`` (m,) bool), before group
     arrival: the final target is ``final`` or, where ``target_row >= 0``, where that row stands
     now; a row on its final leg steers at it (``steer_target`` written). Returns (``moving``
     (m,) the rows with a target entity, ``to_final`` (m, 2) and ``dist`` (m,) from ``pos`` to the
     final target, ``arrive`` (m,) on their way (not ``stopped_code``) and within their
     ``stopping_distance``, ``candidates`` (m,) on their way, not arriving, not on a partial path
-    -- the rows group arrival may settle (none without ``group_arrival``) --, ``rearm`` (m,)
+    -- the rows group arrival may settle (none without ``group_arrival``, nor when nobody has
+    ``anyone_arrived``: no arrived agent holds anyone back) --, ``rearm`` (m,)
     stopped and further than their re-arm distance, and the count of stopped rows). With
     ``group_arrival``, ``blocked_ticks`` of every row of ``rows`` that is not a candidate is
     zeroed."""
@@ -117,7 +118,7 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
         stop = stopping_distance[i]
         if follow_state[i] != stopped_code:
             arrive[k] = d <= stop
-            candidates[k] = group_arrival and not arrive[k] and not partial[k]
+            candidates[k] = group_arrival and anyone_arrived and not arrive[k] and not partial[k]
         else:
             stopped += 1
             margin = stop_hysteresis if j >= 0 else max(stop_hysteresis, rearm_radii * radius[i])

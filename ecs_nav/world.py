@@ -331,6 +331,8 @@ class World:
             self._apply_despawns()
 
     def _apply_despawns(self) -> None:
+        if not self._pending_despawn:  # most ticks: nobody left
+            return
         pending = list(self._pending_despawn)
         self._despawned.extend(pending)
         table = self.table

@@ -118,7 +118,7 @@ class GraphBuildSystem(System):
         """Bring the map's dynamic boxes up to date; returns the AABBs that changed."""
         table = world.table
         n = table.n
-        rows = np.flatnonzero(table.has_collider[:n] & ~table.is_agent[:n])
+        rows = (table.has_collider[:n] & ~table.is_agent[:n]).nonzero()[0]
         if rows.size == 0 and self._ob_entity.size == 0:
             return []  # no obstacle now nor before (a chase, a crowd): nothing to compare
         ents = table.entity[rows]

@@ -76,6 +76,7 @@ from ecs_nav.systems.platformer_stage import run_bots
 from ecs_nav.arrival import (
     SETTLE_TICKS,
     STUCK_DISTANCE,
+    arrived_rows,
     goal_key_of_entity,
     goal_key_of_point,
     held_back,
@@ -430,7 +431,8 @@ class PathFollowSystem(System):
             moving, to_final, dist, arrive, candidates, rearm, stopped_before = final_approach(
                 rows, table.pos, once, self.final, self.target_row, self.final_leg, self.partial, table.follow_state,
                 table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
-                self.group_arrival, self.stop_hysteresis, REARM_RADII, FOLLOW_STOPPED)
+                self.group_arrival, self.group_arrival and arrived_rows(table).size > 0, self.stop_hysteresis,
+                REARM_RADII, FOLLOW_STOPPED)
             if np.count_nonzero(candidates):  # group arrival
                 toward = table.steer_target[rows[candidates]] - pos[candidates]
                 arrive[candidates] = held_back(table, rows[candidates], toward,
