@@ -24,8 +24,8 @@ Per tick, for the rows that follow a waypoint:
   ``Path.direction`` flips at either end (seed 004); loop -- wrap to the first. Each waypoint
   passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
   only), so several waypoints can be passed in one tick.
-* **final approach** (seed 000), once-paths only. On the last waypoint ``follow_state`` is
-  ARRIVE (the SteeringSystem uses arrive). When the last waypoint is reached and the final
+* **final approach** (seed 000), once-paths only (``systems/path_arrival.py``). On the last
+  waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint is reached and the final
   target differs from it, the steering target becomes the final target itself (the goal point,
   or the target entity's current position), so an agent whose last node lies short of the
   target still walks up to it. Within ``stopping_distance`` of the final target (at any index,
@@ -71,22 +71,19 @@ from __future__ import annotations
 
 import numpy as np
 from ecs_nav.systems.flow_follow import FlowFollower
+from ecs_nav.systems.path_arrival import REARM_RADII, approach
 from ecs_nav.systems.platformer_stage import run_bots
 
 from ecs_nav.arrival import (
     SETTLE_TICKS,
     STUCK_DISTANCE,
-    arrived_rows,
     goal_key_of_entity,
     goal_key_of_point,
-    held_back,
     standing_still,
-    touching_arrived,
 )
 from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import PathFailed, Stuck, TargetReached, WaypointReached
-from ecs_nav.follow_rows import final_approach, waypoint_hits
-from ecs_nav.physics import turn_heading
+from ecs_nav.events import Stuck, WaypointReached
+from ecs_nav.follow_rows import waypoint_hits
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
@@ -94,11 +91,6 @@ from ecs_nav.world import System
 STOP_HYSTERESIS = 0.5
 """A STOPPED agent re-arms (may emit TargetReached again) once the target is further than
 stopping_distance + this."""
-
-REARM_RADII = 4.0
-"""An agent stopped at a fixed goal re-arms only when pushed this many of its radii further
-from the goal than where it stopped (and no longer touching the arrived crowd)."""
-
 
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
@@ -425,46 +417,10 @@ class PathFollowSystem(System):
             if self._step(world, i, emit=True):
                 self._skip_reached(world, i, emit=True)
 
-        # --- final target: arrival, group arrival, re-arming, facing ---------------------
+        # --- final target: arrival, group arrival, re-arming, facing (systems/path_arrival.py)
         once = active & (self.mode == _MODE_ONCE)
         if np.count_nonzero(once):
-            moving, to_final, dist, arrive, candidates, rearm, stopped_before = final_approach(
-                rows, table.pos, once, self.final, self.target_row, self.final_leg, self.partial, table.follow_state,
-                table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
-                self.group_arrival, self.group_arrival and arrived_rows(table).size > 0, self.stop_hysteresis,
-                REARM_RADII, FOLLOW_STOPPED)
-            if np.count_nonzero(candidates):  # group arrival
-                toward = table.steer_target[rows[candidates]] - pos[candidates]
-                arrive[candidates] = held_back(table, rows[candidates], toward,
-                                               (pos - last)[candidates], world.dt, self.settle_ticks)
-            # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
-            # only when pushed REARM_RADII radii past where it stopped and touching no arrived
-            # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
-            if self.group_arrival and np.count_nonzero(rearm):
-                held = rearm & ~moving & ~self.partial
-                toward = table.steer_target[rows[held]] - pos[held]
-                rearm[held] = ~touching_arrived(table, rows[held], toward)
-            if np.count_nonzero(rearm):
-                table.follow_state[rows[rearm]] = np.where(self.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
-                table.stuck_ticks[rows[rearm]] = -1
-                table.stuck_anchor[rows[rearm]] = pos[rearm]
-                self.at_end[rearm] = False
-            if np.count_nonzero(arrive):
-                table.follow_state[rows[arrive]] = FOLLOW_STOPPED
-                table.arrival_distance[rows[arrive]] = dist[arrive]
-                for i in arrive.nonzero()[0].tolist():
-                    if self.partial[i]:  # the end of a partial path: stopped, not arrived
-                        self.at_end[i] = True
-                        gap = float(np.hypot(*(self.goal[i] - pos[i])))
-                        world.emit(PathFailed(int(self.ents[i]), "partial", world.tick, remaining=gap))
-                    else:
-                        world.emit(TargetReached(int(self.ents[i]), world.tick))
-                        if self.leave[i]:
-                            world.despawn(int(self.ents[i]))
-            if stopped_before or np.count_nonzero(arrive):
-                stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
-                if np.count_nonzero(stopped):
-                    self._face(world, rows[stopped], to_final[stopped])
+            approach(self, world, once, pos, last)
 
         # --- stuck: standing still while following (seed 002) -------------------------------
         stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
@@ -473,12 +429,3 @@ class PathFollowSystem(System):
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
             world.emit(Stuck(int(self.ents[i]), world.tick))
         self.last_pos = pos
-
-    def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:
-        """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""
-        table = world.table
-        heading = table.heading[rows]
-        turn_heading(heading, np.ascontiguousarray(look), table.turn_speed[rows], world.dt, 0.0)
-        table.heading[rows] = heading
-
-
