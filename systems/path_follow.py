@@ -25,10 +25,10 @@ Per tick, for the rows that follow a waypoint:
   passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
   only), so several waypoints can be passed in one tick.
 * **final approach** (seed 000), once-paths only (``systems/path_arrival.py``). On the last
-  waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint is reached and the final
-  target differs from it, the steering target becomes the final target itself (the goal point,
-  or the target entity's current position), so an agent whose last node lies short of the
-  target still walks up to it. Within ``stopping_distance`` of the final target (at any index,
+  waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint
+  is reached and the final target differs from it, the steering target becomes the final
+  target itself (the goal point, or the target entity's current position), so an agent whose
+  last node lies short of the target still walks up to it. Within ``stopping_distance`` of the final target (at any index,
   as in seed 000 where the test is the distance to the target): STOPPED, ``TargetReached`` once,
   and the heading turns toward the target with ``Lerp(current, look, dt * turn_speed)``, yaw
   only: Unity's ``Quaternion.Lerp``, the same kernel the PhysicsSystem turns headings with
