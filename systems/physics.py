@@ -174,7 +174,7 @@ class PhysicsSystem(System):
         if not np.count_nonzero(collides):
             return 1
         need = kernels.substep_need(vel, t.max_speed[:n][sel], radius, collides, world.dt, MIN_COLLISION_RADIUS)
-        return int(min(max(math.ceil(need), 1), self.max_substeps)) if np.isfinite(need) else 1
+        return int(min(max(math.ceil(need), 1), self.max_substeps)) if math.isfinite(need) else 1
 
     def _move(self, world, sel, moving, entities, pos0, vel, elev, dt):
         """Steps 1-6 over ``dt``: returns (position, velocity, elevation) of the moving rows."""
@@ -202,8 +202,11 @@ class PhysicsSystem(System):
         crow = collide.nonzero()[0]
         if self.relax_iterations > 0 and crow.size >= 2:
             csel = slice(0, n) if crow.size == n else crow
-            all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
-            all_pos[sel], all_elev[sel] = pos, elev
+            if isinstance(sel, slice):  # every row moves: the moved rows are the whole table
+                all_pos, all_elev = pos.copy(), elev.copy()
+            else:
+                all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
+                all_pos[sel], all_elev[sel] = pos, elev
             c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
             kernels.relax_agents(G, F, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
                                  moving[csel], t.entity[:n][csel], self.body_height, self.relax_iterations,
