@@ -30,9 +30,9 @@ Per tick, for the rows that follow a waypoint:
   itself (the goal point, or the target entity's current position), so an agent whose last node
   lies short of the target still walks up to it. Within ``stopping_distance`` of the final
   target (at any index, as in seed 000 where the test is the distance to the target): STOPPED,
-  ``TargetReached`` once, and the heading turns toward the target with ``Lerp(current, look, dt
-  * turn_speed)``, yaw only: Unity's ``Quaternion.Lerp``, the same kernel the PhysicsSystem
-  turns headings with (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the
+  ``TargetReached`` once, and the heading turns toward the target with
+  ``Lerp(current, look, dt * turn_speed)``, yaw only: Unity's ``Quaternion.Lerp``, the same
+  kernel the PhysicsSystem turns headings with (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the
   target is further than ``stopping_distance + STOP_HYSTERESIS``; with a fixed goal, only when
   pushed ``REARM_RADII`` radii further out than where it stopped and touching no arrived agent
   of its goal (a settled crowd is pushed about as it packs).
