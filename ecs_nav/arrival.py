@@ -184,8 +184,6 @@ def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it (an
     agent is never ahead of itself, so ``rows`` may include arrived agents)."""
     arrived = arrived_rows(table)
-    if arrived.size == 0:  # nobody has arrived (a chase, a crowd on its way): nobody touches one
-        return np.zeros(len(rows), bool)
     n = table.n
     return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], table.goal_key[:n],
                                    rows, toward, arrived)

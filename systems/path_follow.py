@@ -32,10 +32,10 @@ Per tick, for the rows that follow a waypoint:
   target (at any index, as in seed 000 where the test is the distance to the target): STOPPED,
   ``TargetReached`` once, and the heading turns toward the target with
   ``Lerp(current, look, dt * turn_speed)``, yaw only: Unity's ``Quaternion.Lerp``, the same
-  kernel the PhysicsSystem turns headings with (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the
-  target is further than ``stopping_distance + STOP_HYSTERESIS``; with a fixed goal, only when
-  pushed ``REARM_RADII`` radii further out than where it stopped and touching no arrived agent
-  of its goal (a settled crowd is pushed about as it packs).
+  kernel the PhysicsSystem turns headings with (``ecs_nav.physics.turn_heading``). A STOPPED
+  agent re-arms when the target is further than ``stopping_distance + STOP_HYSTERESIS``; with a
+  fixed goal, only when pushed ``REARM_RADII`` radii further out than where it stopped and
+  touching no arrived agent of its goal (a settled crowd is pushed about as it packs).
 * **group arrival** (``ecs_nav.arrival``): a once-path follower held back for ``settle_ticks``
   ticks by agents already arrived at the same goal (same goal point, or same target entity) --
   touching one that lies ahead of it toward its steering target, and advancing slower than
