@@ -63,6 +63,7 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav import physics as kernels
+from ecs_nav.finite import all_finite
 from ecs_nav.geometry import MIN_COLLISION_RADIUS
 from ecs_nav.world import System, refuse_non_finite
 
@@ -136,7 +137,8 @@ class PhysicsSystem(System):
 
         pos0 = t.pos[:n][sel].copy()
         vel = t.vel[:n][sel].copy()
-        refuse_non_finite(self.name, entities, velocity=vel, position=pos0)
+        if not (all_finite(vel) and all_finite(pos0)):
+            refuse_non_finite(self.name, entities, velocity=vel, position=pos0)
         pos, elev = pos0, t.elevation[:n][sel].copy()
         substeps = self._substeps(world, sel, vel)
         for _ in range(substeps):
@@ -147,7 +149,8 @@ class PhysicsSystem(System):
         kernels.turn_heading(heading, vel, t.turn_speed[:n][sel], world.dt, self.heading_epsilon)
 
         # NaN guard: nothing is written unless everything is finite
-        refuse_non_finite(self.name, entities, position=pos, velocity=vel, heading=heading, elevation=elev)
+        if not (all_finite(pos) and all_finite(vel) and all_finite(heading) and all_finite(elev)):
+            refuse_non_finite(self.name, entities, position=pos, velocity=vel, heading=heading, elevation=elev)
         t.prev_pos[:n][sel] = pos0
         t.pos[:n][sel] = pos
         t.vel[:n][sel] = vel
@@ -194,7 +197,8 @@ class PhysicsSystem(System):
                                                         elev, max_climb[sel], self.body_height, COLLISION_TOLERANCE)
             else:
                 target = pos = kernels.integrate(pos0, vel, t.max_speed[:n][sel], dt)
-        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
+        if not all_finite(target):
+            refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
 
         # 4-5. agent-agent relaxation over every row with a collider (moving rows movable),
         # each pass followed by the map for the rows it moved

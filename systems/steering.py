@@ -71,6 +71,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav import steering as st
+from ecs_nav.finite import all_finite
 from ecs_nav.spatial import bin_into_grid
 from ecs_nav.steering_rows import GIVEN, GIVEN_BEHAVIOURS, WRITTEN, steer_rows
 from ecs_nav.world import System
@@ -265,7 +266,7 @@ class SteeringSystem(System):
             index = np.full(n, -1, np.int64)
             index[rows] = np.arange(rows.size)
             pos, heading, radius = table.pos[rows], table.heading[rows], radius[rows]
-        if np.count_nonzero(np.isfinite(pos)) != pos.size:
+        if not all_finite(pos):
             return None
         # (a steering row is among them: radius is not empty)
         ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max()), 1e-6))
