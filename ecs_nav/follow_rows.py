@@ -62,6 +62,8 @@ def waypoint_hits(
         cx, cy = sx * t - fx, sy * t - fy
         swept = cx * cx + cy * cy <= r2
         crossed = (fx * leg[k, 0] + fy * leg[k, 1] > 0) and (tcx * leg[k, 0] + tcy * leg[k, 1] >= 0)
+        # a planned waypoint is reached only from its own level: an agent on the floor below a
+        # ramp's edge node has not reached it (the next leg would walk into the ramp's side)
         elev, climb = elevation[i], max_climb[i]
         level = not planned[k] or abs(elev - cur_z[k]) < climb
         if level and (near or swept or crossed):
