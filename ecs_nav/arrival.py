@@ -177,7 +177,7 @@ def goal_key_of_field(field_id: int) -> int:
 def arrived_rows(table) -> np.ndarray:
     """Rows of the agents stopped at a goal (STOPPED with a goal key)."""
     n = table.n
-    return np.flatnonzero((table.follow_state[:n] == FOLLOW_STOPPED) & (table.goal_key[:n] >= 0))
+    return ((table.follow_state[:n] == FOLLOW_STOPPED) & (table.goal_key[:n] >= 0)).nonzero()[0]
 
 
 def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
@@ -203,7 +203,7 @@ def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt
     out = np.zeros(rows.size, bool)
     if rows.size:
         touching = touching_arrived(table, rows, toward)
-        if touching.any():
+        if np.count_nonzero(touching):
             length = np.sqrt(toward[:, 0] ** 2 + toward[:, 1] ** 2)
             advance = (moved[:, 0] * toward[:, 0] + moved[:, 1] * toward[:, 1]) / np.where(length > 0, length, 1.0)
             slow = advance < BLOCKED_SPEED_FRACTION * table.max_speed[rows] * dt
@@ -244,12 +244,12 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     (``queueing``: another agent stands right ahead of it); its count then restarts. Moving
     off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
     set this tick (it does not count)."""
-    index = np.arange(table.n)[rows]
+    index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else np.arange(table.n)[rows]
     distance = float(stuck_distance)
     stuck = _count_still(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
                          table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance)
-    if stuck.any():
-        at = np.flatnonzero(stuck)
+    if np.count_nonzero(stuck):
+        at = stuck.nonzero()[0]
         rows_at = index[at]
         in_queue = queueing(table, rows_at, table.steer_target[rows_at] - table.pos[rows_at])
         stuck[at[in_queue]] = False  # waiting behind others is not stuck: the count starts again

@@ -40,6 +40,9 @@ the priorities in between, so at most SYSTEM_GAP - 1 of them share one place."""
 
 _world_ids = itertools.count(1)
 
+_NONE = np.zeros(0, np.int64)
+_NONE.flags.writeable = False  # handed out for "no entities" by every take_* call: nobody may fill it
+
 
 def system_priority(name: str) -> int:
     """esper priority of the built-in system named ``name`` (first in SYSTEM_ORDER = highest)."""
@@ -131,7 +134,7 @@ def refuse_non_finite(system: str, entities: np.ndarray, **arrays: np.ndarray) -
     first, checks, and refuses rather than write NaN into the table."""
     for what, arr in arrays.items():
         finite = np.isfinite(arr)
-        if finite.all():
+        if np.count_nonzero(finite) == finite.size:  # (faster than .all() on a few rows)
             continue
         bad = ~finite.all(axis=1) if arr.ndim == 2 else ~finite
         ids = [int(e) for e in entities[bad]]
@@ -328,6 +331,8 @@ class World:
             self._apply_despawns()
 
     def _apply_despawns(self) -> None:
+        if not self._pending_despawn:  # most ticks: nobody left
+            return
         pending = list(self._pending_despawn)
         self._despawned.extend(pending)
         table = self.table
@@ -371,6 +376,8 @@ class World:
     def take_rewritten_paths(self) -> np.ndarray:
         """Entities whose ``Path.waypoints`` was assigned since the last call, ascending (int64);
         the record is cleared. The PathFollowSystem calls this once per tick."""
+        if not self._rewritten_paths:
+            return _NONE
         taken = np.fromiter(sorted(self._rewritten_paths), np.int64, len(self._rewritten_paths))
         self._rewritten_paths.clear()
         return taken
@@ -378,6 +385,8 @@ class World:
     def take_stale_paths(self) -> np.ndarray:
         """Entities whose ``Path.status`` was set to ``"stale"`` since the last call, ascending
         (int64); the record is cleared. The PathfindSystem calls this once per tick."""
+        if not self._stale_paths:
+            return _NONE
         taken = np.fromiter(sorted(self._stale_paths), np.int64, len(self._stale_paths))
         self._stale_paths.clear()
         return taken
@@ -385,6 +394,8 @@ class World:
     def take_changed_requests(self) -> np.ndarray:
         """Entities whose ``PathRequest`` had a field assigned since the last call, ascending
         (int64); the record is cleared. The PathfindSystem calls this once per tick."""
+        if not self._changed_requests:
+            return _NONE
         taken = np.fromiter(sorted(self._changed_requests), np.int64, len(self._changed_requests))
         self._changed_requests.clear()
         return taken
@@ -404,6 +415,8 @@ class World:
     def despawned_since(self, cursor: int) -> tuple[np.ndarray, int]:
         """(entities despawned since ``cursor``, the new cursor); start from cursor 0. The World
         keeps every despawned id (8 bytes each) so any number of systems can follow."""
+        if cursor == len(self._despawned):
+            return _NONE, cursor
         gone = self._despawned[cursor:]
         return np.fromiter(gone, np.int64, len(gone)), len(self._despawned)
 

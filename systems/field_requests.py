@@ -79,7 +79,7 @@ class FieldRequests:
     def update(self, world, graph) -> None:
         """Build, refresh and evict the World's fields (see the module doc)."""
         fields = world.resources.get(FIELDS)
-        if fields is None:
+        if fields is None or not fields.fields:  # no field to build, refresh or evict
             return
         for shared in fields.fields.values():
             if shared.users == 0:

@@ -58,7 +58,7 @@ class FlowFollower:
         n = table.n
         if fields is None or n == 0:
             return
-        rows = np.flatnonzero(table.field_id[:n] >= 0)
+        rows = (table.field_id[:n] >= 0).nonzero()[0]
         if rows.size == 0:
             return
         every = rows.size == n  # the usual crowd: whole-column views instead of gathers

@@ -117,7 +117,10 @@ class GraphBuildSystem(System):
     def _sync_obstacles(self, world: World) -> list[tuple[float, float, float, float]]:
         """Bring the map's dynamic boxes up to date; returns the AABBs that changed."""
         table = world.table
-        rows = np.flatnonzero(table.live("has_collider") & ~table.live("is_agent"))
+        n = table.n
+        rows = (table.has_collider[:n] & ~table.is_agent[:n]).nonzero()[0]
+        if rows.size == 0 and self._ob_entity.size == 0:
+            return []  # no obstacle now nor before (a chase, a crowd): nothing to compare
         ents = table.entity[rows]
         order = np.argsort(ents, kind="stable")
         rows, ents = rows[order], ents[order]

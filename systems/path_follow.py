@@ -24,18 +24,18 @@ Per tick, for the rows that follow a waypoint:
   ``Path.direction`` flips at either end (seed 004); loop -- wrap to the first. Each waypoint
   passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
   only), so several waypoints can be passed in one tick.
-* **final approach** (seed 000), once-paths only. On the last waypoint ``follow_state`` is
-  ARRIVE (the SteeringSystem uses arrive). When the last waypoint is reached and the final
-  target differs from it, the steering target becomes the final target itself (the goal point,
-  or the target entity's current position), so an agent whose last node lies short of the
-  target still walks up to it. Within ``stopping_distance`` of the final target (at any index,
-  as in seed 000 where the test is the distance to the target): STOPPED, ``TargetReached`` once,
-  and the heading turns toward the target with ``Lerp(current, look, dt * turn_speed)``, yaw
-  only: Unity's ``Quaternion.Lerp``, the same kernel the PhysicsSystem turns headings with
-  (``ecs_nav.physics.turn_heading``). A STOPPED agent re-arms when the target is
-  further than ``stopping_distance + STOP_HYSTERESIS``; with a fixed goal, only when pushed
-  ``REARM_RADII`` radii further out than where it stopped and touching no arrived agent of its
-  goal (a settled crowd is pushed about as it packs).
+* **final approach** (seed 000), once-paths only (``systems/path_arrival.py``). On the last
+  waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint
+  is reached and the final target differs from it, the steering target becomes the final target
+  itself (the goal point, or the target entity's current position), so an agent whose last node
+  lies short of the target still walks up to it. Within ``stopping_distance`` of the final
+  target (at any index, as in seed 000 where the test is the distance to the target): STOPPED,
+  ``TargetReached`` once, and the heading turns toward the target with
+  ``Lerp(current, look, dt * turn_speed)``, yaw only: Unity's ``Quaternion.Lerp``, the same
+  kernel the PhysicsSystem turns headings with (``ecs_nav.physics.turn_heading``). A STOPPED
+  agent re-arms when the target is further than ``stopping_distance + STOP_HYSTERESIS``; with a
+  fixed goal, only when pushed ``REARM_RADII`` radii further out than where it stopped and
+  touching no arrived agent of its goal (a settled crowd is pushed about as it packs).
 * **group arrival** (``ecs_nav.arrival``): a once-path follower held back for ``settle_ticks``
   ticks by agents already arrived at the same goal (same goal point, or same target entity) --
   touching one that lies ahead of it toward its steering target, and advancing slower than
@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import numpy as np
 from ecs_nav.systems.flow_follow import FlowFollower
+from ecs_nav.systems.path_arrival import REARM_RADII, approach
 from ecs_nav.systems.platformer_stage import run_bots
 
 from ecs_nav.arrival import (
@@ -78,13 +79,11 @@ from ecs_nav.arrival import (
     STUCK_DISTANCE,
     goal_key_of_entity,
     goal_key_of_point,
-    held_back,
     standing_still,
-    touching_arrived,
 )
 from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import PathFailed, Stuck, TargetReached, WaypointReached
-from ecs_nav.physics import turn_heading
+from ecs_nav.events import Stuck, WaypointReached
+from ecs_nav.follow_rows import waypoint_hits
 from ecs_nav.steering import normalize
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import System
@@ -93,17 +92,9 @@ STOP_HYSTERESIS = 0.5
 """A STOPPED agent re-arms (may emit TargetReached again) once the target is further than
 stopping_distance + this."""
 
-REARM_RADII = 4.0
-"""An agent stopped at a fixed goal re-arms only when pushed this many of its radii further
-from the goal than where it stopped (and no longer touching the arrived crowd)."""
-
-
 _MODE_ONCE, _MODE_PATROL, _MODE_LOOP = 0, 1, 2
 _MODES = {"once": _MODE_ONCE, "patrol": _MODE_PATROL, "loop": _MODE_LOOP}
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 class PathFollowSystem(System):
@@ -393,7 +384,7 @@ class PathFollowSystem(System):
         table = world.table
         rewritten = world.take_rewritten_paths()
         gone, self._despawn_cursor = world.despawned_since(self._despawn_cursor)
-        reload = np.zeros(0, np.int64)
+        reload = _NO_ROWS
         structure = world.structure_version(Path)
         if structure != self._structure:  # a Path given or taken: read esper's list again
             reload = self._rebuild(world, world.query(Path))
@@ -404,115 +395,37 @@ class PathFollowSystem(System):
         if m == 0:
             return
         # paths given a new waypoints array (the PathfindSystem's included)
-        changed = np.isin(self.ents, rewritten) if rewritten.size else np.zeros(m, bool)
-        changed[reload] = True
-        for i in np.flatnonzero(changed):
-            self._load(world, int(i))
+        if rewritten.size or reload.size:
+            changed = np.isin(self.ents, rewritten) if rewritten.size else np.zeros(m, bool)
+            changed[reload] = True
+            for i in np.flatnonzero(changed).tolist():
+                self._load(world, i)
 
         rows = self.rows
-        # rows 0..m-1 in order (entities spawned in order, none despawned): views, not copies
-        sel = slice(0, m) if m == table.n and rows[-1] == m - 1 and np.all(np.diff(rows) == 1) else rows
         active = self.active
-        pos = table.pos[sel].copy()
-        radius = table.path_radius[sel]
-        r2 = radius * radius
         last = self.last_pos
 
-        # --- waypoint tests on whole columns ---------------------------------------------
-        test = active & ~self.final_leg
-        to_cur = pos - self.cur
-        near = _dot(to_cur, to_cur) <= r2
-        step = pos - last
-        step2 = _dot(step, step)
-        from_last = self.cur - last
-        t = np.clip(np.divide(_dot(from_last, step), step2, out=np.zeros(m), where=step2 > 0), 0.0, 1.0)
-        closest = step * t[:, None] - from_last
-        swept = _dot(closest, closest) <= r2
-        crossed = (_dot(from_last, self.leg) > 0) & (_dot(to_cur, self.leg) >= 0)
-        # a planned waypoint is reached only from its own level: an agent on the floor below a
-        # ramp's edge node has not reached it (the next leg would walk into the ramp's side)
-        elev, climb = table.elevation[sel], table.max_climb[sel]
-        level = ~self.planned | (np.abs(elev - self.cur_z) < climb)
-        reached = test & level & (near | swept | crossed)
-        to_nxt = pos - self.nxt
-        skip = (test & self.has_nxt & ~self.last_once & (_dot(to_nxt, to_nxt) <= r2)
-                & (~self.planned | (np.abs(elev - self.nxt_z) < climb)))
-        for i in np.flatnonzero(reached | skip):
-            i = int(i)
+        # --- waypoint tests: one compiled pass (ecs_nav.follow_rows) ---------------------
+        pos = np.empty((m, 2))
+        hits = waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
+                             self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt, self.nxt_z,
+                             self.has_nxt, self.last_once, pos)
+        for i in hits.nonzero()[0].tolist():
             if self.last_once[i]:
                 self._enter_final_leg(world, i, emit=True)
                 continue
             if self._step(world, i, emit=True):
                 self._skip_reached(world, i, emit=True)
 
-        # --- final target: arrival, group arrival, re-arming, facing ---------------------
+        # --- final target: arrival, group arrival, re-arming, facing (systems/path_arrival.py)
         once = active & (self.mode == _MODE_ONCE)
-        if once.any():
-            final = self.final.copy()
-            moving = once & (self.target_row >= 0)
-            if moving.any():
-                final[moving] = table.pos[self.target_row[moving]]
-            fl = self.final_leg & once
-            if fl.any():
-                table.steer_target[rows[fl]] = final[fl]
-            state = table.follow_state[rows]
-            stop = table.stopping_distance[rows]
-            to_final = final - pos
-            dist = np.hypot(to_final[:, 0], to_final[:, 1])
-            on_way = once & (state != FOLLOW_STOPPED)
-            arrive = on_way & (dist <= stop)
-            if self.group_arrival:
-                candidates = on_way & ~arrive & ~self.partial
-                table.blocked_ticks[rows[~candidates]] = 0
-                if candidates.any():
-                    toward = table.steer_target[rows[candidates]] - pos[candidates]
-                    arrive[candidates] = held_back(table, rows[candidates], toward,
-                                                   (pos - last)[candidates], world.dt, self.settle_ticks)
-            # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms
-            # only when pushed REARM_RADII radii past where it stopped and touching no arrived
-            # agent of its goal; one whose target moves re-arms by distance alone (seed 000)
-            margin = np.where(moving, self.stop_hysteresis,
-                              np.maximum(self.stop_hysteresis, REARM_RADII * table.radius[rows]))
-            rearm_at = np.maximum(stop, table.arrival_distance[rows]) + margin
-            rearm = once & (state == FOLLOW_STOPPED) & (dist > rearm_at)
-            if self.group_arrival and rearm.any():
-                held = rearm & ~moving & ~self.partial
-                toward = table.steer_target[rows[held]] - pos[held]
-                rearm[held] = ~touching_arrived(table, rows[held], toward)
-            if rearm.any():
-                table.follow_state[rows[rearm]] = np.where(self.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
-                table.stuck_ticks[rows[rearm]] = -1
-                table.stuck_anchor[rows[rearm]] = pos[rearm]
-                self.at_end[rearm] = False
-            if arrive.any():
-                table.follow_state[rows[arrive]] = FOLLOW_STOPPED
-                table.arrival_distance[rows[arrive]] = dist[arrive]
-                for i in np.flatnonzero(arrive):
-                    if self.partial[i]:  # the end of a partial path: stopped, not arrived
-                        self.at_end[i] = True
-                        gap = float(np.hypot(*(self.goal[i] - pos[i])))
-                        world.emit(PathFailed(int(self.ents[i]), "partial", world.tick, remaining=gap))
-                    else:
-                        world.emit(TargetReached(int(self.ents[i]), world.tick))
-                        if self.leave[i]:
-                            world.despawn(int(self.ents[i]))
-            stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
-            if stopped.any():
-                self._face(world, rows[stopped], to_final[stopped])
+        if np.count_nonzero(once):
+            approach(self, world, once, pos, last)
 
         # --- stuck: standing still while following (seed 002) -------------------------------
-        stuck = standing_still(table, sel, active, self.stuck_ticks, self.stuck_distance)
-        for i in np.flatnonzero(stuck):
+        stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
+        for i in stuck.nonzero()[0].tolist():
             if self.has_request[i] or self.mode[i] == _MODE_ONCE:
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
             world.emit(Stuck(int(self.ents[i]), world.tick))
         self.last_pos = pos
-
-    def _face(self, world, rows: np.ndarray, look: np.ndarray) -> None:
-        """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""
-        table = world.table
-        heading = table.heading[rows]
-        turn_heading(heading, np.ascontiguousarray(look), table.turn_speed[rows], world.dt, 0.0)
-        table.heading[rows] = heading
-
-

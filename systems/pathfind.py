@@ -66,8 +66,9 @@ Change detection
     edited request is served on the next tick); despawned requesters are dropped from the
     arrays (``World.despawned_since``) without an esper query, which esper rebuilds in
     O(entities) after any change. A Path set to ``"stale"`` is reported by the World
-    (``World.take_stale_paths``). A tick with nothing due costs one vectorised test over the
-    requesters, no per-request Python.
+    (``World.take_stale_paths``). The periodic test over the requesters runs on the ticks
+    where some request falls due (the system keeps the ticks until the next one) or one waits
+    to be served at once; another tick costs a comparison, no per-request work.
 
 Flow fields
     Requests with ``method = "flow_field"`` get no Path: ``systems/field_requests.py`` gives
@@ -155,6 +156,7 @@ class PathfindSystem(System):
         self._ents = np.zeros(0, dtype=np.int64)
         self._reqs: list[PathRequest] = []
         self._periods = np.zeros(0, dtype=np.int64)
+        self._quiet = (0, 0)  # ticks [from, until) on which no request falls due by its period
         self._requested: set[int] = set()
         self._pending: set[int] = set()  # entities to serve on this tick whatever their period
         self.fields = FieldRequests()  # the flow-field requests (systems/field_requests.py)
@@ -187,11 +189,16 @@ class PathfindSystem(System):
             self._pending.update(stale.tolist())
         ents, reqs = self._ents, self._reqs
         serve = np.zeros(0, np.int64)
-        if ents.size:
-            due = (world.tick + ents) % self._periods == 0
+        tick = world.tick
+        quiet_from, quiet_until = self._quiet
+        if ents.size and (self._pending or not quiet_from <= tick < quiet_until):
+            due = (tick + ents) % self._periods == 0
             if self._pending:
                 due |= np.isin(ents, np.fromiter(self._pending, np.int64, len(self._pending)))
-            serve = np.flatnonzero(due)
+            serve = due.nonzero()[0]
+            # no request falls due before the first tick after this one that some request does
+            wait = int(((-(tick + 1 + ents)) % self._periods).min())
+            self._quiet = (tick + 1, tick + 1 + wait)
         orphans = [e for e in sorted(self._pending) if e not in self._requested]
         if serve.size:
             forced = np.fromiter((int(e) in self._pending for e in ents[serve]), bool, serve.size)
@@ -218,6 +225,7 @@ class PathfindSystem(System):
         self._requested = set(self._ents.tolist())
         self._seen = {e: r for e, r in self._seen.items() if e in self._requested}
         self._periods = np.fromiter((self.period_of(r) for r in self._reqs), dtype=np.int64, count=len(self._reqs))
+        self._quiet = (0, 0)
         seen = self._seen.get
         for e, r in zip(self._ents.tolist(), self._reqs):
             path = world.try_get(e, Path)
@@ -232,6 +240,7 @@ class PathfindSystem(System):
             self._ents = self._ents[keep]
             self._reqs = [r for r, k in zip(self._reqs, keep) if k]
             self._periods = self._periods[keep]
+            self._quiet = (0, 0)
             self._requested = set(self._ents.tolist())
             self._seen = {e: r for e, r in self._seen.items() if e in self._requested}
         self.fields.drop(world, gone)

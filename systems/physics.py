@@ -63,6 +63,7 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav import physics as kernels
+from ecs_nav.finite import all_finite
 from ecs_nav.geometry import MIN_COLLISION_RADIUS
 from ecs_nav.world import System, refuse_non_finite
 
@@ -125,33 +126,36 @@ class PhysicsSystem(System):
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
         t = world.table
-        moving = t.live("is_agent") & t.live("has_velocity")
-        rows = np.flatnonzero(moving)
+        n = t.n
+        moving = t.is_agent[:n] & t.has_velocity[:n]
+        rows = moving.nonzero()[0]
         if rows.size == 0:
             return
         # every row moving (the usual crowd): slices, not gathers
-        sel = slice(0, t.n) if rows.size == t.n else rows
-        entities = t.live("entity")[sel]
+        sel = slice(0, n) if rows.size == n else rows
+        entities = t.entity[:n][sel]
 
-        pos0 = t.live("pos")[sel].copy()
-        vel = t.live("vel")[sel].copy()
-        refuse_non_finite(self.name, entities, velocity=vel, position=pos0)
-        pos, elev = pos0, t.live("elevation")[sel].copy()
+        pos0 = t.pos[:n][sel].copy()
+        vel = t.vel[:n][sel].copy()
+        if not (all_finite(vel) and all_finite(pos0)):
+            refuse_non_finite(self.name, entities, velocity=vel, position=pos0)
+        pos, elev = pos0, t.elevation[:n][sel].copy()
         substeps = self._substeps(world, sel, vel)
         for _ in range(substeps):
             pos, vel, elev = self._move(world, sel, moving, entities, pos, vel, elev, world.dt / substeps)
 
         # 7. heading toward the velocity
-        heading = t.live("heading")[sel].copy()
-        kernels.turn_heading(heading, vel, t.live("turn_speed")[sel], world.dt, self.heading_epsilon)
+        heading = t.heading[:n][sel].copy()
+        kernels.turn_heading(heading, vel, t.turn_speed[:n][sel], world.dt, self.heading_epsilon)
 
         # NaN guard: nothing is written unless everything is finite
-        refuse_non_finite(self.name, entities, position=pos, velocity=vel, heading=heading, elevation=elev)
-        t.live("prev_pos")[sel] = pos0
-        t.live("pos")[sel] = pos
-        t.live("vel")[sel] = vel
-        t.live("elevation")[sel] = elev
-        t.live("heading")[sel] = heading
+        if not (all_finite(pos) and all_finite(vel) and all_finite(heading) and all_finite(elev)):
+            refuse_non_finite(self.name, entities, position=pos, velocity=vel, heading=heading, elevation=elev)
+        t.prev_pos[:n][sel] = pos0
+        t.pos[:n][sel] = pos
+        t.vel[:n][sel] = vel
+        t.elevation[:n][sel] = elev
+        t.heading[:n][sel] = heading
 
     def _open_cells(self, G):
         """The ``OpenCells`` of the packed map ``G``, kept until the map is packed again (a
@@ -167,19 +171,21 @@ class PhysicsSystem(System):
         t = world.table
         if self.max_substeps == 1:
             return 1
-        radius = t.live("radius")[sel]
-        collides = t.live("has_collider")[sel] & (radius > 0)
-        if not collides.any():
+        n = t.n
+        radius = t.radius[:n][sel]
+        collides = t.has_collider[:n][sel] & (radius > 0)
+        if not np.count_nonzero(collides):
             return 1
-        need = kernels.substep_need(vel, t.live("max_speed")[sel], radius, collides, world.dt, MIN_COLLISION_RADIUS)
-        return int(min(max(math.ceil(need), 1), self.max_substeps)) if np.isfinite(need) else 1
+        need = kernels.substep_need(vel, t.max_speed[:n][sel], radius, collides, world.dt, MIN_COLLISION_RADIUS)
+        return int(min(max(math.ceil(need), 1), self.max_substeps)) if math.isfinite(need) else 1
 
     def _move(self, world, sel, moving, entities, pos0, vel, elev, dt):
         """Steps 1-6 over ``dt``: returns (position, velocity, elevation) of the moving rows."""
         t = world.table
+        n = t.n
         vel = vel.copy()
-        radius = t.live("radius")
-        max_climb = t.live("max_climb")
+        radius = t.radius[:n]
+        max_climb = t.max_climb[:n]
         gmap = world.map
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
         F = self._open_cells(G) if gmap is not None else kernels.NO_OPEN_CELLS
@@ -187,23 +193,27 @@ class PhysicsSystem(System):
         # 1-3. integrate, map collisions, the slide (one kernel: integrate, resolve_map, slide_velocity)
         with np.errstate(over="ignore", invalid="ignore"):
             if gmap is not None:
-                target, pos, elev = kernels.move_on_map(G, F, pos0, vel, t.live("max_speed")[sel], dt, radius[sel],
+                target, pos, elev = kernels.move_on_map(G, F, pos0, vel, t.max_speed[:n][sel], dt, radius[sel],
                                                         elev, max_climb[sel], self.body_height, COLLISION_TOLERANCE)
             else:
-                target = pos = kernels.integrate(pos0, vel, t.live("max_speed")[sel], dt)
-        refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
+                target = pos = kernels.integrate(pos0, vel, t.max_speed[:n][sel], dt)
+        if not all_finite(target):
+            refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
 
         # 4-5. agent-agent relaxation over every row with a collider (moving rows movable),
         # each pass followed by the map for the rows it moved
-        collide = t.live("has_collider") & (radius > 0)
-        crow = np.flatnonzero(collide)
+        collide = t.has_collider[:n] & (radius > 0)
+        crow = collide.nonzero()[0]
         if self.relax_iterations > 0 and crow.size >= 2:
-            csel = slice(0, t.n) if crow.size == t.n else crow
-            all_pos, all_elev = t.live("pos").copy(), t.live("elevation").copy()
-            all_pos[sel], all_elev[sel] = pos, elev
+            csel = slice(0, n) if crow.size == n else crow
+            if isinstance(sel, slice):  # every row moves: the moved rows are the whole table
+                all_pos, all_elev = pos.copy(), elev.copy()
+            else:
+                all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
+                all_pos[sel], all_elev[sel] = pos, elev
             c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
             kernels.relax_agents(G, F, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
-                                 moving[csel], t.live("entity")[csel], self.body_height, self.relax_iterations,
+                                 moving[csel], t.entity[:n][csel], self.body_height, self.relax_iterations,
                                  self.relax_tolerance)
             all_pos[csel], all_elev[csel] = c_pos, c_elev
             relaxed = all_pos[sel]

@@ -71,6 +71,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav import steering as st
+from ecs_nav.finite import all_finite
 from ecs_nav.spatial import bin_into_grid
 from ecs_nav.steering_rows import GIVEN, GIVEN_BEHAVIOURS, WRITTEN, steer_rows
 from ecs_nav.world import System
@@ -183,7 +184,7 @@ class SteeringSystem(System):
         nothing (a row it leaves to the reference path)."""
         table = world.table
         n = table.n
-        if n == 0 or not table.has_steering[:n].any():
+        if n == 0 or not np.count_nonzero(table.has_steering[:n]):
             return True  # nothing steers: nothing to write (and nothing compiled)
         W = table.weights[:n]
         used = W.any(axis=0)  # non-zero weights, over every row: at worst an input is prepared that no row reads
@@ -207,7 +208,7 @@ class SteeringSystem(System):
             given_on[slot] = True
 
         wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
-        if wanted.any():  # flee, pursuit, evade, wander; capped group: the reference functions
+        if np.count_nonzero(wanted):  # flee, pursuit, evade, wander; capped group: the reference functions
             srows, sel = (np.arange(n), slice(0, n)) if steering.all() else (np.flatnonzero(steering),) * 2
             stack, new_wander = behaviour_stack(world, srows, sel, self._geometry, self.max_neighbours, only=wanted)
             if new_wander is not None and not np.isfinite(new_wander[1]).all():
@@ -258,14 +259,14 @@ class SteeringSystem(System):
         steering = table.has_steering[:n]
         member = table.is_agent[:n] | steering
         radius = np.where(steering & W[:, _SEPARATION:_COHESION + 1].any(axis=1), table.neighbour_radius[:n], 0.0)
-        if member.all():  # every row takes part (the usual crowd): views, not gathers
+        if np.count_nonzero(member) == n:  # every row takes part (the usual crowd): views, not gathers
             index, pos, heading = np.arange(n), table.pos[:n], table.heading[:n]
         else:
             rows = np.flatnonzero(member)
             index = np.full(n, -1, np.int64)
             index[rows] = np.arange(rows.size)
             pos, heading, radius = table.pos[rows], table.heading[rows], radius[rows]
-        if not np.isfinite(pos).all():
+        if not all_finite(pos):
             return None
         # (a steering row is among them: radius is not empty)
         ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max()), 1e-6))

@@ -1,0 +1,77 @@
+"""The PathFollowSystem's final approach: arrival, group arrival, re-arming and facing of the
+rows that follow a once-path (``systems/path_follow.py`` describes the rules, seed 000).
+
+Per tick, after the waypoint tests: the compiled pass ``ecs_nav.follow_rows.final_approach``
+finds each row's final target (the goal, or where the target entity stands now), points the
+rows on their final leg at it, and tells which rows arrive (within ``stopping_distance``),
+which may be held back by the arrived crowd (group arrival, asked only when some agent has
+arrived) and which STOPPED rows are far enough to re-arm; the few rows that change state are
+then handled here (``held_back``, ``touching_arrived``, events, despawn on arrival), and the
+STOPPED rows turn to face their target.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav.arrival import arrived_rows, held_back, touching_arrived
+from ecs_nav.events import PathFailed, TargetReached
+from ecs_nav.follow_rows import final_approach
+from ecs_nav.physics import turn_heading
+from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+
+REARM_RADII = 4.0
+"""An agent stopped at a fixed goal re-arms only when pushed this many of its radii further
+from the goal than where it stopped (and no longer touching the arrived crowd)."""
+
+
+def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarray) -> None:
+    """The final approach of ``follower``'s (a PathFollowSystem) cached rows where ``once``
+    ((m,) bool, some true); ``pos`` and ``last``: (m, 2) their positions now and at the
+    previous tick."""
+    f, table, rows = follower, world.table, follower.rows
+    moving, to_final, dist, arrive, candidates, rearm, stopped_before = final_approach(
+        rows, table.pos, once, f.final, f.target_row, f.final_leg, f.partial, table.follow_state,
+        table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
+        f.group_arrival, f.group_arrival and arrived_rows(table).size > 0, f.stop_hysteresis, REARM_RADII,
+        FOLLOW_STOPPED)  # fmt: skip
+    if np.count_nonzero(candidates):  # group arrival
+        toward = table.steer_target[rows[candidates]] - pos[candidates]
+        arrive[candidates] = held_back(table, rows[candidates], toward, (pos - last)[candidates], world.dt,
+                                       f.settle_ticks)  # fmt: skip
+    # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms only when
+    # pushed REARM_RADII radii past where it stopped and touching no arrived agent of its goal;
+    # one whose target moves re-arms by distance alone (seed 000)
+    if f.group_arrival and np.count_nonzero(rearm):
+        held = rearm & ~moving & ~f.partial
+        toward = table.steer_target[rows[held]] - pos[held]
+        rearm[held] = ~touching_arrived(table, rows[held], toward)
+    if np.count_nonzero(rearm):
+        table.follow_state[rows[rearm]] = np.where(f.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
+        table.stuck_ticks[rows[rearm]] = -1
+        table.stuck_anchor[rows[rearm]] = pos[rearm]
+        f.at_end[rearm] = False
+    if np.count_nonzero(arrive):
+        table.follow_state[rows[arrive]] = FOLLOW_STOPPED
+        table.arrival_distance[rows[arrive]] = dist[arrive]
+        for i in arrive.nonzero()[0].tolist():
+            if f.partial[i]:  # the end of a partial path: stopped, not arrived
+                f.at_end[i] = True
+                gap = float(np.hypot(*(f.goal[i] - pos[i])))
+                world.emit(PathFailed(int(f.ents[i]), "partial", world.tick, remaining=gap))
+            else:
+                world.emit(TargetReached(int(f.ents[i]), world.tick))
+                if f.leave[i]:
+                    world.despawn(int(f.ents[i]))
+    if stopped_before or np.count_nonzero(arrive):  # (no row is STOPPED otherwise)
+        stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
+        if np.count_nonzero(stopped):
+            face(world, rows[stopped], to_final[stopped])
+
+
+def face(world, rows: np.ndarray, look: np.ndarray) -> None:
+    """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""
+    table = world.table
+    heading = table.heading[rows]
+    turn_heading(heading, np.ascontiguousarray(look), table.turn_speed[rows], world.dt, 0.0)
+    table.heading[rows] = heading
