@@ -303,7 +303,7 @@ class MapGeometry:
             self.kernel_data(), p[:, 0].copy(), p[:, 1].copy(), _per_point(radius, k, "radius"),
             _per_point(elevation, k, "elevation"), _per_point(max_climb, k, "max_climb"),
             finite_scalar("body_height", body_height, nonneg=True), out,
-        )
+        )  # fmt: skip
         return out
 
     def resolve_circles(
@@ -333,7 +333,7 @@ class MapGeometry:
         e = _per_point(elevation, k, "elevation")
         mc = _per_point(max_climb, k, "max_climb")
         for name, arr in (("prev_pos", p0), ("new_pos", p1), ("radius", r), ("elevation", e),
-                          ("max_climb", mc)):
+                          ("max_climb", mc)):  # fmt: skip
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{name} must be finite")
         if np.any(r < 0) or np.any(mc < 0):
@@ -342,9 +342,9 @@ class MapGeometry:
         resolve_circles_into(
             self.kernel_data(), p0[:, 0].copy(), p0[:, 1].copy(), p1[:, 0].copy(), p1[:, 1].copy(),
             r, e, mc, finite_scalar("body_height", body_height, nonneg=True), out_x, out_y, out_e,
-        )
+        )  # fmt: skip
         return np.stack([out_x, out_y], axis=1), out_e
 
     def __repr__(self) -> str:
         return (f"MapGeometry(bounds={self.bounds}, boxes={len(self.boxes)}, ramps={len(self.ramps)}, "
-                f"circles={len(self.circles)}, floor={self.floor}, version={self.version})")
+                f"circles={len(self.circles)}, floor={self.floor}, version={self.version})")  # fmt: skip

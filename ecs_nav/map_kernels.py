@@ -53,7 +53,7 @@ def rect_row(shape: Box | Ramp, floor: float) -> list[float]:
     (sx, sy), (ex, ey) = shape.start, shape.end
     length = shape.length
     return [(sx + ex) / 2, (sy + ey) / 2, (ex - sx) / length, (ey - sy) / length,
-            length / 2, shape.width / 2, floor, shape.low, shape.high]
+            length / 2, shape.width / 2, floor, shape.low, shape.high]  # fmt: skip
 
 
 # --- kernels: primitives -----------------------------------------------------------------------
@@ -469,7 +469,7 @@ def resolve_circles_into(G, px, py, nx, ny, radius, elev, max_climb, body_height
     ``MapGeometry.resolve_circles`` (inputs checked there)."""
     for a in range(px.shape[0]):
         out_x[a], out_y[a], out_e[a] = resolve_disc(G, px[a], py[a], nx[a], ny[a], radius[a], elev[a],
-                                                       max_climb[a], body_height)
+                                                       max_climb[a], body_height)  # fmt: skip
 
 
 @nb.njit(cache=True, **NO_REFCOUNT)
