@@ -17,8 +17,8 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
-from ecs_nav.geometry import MIN_COLLISION_RADIUS, resolve_disc
 from ecs_nav.kernel_options import NO_REFCOUNT
+from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, resolve_disc
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, bin_into_grid, cell_range, relax_displacements
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path as FilePath
 from typing import Any
 
-from ecs_nav.geometry import Box, Circle, Ramp
 from ecs_nav.limits import COORDINATE_LIMIT, SHAPE_LIMIT
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.scene_level import find_scene_file
 from ecs_nav.scene_values import construct, kind_of, number, unknown_keys, vector
+from ecs_nav.shapes import Box, Circle, Ramp
 
 MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "grid", "cell_size", "origin", "wall_height", "movingai",
             "image", "tiled", "tiled_layer", "wkt")

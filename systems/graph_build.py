@@ -40,9 +40,9 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import build_level
 
 from ecs_nav.components import Collider, Path
-from ecs_nav.geometry import Box
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, scan_heightfield
 from ecs_nav.nav.grid import grid_graph
+from ecs_nav.shapes import Box
 from ecs_nav.world import System, World
 
 _REPLAN = ("complete", "partial")

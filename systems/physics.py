@@ -7,7 +7,7 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compile
    truncates": the SteeringSystem already truncates, this only guards velocities written
    directly, e.g. by a scene or a player controller);
 2. ``new = pos + vel * dt`` with the World's fixed dt;
-3. map collisions: ``MapGeometry.resolve_circles``'s kernel (``geometry.resolve_disc``; steps
+3. map collisions: ``MapGeometry.resolve_circles``'s kernel (``map_kernels.resolve_disc``; steps
    1-3 and the slide of step 6 run as one kernel, ``physics.move_on_map``) -- a disc cannot
    enter a solid rising more than ``max_climb`` above its surface, it slides along walls,
    motion is sub-stepped so nothing tunnels, elevation follows box tops/ramps; a disc on the
@@ -64,7 +64,7 @@ from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav import physics as kernels
 from ecs_nav.finite import all_finite
-from ecs_nav.geometry import MIN_COLLISION_RADIUS
+from ecs_nav.map_kernels import MIN_COLLISION_RADIUS
 from ecs_nav.world import System, refuse_non_finite
 
 HEADING_EPSILON = 1e-3

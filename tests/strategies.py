@@ -4,7 +4,8 @@ import math
 
 from hypothesis import strategies as st
 
-from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.geometry import MapGeometry
+from ecs_nav.shapes import Box, Circle, Ramp
 
 BOUNDS = (-10.0, -10.0, 10.0, 10.0)
 

@@ -10,8 +10,9 @@ import pytest
 
 from ecs_nav import draw, draw_panel, draw_paths
 from ecs_nav.components import Agent, Collider, Path, Player, Position, Velocity
-from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.build import ScanParams, scan_heightfield
+from ecs_nav.shapes import Box, Circle, Ramp
 from ecs_nav.world import World
 
 

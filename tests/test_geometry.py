@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import BOUNDS, random_maps
 
-from ecs_nav.geometry import MIN_COLLISION_RADIUS, Box, Circle, MapGeometry, Ramp
+from ecs_nav.geometry import MapGeometry
+from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, resolve_circles_into
+from ecs_nav.shapes import Box, Circle, Ramp
 
 # --- shapes --------------------------------------------------------------------------------------
 
@@ -299,8 +301,6 @@ def test_open_floor_shortcut_agrees_with_the_full_sweep(geometry, seed):
     """resolve_circles skips the sweep for a disc on the floor whose swept box touches no shape's
     footprint box; with every footprint box made the whole map the sweep always runs, and the
     results must agree."""
-    from ecs_nav.geometry import _resolve_circles
-
     rng = np.random.default_rng(seed)
     k = 300
     radius = rng.uniform(0.0, 0.6, k)
@@ -311,8 +311,8 @@ def test_open_floor_shortcut_agrees_with_the_full_sweep(geometry, seed):
     data = geometry.kernel_data()
     everywhere = np.tile(np.asarray(BOUNDS), (data[6].shape[0], 1))
     out = np.empty(k), np.empty(k), np.empty(k)
-    _resolve_circles(data[:6] + (everywhere,), pos[:, 0].copy(), pos[:, 1].copy(), pos[:, 0] + step[:, 0],
-                     pos[:, 1] + step[:, 1], radius, elev, np.full(k, 0.5), 2.0, *out)
+    resolve_circles_into(data[:6] + (everywhere,), pos[:, 0].copy(), pos[:, 1].copy(), pos[:, 0] + step[:, 0],
+                         pos[:, 1] + step[:, 1], radius, elev, np.full(k, 0.5), 2.0, *out)
     assert np.allclose(fast, np.stack(out[:2], axis=1), atol=1e-9)
     assert np.array_equal(fast_elev, out[2])
 

@@ -12,9 +12,10 @@ from ecs_nav.systems.graph_build import GraphBuildSystem
 from scipy.sparse.csgraph import connected_components
 
 from ecs_nav.components import Agent, Collider, NavMap, Path, Position, Velocity
-from ecs_nav.geometry import Box, MapGeometry
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.scene import build_world, scene_from_dict
+from ecs_nav.shapes import Box
 from ecs_nav.world import World
 
 if sys.version_info >= (3, 11):

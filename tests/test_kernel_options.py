@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 
-from ecs_nav import geometry, physics, steering
+from ecs_nav import map_kernels, physics, steering
 from ecs_nav.kernel_options import NO_REFCOUNT
 
 
@@ -16,7 +16,7 @@ def test_the_installed_numba_takes_the_option():
     assert NO_REFCOUNT == {"_nrt": False}
 
 
-@pytest.mark.parametrize("kernel", [geometry.resolve_disc, physics.moves_freely, steering.wall_force])
+@pytest.mark.parametrize("kernel", [map_kernels.resolve_disc, physics.moves_freely, steering.wall_force])
 def test_the_hot_helpers_are_compiled_with_it(kernel):
     assert kernel.targetoptions.get("_nrt") is False
 

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from strategies import BOUNDS, random_maps
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
-from ecs_nav.geometry import Box, Circle, MapGeometry
+from ecs_nav.geometry import MapGeometry
+from ecs_nav.shapes import Box, Circle
 from ecs_nav.steering import apply_steering, seek
 from ecs_nav.world import System
 

@@ -20,8 +20,9 @@ from ecs_nav.systems.pathfind import PathfindSystem
 
 from ecs_nav.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
 from ecs_nav.events import PathChanged, PathFailed
-from ecs_nav.geometry import Box, MapGeometry
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.scene import build_world, scene_from_dict
+from ecs_nav.shapes import Box
 from ecs_nav.world import World
 
 CHASE = FilePath(__file__).resolve().parent.parent / "scenes" / "chase.toml"

@@ -8,8 +8,9 @@ import pytest
 from ecs_nav.systems.physics import PhysicsSystem
 
 from ecs_nav import Agent, Collider, Position, Velocity, World
-from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.physics import open_cells, relax_agents, yaw_lerp
+from ecs_nav.shapes import Box, Circle, Ramp
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
 from ecs_nav.testing import DriveTo
 

@@ -8,8 +8,9 @@ import pytest
 from ecs_nav import draw, draw_colours, draw_panel
 from ecs_nav.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
 from ecs_nav.draw_colours import agent_groups
-from ecs_nav.geometry import Box, Circle, MapGeometry, Ramp
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.build import ScanParams, scan_heightfield
+from ecs_nav.shapes import Box, Circle, Ramp
 from ecs_nav.world import System, World
 
 pytestmark = pytest.mark.render

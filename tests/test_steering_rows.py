@@ -10,8 +10,9 @@ from hypothesis import strategies as hs
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
 from ecs_nav import steering as st
-from ecs_nav.geometry import Box, Circle, MapGeometry
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.grid import grid_graph
+from ecs_nav.shapes import Box, Circle
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.testing import Integrate
 

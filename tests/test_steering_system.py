@@ -9,7 +9,8 @@ from hypothesis import strategies as hs
 
 from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
 from ecs_nav import steering as st
-from ecs_nav.geometry import Box, Circle, MapGeometry
+from ecs_nav.geometry import MapGeometry
+from ecs_nav.shapes import Box, Circle
 from ecs_nav.spatial import neighbours_within
 from ecs_nav.testing import Integrate
 

@@ -52,18 +52,11 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ecs_nav.geometry import (
-    AABB,
-    MapGeometry,
-    bucket_range,
-    finite_scalar,
-    segment_blocked_by,
-    top_among,
-    top_at,
-    wall_distance,
-)
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.limits import NAV_NODE_LIMIT
+from ecs_nav.map_kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
 from ecs_nav.nav.graph import EDGE_WALK, GridIndex, NavGraph
+from ecs_nav.shapes import AABB, finite_scalar
 
 LEDGE_RAYS = 16
 """Directions sampled by the ledge test."""

@@ -24,17 +24,11 @@ import math
 import numba as nb
 import numpy as np
 
-from ecs_nav.geometry import (
-    MIN_COLLISION_RADIUS,
-    MapGeometry,
-    bucket_range,
-    finite_scalar,
-    local_coords,
-    rect_wall_span,
-    top_at,
-)
+from ecs_nav.geometry import MapGeometry
 from ecs_nav.kernel_options import NO_REFCOUNT
+from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, bucket_range, local_coords, rect_wall_span, top_at
 from ecs_nav.nav.build import CLIMB_TOL
+from ecs_nav.shapes import finite_scalar
 
 
 @nb.njit(cache=True)
