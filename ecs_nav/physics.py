@@ -148,16 +148,16 @@ def resolve_map(G, F, start, target, radius, elevation, max_climb, body_height):
 
 
 @nb.njit(cache=True)
-def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, body_height, tolerance):
+def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, body_height, tolerance, target, out,
+                elev):
     """``integrate``, ``resolve_map`` and ``slide_velocity`` in one pass (the same arithmetic,
     the same results): ``vel`` truncated and, where the map removed motion, slid (in place);
-    returns (the integrated targets (k, 2), the resolved positions (k, 2), elevations (k,)).
-    A disc whose target is not finite is not resolved (the target is returned as its
-    position, for the caller's guard to refuse)."""
+    writes the integrated targets ``target`` (k, 2), the resolved positions ``out`` (k, 2) and
+    elevations ``elev`` (k,), arrays of the caller's that alias no input (each array a kernel
+    returns costs numba a ``_numba_unpickle`` call to box it, ~0.3 µs). A disc whose target is
+    not finite is not resolved (the target is written as its position, for the caller's guard
+    to refuse)."""
     k = pos.shape[0]
-    target = np.empty((k, 2))
-    out = np.empty((k, 2))
-    elev = np.empty(k)
     meta = G[2]
     for i in range(k):
         speed = math.hypot(vel[i, 0], vel[i, 1])
@@ -188,7 +188,6 @@ def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, bod
         scale = limit / actual if actual > limit else 1.0
         vel[i, 0] = ax * scale
         vel[i, 1] = ay * scale
-    return target, out, elev
 
 
 @nb.njit(cache=True)

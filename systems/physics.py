@@ -201,8 +201,9 @@ class PhysicsSystem(System):
         G, F, use_map, max_speed, radius, max_climb, relax = step
         # 1-3. integrate, map collisions, the slide (one kernel: integrate, resolve_map, slide_velocity)
         if use_map:
-            target, pos, elev = kernels.move_on_map(G, F, pos0, vel, max_speed, dt, radius, elev, max_climb,
-                                                    self.body_height, COLLISION_TOLERANCE)
+            target, pos, elev_in, elev = np.empty_like(pos0), np.empty_like(pos0), elev, np.empty_like(elev)
+            kernels.move_on_map(G, F, pos0, vel, max_speed, dt, radius, elev_in, max_climb, self.body_height,
+                                COLLISION_TOLERANCE, target, pos, elev)
         else:
             target = pos = kernels.integrate(pos0, vel, max_speed, dt)
         if not all_finite(target):
