@@ -208,3 +208,38 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
         if has_velocity[i]:
             vel[i, 0], vel[i, 1] = out_vel[i, 0], out_vel[i, 1]
     return WRITTEN
+
+
+@nb.njit(cache=True)
+def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_first, group_last, used, radius):
+    """What the SteeringSystem decides before ``steer_rows``, in one pass over the rows
+    [0, len(radius)) (for a small world a handful of numpy reductions cost more than the data):
+    ``used[b]`` whether any row has a non-zero (or NaN) weight b; ``radius[i]`` row i's
+    ``neighbour_radius`` if it steers with a non-zero weight in columns group_first..group_last,
+    else 0 (the radius ``flock_sums`` takes). Both written in place. Returns (the steering rows,
+    the group's member rows -- ``is_agent`` or ``has_steering`` --, the largest radius of a
+    member: NaN if one is NaN, as ``np.max``; -inf without members)."""
+    used[:] = False
+    n_steering = 0
+    n_members = 0
+    top = -math.inf
+    nan = False
+    for i in range(radius.shape[0]):
+        group = False
+        for b in range(weights.shape[1]):
+            if weights[i, b] != 0.0:
+                used[b] = True
+                if group_first <= b <= group_last:
+                    group = True
+        steers = has_steering[i]
+        r = neighbour_radius[i] if steers and group else 0.0
+        radius[i] = r
+        if steers:
+            n_steering += 1
+        if steers or is_agent[i]:
+            n_members += 1
+            if r != r:
+                nan = True
+            elif r > top:
+                top = r
+    return n_steering, n_members, math.nan if nan else top

@@ -79,6 +79,10 @@ MAX_SUBSTEPS = 8
 COLLISION_TOLERANCE = 1e-9
 """A resolved position this close to the integrated one (relative to the step) is no collision."""
 
+_NO_OPEN_CELLS = tuple(kernels.NO_OPEN_CELLS)
+"""``NO_OPEN_CELLS`` as the plain tuple the kernels are handed (``ecs_nav.physics``: a NamedTuple
+argument costs ~0.6 µs a call to type, a plain tuple ~0.1 µs)."""
+
 
 class PhysicsSystem(System):
     """Integrates velocity, resolves map and agent-agent collisions, updates heading.
@@ -121,103 +125,107 @@ class PhysicsSystem(System):
         self.body_height = float(body_height)
         self.heading_epsilon = float(heading_epsilon)
         self._open_cells_of = None  # the packed map the OpenCells below were made for
-        self._open_cells_value = kernels.NO_OPEN_CELLS
+        self._open_cells_value = _NO_OPEN_CELLS
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
         t = world.table
         n = t.n
         moving = t.is_agent[:n] & t.has_velocity[:n]
-        rows = moving.nonzero()[0]
-        if rows.size == 0:
+        k = np.count_nonzero(moving)
+        if k == 0:
             return
-        # every row moving (the usual crowd): slices, not gathers
-        sel = slice(0, n) if rows.size == n else rows
-        entities = t.entity[:n][sel]
-
-        pos0 = t.pos[:n][sel].copy()
-        vel = t.vel[:n][sel].copy()
+        # every row moving (the usual crowd): slices, not gathers. pos0 is then a view of the
+        # table, only read until the write below; what the kernels update in place is copied
+        every = k == n
+        sel = slice(0, n) if every else moving.nonzero()[0]
+        pos0, vel, elev = t.pos[:n][sel], t.vel[:n][sel], t.elevation[:n][sel]
+        if every:
+            vel, elev = vel.copy(), elev.copy()
         if not (all_finite(vel) and all_finite(pos0)):
-            refuse_non_finite(self.name, entities, velocity=vel, position=pos0)
-        pos, elev = pos0, t.elevation[:n][sel].copy()
-        substeps = self._substeps(world, sel, vel)
+            self._refuse(t, sel, velocity=vel, position=pos0)
+
+        # the per-row inputs of every sub-step, gathered once
+        radius, max_speed, max_climb = t.radius[:n], t.max_speed[:n][sel], t.max_climb[:n]
+        collide = t.has_collider[:n] & (radius > 0)  # rows that push (and, moving, are pushed)
+        substeps = 1
+        if self.max_substeps > 1:  # (no colliding moving row: the need is 0, one step)
+            need = kernels.substep_need(vel, max_speed, radius[sel], collide[sel], world.dt, MIN_COLLISION_RADIUS)
+            substeps = int(min(max(math.ceil(need), 1), self.max_substeps)) if math.isfinite(need) else 1
+        relax = None
+        n_collide = np.count_nonzero(collide) if self.relax_iterations > 0 else 0
+        if n_collide >= 2:
+            csel = slice(0, n) if n_collide == n else collide.nonzero()[0]
+            relax = (csel, radius[csel], max_climb[csel], moving[csel], t.entity[:n][csel])
+        gmap = world.map
+        G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
+        F = self._open_cells(G) if gmap is not None else _NO_OPEN_CELLS
+        step = (G, F, gmap is not None, max_speed, radius[sel], max_climb[sel], relax)
+        pos = pos0
         for _ in range(substeps):
-            pos, vel, elev = self._move(world, sel, moving, entities, pos, vel, elev, world.dt / substeps)
+            pos, vel, elev = self._move(t, sel, step, pos, vel, elev, world.dt / substeps)
 
         # 7. heading toward the velocity
-        heading = t.heading[:n][sel].copy()
+        heading = t.heading[:n][sel]
+        if every:
+            heading = heading.copy()
         kernels.turn_heading(heading, vel, t.turn_speed[:n][sel], world.dt, self.heading_epsilon)
 
         # NaN guard: nothing is written unless everything is finite
         if not (all_finite(pos) and all_finite(vel) and all_finite(heading) and all_finite(elev)):
-            refuse_non_finite(self.name, entities, position=pos, velocity=vel, heading=heading, elevation=elev)
+            self._refuse(t, sel, position=pos, velocity=vel, heading=heading, elevation=elev)
         t.prev_pos[:n][sel] = pos0
         t.pos[:n][sel] = pos
         t.vel[:n][sel] = vel
         t.elevation[:n][sel] = elev
         t.heading[:n][sel] = heading
 
+    def _refuse(self, t, sel, **arrays) -> None:
+        """``refuse_non_finite`` for the moving rows ``sel``: raises, naming their entities."""
+        n = t.n
+        refuse_non_finite(self.name, t.entity[:n][sel], **arrays)
+
     def _open_cells(self, G):
-        """The ``OpenCells`` of the packed map ``G``, kept until the map is packed again (a
-        change to the map makes a new ``kernel_data()`` tuple; the old one is held here, so its
-        identity is not reused)."""
+        """The ``OpenCells`` of the packed map ``G`` as a plain tuple (what the kernels take
+        fastest), kept until the map is packed again (a change to the map makes a new
+        ``kernel_data()`` tuple; the old one is held here, so its identity is not reused)."""
         if self._open_cells_of is not G:
-            self._open_cells_of, self._open_cells_value = G, kernels.open_cells(G)
+            self._open_cells_of, self._open_cells_value = G, tuple(kernels.open_cells(G))
         return self._open_cells_value
 
-    def _substeps(self, world, sel, vel) -> int:
-        """Sub-steps this tick: enough that no colliding agent moves more than its radius in one
-        (then no two can pass through each other between relaxations), at most max_substeps."""
-        t = world.table
-        if self.max_substeps == 1:
-            return 1
-        n = t.n
-        radius = t.radius[:n][sel]
-        collides = t.has_collider[:n][sel] & (radius > 0)
-        if not np.count_nonzero(collides):
-            return 1
-        need = kernels.substep_need(vel, t.max_speed[:n][sel], radius, collides, world.dt, MIN_COLLISION_RADIUS)
-        return int(min(max(math.ceil(need), 1), self.max_substeps)) if math.isfinite(need) else 1
-
-    def _move(self, world, sel, moving, entities, pos0, vel, elev, dt):
-        """Steps 1-6 over ``dt``: returns (position, velocity, elevation) of the moving rows."""
-        t = world.table
-        n = t.n
-        vel = vel.copy()
-        radius = t.radius[:n]
-        max_climb = t.max_climb[:n]
-        gmap = world.map
-        G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
-        F = self._open_cells(G) if gmap is not None else kernels.NO_OPEN_CELLS
-
+    def _move(self, t, sel, step, pos0, vel, elev, dt):
+        """Steps 1-6 over ``dt`` for the moving rows ``sel``: returns their (position, velocity,
+        elevation). ``vel`` and ``elev`` are updated in place (the caller's copies); ``step``
+        holds the tick's inputs (packed map, its OpenCells, whether there is a map, the rows'
+        max_speed, radius and max_climb, and the relaxation's rows and columns or None)."""
+        G, F, use_map, max_speed, radius, max_climb, relax = step
         # 1-3. integrate, map collisions, the slide (one kernel: integrate, resolve_map, slide_velocity)
-        with np.errstate(over="ignore", invalid="ignore"):
-            if gmap is not None:
-                target, pos, elev = kernels.move_on_map(G, F, pos0, vel, t.max_speed[:n][sel], dt, radius[sel],
-                                                        elev, max_climb[sel], self.body_height, COLLISION_TOLERANCE)
-            else:
-                target = pos = kernels.integrate(pos0, vel, t.max_speed[:n][sel], dt)
+        if use_map:
+            target, pos, elev_in, elev = np.empty_like(pos0), np.empty_like(pos0), elev, np.empty_like(elev)
+            kernels.move_on_map(G, F, pos0, vel, max_speed, dt, radius, elev_in, max_climb, self.body_height,
+                                COLLISION_TOLERANCE, target, pos, elev)
+        else:
+            target = pos = kernels.integrate(pos0, vel, max_speed, dt)
         if not all_finite(target):
-            refuse_non_finite(self.name, entities, **{"position (pos + vel * dt)": target})
+            self._refuse(t, sel, **{"position (pos + vel * dt)": target})
+        if relax is None:
+            return pos, vel, elev
 
         # 4-5. agent-agent relaxation over every row with a collider (moving rows movable),
         # each pass followed by the map for the rows it moved
-        collide = t.has_collider[:n] & (radius > 0)
-        crow = collide.nonzero()[0]
-        if self.relax_iterations > 0 and crow.size >= 2:
-            csel = slice(0, n) if crow.size == n else crow
-            if isinstance(sel, slice):  # every row moves: the moved rows are the whole table
-                all_pos, all_elev = pos.copy(), elev.copy()
-            else:
-                all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
-                all_pos[sel], all_elev[sel] = pos, elev
-            c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
-            kernels.relax_agents(G, F, gmap is not None, c_pos, c_elev, radius[csel], max_climb[csel],
-                                 moving[csel], t.entity[:n][csel], self.body_height, self.relax_iterations,
-                                 self.relax_tolerance)
+        csel, c_radius, c_climb, c_movable, c_ids = relax
+        if isinstance(sel, slice):  # every row moves: the moved rows are the whole table
+            all_pos, all_elev = pos.copy(), elev  # (elev: this tick's copy, no longer needed as it is)
+        else:
+            n = t.n
+            all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
+            all_pos[sel], all_elev[sel] = pos, elev
+        c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
+        kernels.relax_agents(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, self.body_height,
+                             self.relax_iterations, self.relax_tolerance)
+        if not isinstance(csel, slice):
             all_pos[csel], all_elev[csel] = c_pos, c_elev
-            relaxed = all_pos[sel]
-            # the contacts removed motion: drop the velocity component against the correction
-            kernels.drop_velocity_into(vel, relaxed - pos)
-            pos, elev = relaxed, all_elev[sel]
-        return pos, vel, elev
+        relaxed = all_pos[sel]
+        # the contacts removed motion: drop the velocity component against the correction
+        kernels.drop_velocity_into(vel, relaxed - pos)
+        return relaxed, vel, all_elev[sel]

@@ -255,3 +255,30 @@ def test_the_kernel_is_not_called_in_a_world_that_does_not_steer(monkeypatch):
     e = w.spawn(Position(0, 0), Velocity(1, 0), Agent())
     w.run(3)
     assert w.get(e, Position).x > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_steering_survey_equals_its_numpy_expressions(seed):
+    """``steering_survey``: the weights used, the group radius per row and its largest over the
+    members, as the numpy reductions the SteeringSystem made per tick (NaN weights and radii
+    included: a NaN weight is non-zero, a NaN radius makes the largest NaN)."""
+    from ecs_nav.steering_rows import steering_survey
+
+    rng = np.random.default_rng(seed)
+    n, nb = 9, len(BEHAVIOURS)
+    weights = np.where(rng.random((n, nb)) < 0.3, rng.uniform(-1, 2, (n, nb)), 0.0)
+    weights[rng.random((n, nb)) < 0.05] = np.nan
+    steering, agent = rng.random(n) < 0.7, rng.random(n) < 0.6
+    steering[0] = True
+    radius_in = rng.uniform(0.5, 3.0, n)
+    if seed % 2:
+        radius_in[rng.integers(n)] = np.nan
+    first, last = st.B["separation"], st.B["cohesion"]
+    used, radius = np.empty(nb, bool), np.empty(n)
+    n_steering, n_members, top = steering_survey(steering, agent, weights, radius_in, first, last, used, radius)
+    want_radius = np.where(steering & weights[:, first:last + 1].any(axis=1), radius_in, 0.0)
+    member = steering | agent
+    assert np.array_equal(used, weights.any(axis=0))
+    assert np.array_equal(radius, want_radius, equal_nan=True)
+    assert (n_steering, n_members) == (np.count_nonzero(steering), np.count_nonzero(member))
+    assert np.array_equal(top, want_radius[member].max(), equal_nan=True)
