@@ -239,11 +239,12 @@ def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stu
 def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
                    stuck_distance: float = STUCK_DISTANCE) -> np.ndarray:
     """Stuck detection (seed 002: the position did not change for K ticks): (k,) bool, True
-    where an ``active`` following agent (SEEK or ARRIVE) of ``rows`` (an index or slice) stayed
+    where an ``active`` following agent (SEEK or ARRIVE) of ``rows`` stayed
     within ``stuck_distance`` of ``stuck_anchor`` for ``stuck_ticks`` ticks and is not queueing
     (``queueing``: another agent stands right ahead of it); its count then restarts. Moving
     off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
-    set this tick (it does not count)."""
+    set this tick (it does not count). ``rows``: a slice or mask of the live rows, or an int64
+    array of live row ids, which is used as given (the followers' own row arrays)."""
     index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else np.arange(table.n)[rows]
     distance = float(stuck_distance)
     stuck = _count_still(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,

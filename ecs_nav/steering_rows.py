@@ -216,11 +216,10 @@ def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_fir
     [0, len(radius)) (for a small world a handful of numpy reductions cost more than the data):
     ``used[b]`` whether any row has a non-zero (or NaN) weight b; ``radius[i]`` row i's
     ``neighbour_radius`` if it steers with a non-zero weight in columns group_first..group_last,
-    else 0 (the radius ``flock_sums`` takes). Both written in place. Returns (the steering rows,
-    the group's member rows -- ``is_agent`` or ``has_steering`` --, the largest radius of a
-    member: NaN if one is NaN, as ``np.max``; -inf without members)."""
+    else 0 (the radius ``flock_sums`` takes). Both written in place. Returns (the count of the
+    group's member rows -- ``is_agent`` or ``has_steering`` --, the largest radius of a member:
+    NaN if one is NaN, as ``np.max``; -inf without members)."""
     used[:] = False
-    n_steering = 0
     n_members = 0
     top = -math.inf
     nan = False
@@ -234,12 +233,10 @@ def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_fir
         steers = has_steering[i]
         r = neighbour_radius[i] if steers and group else 0.0
         radius[i] = r
-        if steers:
-            n_steering += 1
         if steers or is_agent[i]:
             n_members += 1
             if r != r:
                 nan = True
             elif r > top:
                 top = r
-    return n_steering, n_members, math.nan if nan else top
+    return n_members, math.nan if nan else top

@@ -200,7 +200,7 @@ class SteeringSystem(System):
         # non-zero weights over every row (at worst an input is prepared that no row reads), and
         # the group behaviours' radius per row, in one pass
         used, radius = np.empty(N_BEHAVIOURS, np.bool_), np.empty(n)
-        _, n_members, max_radius = steering_survey(table.has_steering[:n], table.is_agent[:n], W,
+        n_members, max_radius = steering_survey(table.has_steering[:n], table.is_agent[:n], W,
                                                    table.neighbour_radius[:n], _SEPARATION, _COHESION, used, radius)
         group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
         steering = table.has_steering[:n]
