@@ -51,8 +51,21 @@ def warmup_seconds() -> float:
 
 def kernels_compiled() -> int:
     """How many kernels (outermost compilations, not the helpers they call) this process has
-    compiled because numba's cache did not hold them."""
+    compiled because numba's cache did not hold them, or had compiled by the processes
+    ``ecs_nav.precompile`` started for it."""
     return _clock.compiled
+
+
+def count_compiled_elsewhere(count: int) -> None:
+    """Add ``count`` kernels that processes started for this one compiled into numba's cache
+    (``ecs_nav.precompile``) to ``kernels_compiled``."""
+    _clock.compiled += count
+
+
+def progress(text: str) -> None:
+    """Print ``text`` as progress, when ``report_progress`` is on."""
+    if _clock.reporting:
+        _write(text)
 
 
 def report_progress(enabled: bool, stream: TextIO | None = None) -> None:

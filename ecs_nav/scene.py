@@ -82,8 +82,15 @@ def resolve_scene(path_or_name: str | os.PathLike) -> FilePath:
 
 
 def load_scene(path_or_name: str | os.PathLike, seed: int | None = None) -> World:
-    """Load a scene file (or built-in scene name) into a new World with its systems added."""
-    return build_world(parse_scene(path_or_name), seed=seed)
+    """Load a scene file (or built-in scene name) into a new World with its systems added. On a
+    first run (an empty numba cache) a built-in scene's kernels are first compiled in parallel
+    processes (``ecs_nav.precompile``)."""
+    path = resolve_scene(path_or_name)
+    if path.resolve().parent == scenes_dir().resolve():
+        from ecs_nav.precompile import precompile_scene
+
+        precompile_scene(path.stem)
+    return build_world(parse_scene(path), seed=seed)
 
 
 def parse_scene(path_or_name: str | os.PathLike) -> Scene:

@@ -12,6 +12,10 @@ from hypothesis import settings
 settings.register_profile("ecs_nav", derandomize=os.environ.get("ECS_NAV_SOAK") != "1")
 settings.load_profile("ecs_nav")
 
+# Tests run in parallel already (pytest -n): a cold built-in scene does not start compile
+# processes of its own (ecs_nav.precompile) unless a test asks for them
+os.environ.setdefault("ECS_NAV_COMPILE_WORKERS", "0")
+
 # the testing kit's fixtures (nav_world, make_nav_world, ascii_map): an installed ecs-nav brings
 # them through its pytest11 entry point; a checkout that is not installed gets them here
 pytest_plugins = ["ecs_nav.testing.plugin"]

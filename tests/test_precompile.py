@@ -1,0 +1,176 @@
+"""A first run of a built-in scene compiles its kernels in parallel processes (ecs_nav.precompile)
+from the list in ecs_nav/kernel_manifest.json: the list must be what the scenes use, the work
+must be split evenly, and a cold run must end with every kernel cached, the same trajectory, and
+nothing compiled twice.
+
+Short form (default): the manifest checked for the chase scene, and cold runs of the platformer
+scene (its 10 kernels, about 4 s of CPU). Full form (``ECS_NAV_SOAK=1``): every built-in scene's
+manifest entries, and the chase scene cold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ecs_nav.compile_watch import PROGRESS_HEADER
+from ecs_nav.kernel_manifest import (
+    MANIFEST_PATH,
+    RECORD_TICKS,
+    KernelEntry,
+    dispatcher_of,
+    entries_for,
+    numba_version,
+    read_manifest,
+    signature_of,
+)
+from ecs_nav.precompile import WORKERS_VARIABLE, shares, worker_count
+from ecs_nav.scene import builtin_scenes, load_scene
+
+ROOT = Path(__file__).resolve().parent.parent
+SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
+COLD_SCENE = "chase" if SOAK else "platformer"
+
+
+def entry(kernel: str, seconds: float) -> KernelEntry:
+    return KernelEntry(kernel, "()", "", seconds)
+
+
+def test_shares_give_every_entry_once_and_balance_the_seconds():
+    entries = [entry(f"k{i}", s) for i, s in enumerate([1.9, 1.4, 1.3, 1.0, 0.9, 0.9, 0.7, 0.4, 0.3, 0.1, 0.1])]
+    for parts in (1, 2, 3, 4):
+        split = shares(entries, parts)
+        assert len(split) == parts
+        assert sorted(e.kernel for share in split for e in share) == sorted(e.kernel for e in entries)
+        loads = [sum(e.seconds for e in share) for share in split]
+        # greedy largest-first: no share exceeds another by more than its own smallest entry
+        assert max(loads) - min(loads) <= 0.9 + 1e-9
+
+
+def test_worker_count_comes_from_the_environment_or_the_cpus(monkeypatch):
+    monkeypatch.setenv(WORKERS_VARIABLE, "3")
+    assert worker_count() == 3
+    monkeypatch.setenv(WORKERS_VARIABLE, "0")
+    assert worker_count() == 0
+    monkeypatch.setenv(WORKERS_VARIABLE, "two")
+    with pytest.raises(ValueError, match=WORKERS_VARIABLE):
+        worker_count()
+    monkeypatch.delenv(WORKERS_VARIABLE)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert worker_count() == cpus - 1
+
+
+def test_the_manifest_lists_every_built_in_scene_for_the_installed_numba():
+    data = read_manifest()
+    assert data is not None, f"{MANIFEST_PATH} is missing: python -m ecs_nav.kernel_manifest writes it"
+    assert data["numba"] == numba_version(), (
+        f"the manifest was made with numba {data['numba']}, {numba_version()} is installed: first runs compile "
+        "one kernel at a time until `python -m ecs_nav.kernel_manifest` is run again"
+    )
+    assert sorted(data["scenes"]) == builtin_scenes()
+    for scene in builtin_scenes():
+        for e in entries_for(scene):
+            assert e.seconds > 0
+            args = signature_of(e)
+            assert isinstance(args, tuple) and str(args) == e.signature
+            assert hasattr(dispatcher_of(e), "compile"), e.kernel
+
+
+def test_a_manifest_of_another_numba_release_is_ignored(tmp_path):
+    data = read_manifest()
+    data["numba"] = "0.0.1"
+    path = tmp_path / "kernel_manifest.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert entries_for("chase", path) == ()
+    assert entries_for("no such scene") == ()
+
+
+def loaded_kernels(scene: str) -> set[tuple[str, str]]:
+    """What ``scene`` loads from numba's cache in its first RECORD_TICKS ticks, in a new process
+    (run twice when the first run had to compile: the second then loads everything)."""
+    env = {**os.environ, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT)}
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ecs_nav.kernel_manifest", "--list", scene, str(RECORD_TICKS)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        if proc.returncode == 0:
+            return {(e["kernel"], e["signature"]) for e in json.loads(proc.stdout)}
+        assert "was compiled" in proc.stderr, proc.stderr
+    raise AssertionError(f"{scene}: kernels still compiled on a second run")
+
+
+@pytest.mark.parametrize("scene", builtin_scenes() if SOAK else ["chase"])
+def test_the_manifest_is_what_the_scene_calls(scene):
+    listed = {(e.kernel, e.signature) for e in entries_for(scene)}
+    used = loaded_kernels(scene)
+    assert listed == used, (
+        f"{scene}: run `python -m ecs_nav.kernel_manifest` (missing: {sorted(used - listed)}, "
+        f"not used: {sorted(listed - used)})"
+    )
+
+
+def run_cold(scene: str, env: dict[str, str], cwd: Path) -> tuple[dict, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
+    first, err = run_cold(COLD_SCENE, env, tmp_path)
+    count = len(entries_for(COLD_SCENE))
+    assert f"{PROGRESS_HEADER}: {count} for {COLD_SCENE} in 2 processes" in err
+    during, _, after = err.partition(" compiled in the other processes\n")
+    here = during.count(f"{PROGRESS_HEADER}: [")
+    by_worker = int(during.rsplit(" ", 1)[-1])
+    assert here >= 1 and by_worker >= 1  # this process compiled its share, the worker the rest
+    assert here + by_worker <= count  # (a helper compiled inside another kernel is not compiled again)
+    assert PROGRESS_HEADER not in after  # and nothing was compiled after them
+    second, err = run_cold(COLD_SCENE, env, tmp_path)
+    assert PROGRESS_HEADER not in err and "compiled" not in err
+    world = load_scene(COLD_SCENE)
+    world.run(1)
+    assert first["digest"] == second["digest"] == world.state_digest()
+
+
+FAILING_WORKER = """
+import subprocess, sys
+from ecs_nav import precompile
+from ecs_nav.scene import load_scene
+precompile._start_worker = lambda scene, share: subprocess.Popen(
+    [sys.executable, "-c", "raise SystemExit('no compiler here')"], stderr=subprocess.PIPE, text=True)
+from ecs_nav.compile_watch import report_progress
+report_progress(True)
+report = precompile.precompile_scene(sys.argv[1], workers=1)
+world = load_scene(sys.argv[1])
+world.run(1)
+print(report.compiled_here, report.compiled_by_workers, report.workers, world.state_digest())
+"""
+
+
+def test_a_failing_worker_costs_only_time(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
+    proc = subprocess.run(
+        [sys.executable, "-c", FAILING_WORKER, "platformer"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    here, by_workers, workers, digest = proc.stdout.split()
+    assert int(here) >= 1 and int(by_workers) == 0 and int(workers) == 1
+    assert "a compile worker failed (no compiler here); its kernels compile on first use" in proc.stderr
+    world = load_scene("platformer")
+    world.run(1)
+    assert digest == world.state_digest()
