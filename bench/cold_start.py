@@ -1,5 +1,7 @@
 """What a new user waits for: ``import ecs_nav``, and ``ecs-nav run chase --headless --ticks 1``
-on an empty numba cache (cold: every kernel the scene uses compiles) and on a filled one (warm).
+on an empty numba cache (cold: every kernel the scene uses compiles; by default a built-in scene
+compiles in parallel processes, ``ecs_nav.precompile``; "one process" turns that off with
+``ECS_NAV_COMPILE_WORKERS=0``, which a checkout older than it ignores) and on a filled one (warm).
 
 Each figure is a new process; wall-clock seconds and the CPU seconds it used (user + system,
 children included), with the load average beside them: the CPU time is the steadier figure on a
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+WHAT = ("cold run", "cold run, one process", "warm run", "import ecs_nav")
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -46,8 +49,10 @@ def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[flo
     cache = tempfile.mkdtemp(prefix="numba-cold-")
     env = {**os.environ, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
     run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
-    rows: dict[str, list[tuple[float, float, str]]] = {"cold run": [], "warm run": [], "import ecs_nav": []}
+    rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
     rows["cold run"].append((*timed(run, env, checkout), load()))
+    one = {**env, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cold-"), "ECS_NAV_COMPILE_WORKERS": "0"}
+    rows["cold run, one process"].append((*timed(run, one, checkout), load()))
     for _ in range(repeat):
         rows["warm run"].append((*timed(run, env, checkout), load()))
     for _ in range(repeat):
@@ -66,7 +71,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; scene {args.scene}; load average 1/5/15 min")
     print(f"| what | {' | '.join(f'{n} wall s | {n} CPU s' for n in sides)} | load |")
     print(f"|---|{'---:|---:|' * len(sides)}---|")
-    for what in ("cold run", "warm run", "import ecs_nav"):
+    for what in WHAT:
         cells, loads = [], []
         for name in sides:
             samples = results[name][what]
