@@ -7,14 +7,26 @@ clearance and one-way drops are exactly what the graph says. Where the segment p
 through a cell corner the step is diagonal: it needs the diagonal edge and both cells beside
 it walkable (no corner cutting, as the graph's own diagonals).
 
+Between two node centres (``sees_node``) the walk is exact integer arithmetic: after i column
+and j row crossings of a segment (nx, ny) slots long, the next boundary crossed is a column when
+``(2 i + 1) |ny| < (2 j + 1) |nx|``, a row when greater, the corner when equal. A walk toward
+(sx, sy), the signs of (nx, ny), takes only three kinds of step: sx along a row, sy along a
+column, and the corner step (sy, sx). So a shallow walk (|nx| >= |ny|) visits on each row j a
+run of cells, columns s_j to e_j from its start: a horizontal step from each but the last, then
+(j < |ny|) one vertical step from e_j, or a corner step where the decision is 0 there. e_j grows
+by ``|nx| // |ny|`` or one more from row to row (the decision carried from row to row: at most
+two divisions a walk). A row's horizontal steps are one test of a range of bits, "no slot in
+the run but its last lacks the step sx", on a row-major bitset of the slots lacking that step,
+and its end step one bit; a steep walk is the same by columns (column-major bitsets of the
+slots lacking a vertical step). A walk costs min(|nx|, |ny|) + 1 range tests (one 64-bit word
+each for runs within a word) and as many single bits, instead of one test per cell.
+
 The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: the
 graph's ``step_mask`` (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row``
-rows and ``d_col`` columns away), so a step test is one bit, and
-each node's *clearance*: k when every slot within Chebyshev distance k - 1 has all eight steps
-(a chessboard distance transform of the slots that do not). Between two node centres the walk
-is exact integer arithmetic and jumps through open ground: from a slot of clearance k >= 3 it
-skips k - 2 crossings of its main axis at once, since every step it skips starts on a slot
-with all eight steps. Toward an arbitrary point (a goal point) it walks cell by cell in floats.
+rows and ``d_col`` columns away) and ``walkable``, read by the float walk, and ``lacks``, the
+bitsets of the slots lacking each step (``_lacking_steps``; a corner step counts as lacking
+unless both cells beside it are walkable), all that ``sees_node`` reads. Toward an arbitrary
+point (a goal point) ``sees_point`` walks cell by cell in floats, reading the step mask.
 """
 
 from __future__ import annotations
@@ -27,18 +39,17 @@ import numpy as np
 
 from ecs_nav.nav.graph import NavGraph
 
+SHORT_WALK = 16
 _CORNER_EPS = 1e-9  # a float walk this close to a cell corner passes through it
-
-
-_ALL_STEPS = 0b111101111  # the eight step bits (bit 4, the slot itself, is never set)
 
 
 class SightGrid(NamedTuple):
     """What the sight kernels read of a graph (see the module doc)."""
 
     mask: np.ndarray  # (n,) uint16 step bits
-    clearance: np.ndarray  # (n,) int32 Chebyshev clearance in slots (0: not all eight steps)
     walkable: np.ndarray  # (n,) bool
+    lacks: np.ndarray  # int64 words: bit k & 63 of word k >> 6 is bit k of the four step bitsets
+    rows: int
     cols: int
 
 
@@ -58,41 +69,37 @@ def grid_shape(graph: NavGraph) -> GridShape:
     return GridShape(float(g.origin[0]), float(g.origin[1]), float(g.spacing), int(g.rows), int(g.cols))
 
 
-@numba.njit(cache=True)
-def _fill_clearance(mask, rows, cols, clearance):
-    """Chessboard distance transform (two passes) to the nearest slot without all eight steps;
-    slots outside the grid count as such."""
-    for r in range(rows):
-        for c in range(cols):
-            u = r * cols + c
-            if mask[u] != _ALL_STEPS:
-                clearance[u] = 0
-                continue
-            k = 1 << 30
-            for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
-                rr, cc = r + dr, c + dc
-                k = min(k, clearance[rr * cols + cc] if 0 <= rr < rows and 0 <= cc < cols else 0)
-            clearance[u] = k + 1
-    for r in range(rows - 1, -1, -1):
-        for c in range(cols - 1, -1, -1):
-            u = r * cols + c
-            k = clearance[u]
-            for dr, dc in ((1, 1), (1, 0), (1, -1), (0, 1)):
-                rr, cc = r + dr, c + dc
-                k = min(k, (clearance[rr * cols + cc] if 0 <= rr < rows and 0 <= cc < cols else 0) + 1)
-            clearance[u] = k
+def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """SightGrid.lacks: ten bitsets of the slots lacking a step, one after another (part k from
+    bit k * n), packed into int64 words (bit t & 63 of word t >> 6): the steps to column + 1 and
+    column - 1 by rows (bit ``row * cols + col``: parts 0, 1), to row + 1 and row - 1 by columns
+    (bit ``col * rows + row``: 2, 3) and by rows (4, 5), and the corner steps (row - 1, col - 1),
+    (row - 1, col + 1), (row + 1, col - 1), (row + 1, col + 1) with both cells beside them
+    walkable, by rows (6-9)."""
+    grid = mask.reshape(rows, cols)
+    open_ = np.pad(walkable.reshape(rows, cols), 1)
+    x_plus, x_minus, y_plus, y_minus = grid & (1 << 5), grid & (1 << 3), grid & (1 << 7), grid & (1 << 1)
+    parts = [x_plus, x_minus, y_plus.T, y_minus.T, y_plus, y_minus]
+    for d_row in (-1, 1):
+        for d_col in (-1, 1):
+            beside = open_[1:-1, 1 + d_col : 1 + d_col + cols] & open_[1 + d_row : 1 + d_row + rows, 1:-1]
+            parts.append((grid & (1 << ((d_row + 1) * 3 + d_col + 1)) != 0) & beside)
+    lacks = np.concatenate([np.asarray(part).ravel() == 0 for part in parts])
+    packed = np.packbits(lacks, bitorder="little")
+    words = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
+    words[: packed.size] = packed
+    return words.view("<i8").astype(np.int64)
 
 
 def sight_grid(graph: NavGraph) -> SightGrid:
     """The graph's SightGrid (see the module doc), cached on the graph until
-    ``graph.cache_key()`` changes; O(m) to build."""
+    ``graph.cache_key()`` changes; O(n) to build."""
     key = graph.cache_key()
     cached = graph.__dict__.get("_sight_grid")
     if cached is None or cached[0] != key:
         mask, _ = graph.step_mask()
-        clearance = np.empty(graph.node_count, dtype=np.int32)
-        _fill_clearance(mask, graph.grid.rows, graph.grid.cols, clearance)
-        cached = (key, SightGrid(mask, clearance, graph.walkable, int(graph.grid.cols)))
+        rows, cols = int(graph.grid.rows), int(graph.grid.cols)
+        cached = (key, SightGrid(mask, graph.walkable, _lacking_steps(mask, graph.walkable, rows, cols), rows, cols))
         graph.__dict__["_sight_grid"] = cached
     return cached[1]
 
@@ -102,48 +109,91 @@ def _can_step(mask, u, d_row, d_col):
     return (mask[u] >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1
 
 
+@numba.njit(cache=True, inline="always")
+def _none_set(bits, lo, hi):
+    """No bit of ``bits`` (int64 words) set from bit ``lo`` to bit ``hi`` (lo <= hi)."""
+    first, last = lo >> 6, hi >> 6
+    head = bits[first] >> (lo & 63)  # int64 words: the sign bits shifted in are shifted out below
+    if first == last:
+        return head << (63 - (hi - lo)) == 0
+    if head != 0:
+        return False
+    for w in range(first + 1, last):
+        if bits[w] != 0:
+            return False
+    return bits[last] << (63 - (hi & 63)) == 0
+
+
+@numba.njit(cache=True, inline="always")
+def _lacks(bits, t):
+    return (bits[t >> 6] >> (t & 63)) & 1 == 1
+
+
+@numba.njit(cache=True, inline="always")
+def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, minor_off, corner_off):
+    """The walk of ``sees_node`` in its own axes: n >= m crossings of the main axis (slot
+    coordinate p0, direction sp, ``du_main`` in slot ids) and m of the minor one (q0, sq,
+    ``du_minor``) from slot ``u``. ``bits``: SightGrid.lacks; the main-axis steps from part
+    ``off`` (bit ``off + q * stride + p`` for main coordinate p on minor line q), the minor and
+    corner steps from the parts at ``minor_off`` and ``corner_off`` (slot order)."""
+    s = 0  # main-axis crossings before the current minor line's run
+    if m > 0:
+        # n < 2m: step 1, no division (25% of the anchor tests on bench/flowfield.py's random map, 46% on its hall)
+        if n < 2 * m:
+            step, e = 1, 1 if n > m else 0
+        else:
+            step = n // m  # each line's run ends step or step + 1 crossings after the last one's
+            e = (n + m - 1) // (2 * m)  # crossings before the first minor crossing
+        spare = n - step * m
+        d = (2 * e + 1) * m - n  # the walk's decision there, in [0, 2m)
+        base = off + q0 * stride + p0
+        v = u + e * du_main
+        for _ in range(m):
+            if e > s:
+                if sp > 0:
+                    if not _none_set(bits, base + s, base + e - 1):
+                        return False
+                elif not _none_set(bits, base - e + 1, base - s):
+                    return False
+            if d == 0:  # through the corner
+                if _lacks(bits, corner_off + v):
+                    return False
+                s = e + 1
+            else:
+                if _lacks(bits, minor_off + v):
+                    return False
+                s = e
+            d -= 2 * spare
+            carry = d < 0
+            e += step + carry
+            d += 2 * m * carry
+            v += (step + carry) * du_main + du_minor
+            base += sq * stride
+    if n > s:
+        base = off + (q0 + sq * m) * stride + p0
+        if sp > 0:
+            return _none_set(bits, base + s, base + n - 1)
+        return _none_set(bits, base - n + 1, base - s)
+    return True
+
+
 @numba.njit(cache=True)
 def sees_node(sight, a, b):
     """Line of sight from node slot ``a`` to node slot ``b`` (centre to centre), exactly: the
-    next boundary the segment crosses is found by comparing ``(2 i + 1) * ny`` with
-    ``(2 j + 1) * nx`` after i column and j row crossings. ``sight``: SightGrid."""
-    mask, clearance, walkable, cols = sight.mask, sight.clearance, sight.walkable, sight.cols
+    walk of the module doc, one range of bits per line of the main axis. ``sight``: SightGrid."""
+    rows, cols = sight.rows, sight.cols
+    n = rows * cols
     c, r = a % cols, a // cols
     nx, ny = b % cols - c, b // cols - r
     sx = 1 if nx > 0 else -1
     sy = 1 if ny > 0 else -1
     nx, ny = abs(nx), abs(ny)
-    i = j = 0
-    u = a
-    while i < nx or j < ny:
-        k = clearance[u]
-        if k >= 3:  # open ground: skip k - 2 crossings of the main axis (each skipped step starts open)
-            if nx >= ny:
-                i = min(i + k - 2, nx)
-                j = ((2 * i - 1) * ny + nx) // (2 * nx)  # row crossings up to the i-th column crossing
-            else:
-                j = min(j + k - 2, ny)
-                i = ((2 * j - 1) * nx + ny) // (2 * ny)
-            u = a + sy * j * cols + sx * i
-            continue
-        decision = (2 * i + 1) * ny - (2 * j + 1) * nx
-        if decision == 0:  # through the corner
-            if not (_can_step(mask, u, sy, sx) and walkable[u + sx] and walkable[u + sy * cols]):
-                return False
-            u += sy * cols + sx
-            i += 1
-            j += 1
-        elif decision < 0:
-            if not _can_step(mask, u, 0, sx):
-                return False
-            u += sx
-            i += 1
-        else:
-            if not _can_step(mask, u, sy, 0):
-                return False
-            u += sy * cols
-            j += 1
-    return True
+    corner_off = (6 + (sy > 0) * 2 + (sx > 0)) * n
+    if nx >= ny:  # rows of horizontal steps, then a vertical one
+        return _runs_clear(sight.lacks, (0 if sx > 0 else 1) * n, cols, a, c, r, sx, sy, nx, ny, sx, sy * cols,
+                           (4 if sy > 0 else 5) * n, corner_off)  # fmt: skip
+    return _runs_clear(sight.lacks, (2 if sy > 0 else 3) * n, rows, a, r, c, sy, sx, ny, nx, sy * cols, sx,
+                       (0 if sx > 0 else 1) * n, corner_off)  # fmt: skip
 
 
 @numba.njit(cache=True)
