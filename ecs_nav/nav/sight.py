@@ -19,7 +19,8 @@ two divisions a walk). A row's horizontal steps are one test of a range of bits,
 the run but its last lacks the step sx", on a row-major bitset of the slots lacking that step,
 and its end step one bit; a steep walk is the same by columns (column-major bitsets of the
 slots lacking a vertical step). A walk costs min(|nx|, |ny|) + 1 range tests (one 64-bit word
-each for runs within a word) and as many single bits, instead of one test per cell.
+each for runs within a word) and as many single bits, instead of one test per cell; an exact
+diagonal (|nx| = |ny|: corner steps only) is one range of diagonal-major bits.
 
 The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: the
 graph's ``step_mask`` (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row``
@@ -75,7 +76,10 @@ def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int)
     column - 1 by rows (bit ``row * cols + col``: parts 0, 1), to row + 1 and row - 1 by columns
     (bit ``col * rows + row``: 2, 3) and by rows (4, 5), and the corner steps (row - 1, col - 1),
     (row - 1, col + 1), (row + 1, col - 1), (row + 1, col + 1) with both cells beside them
-    walkable, by rows (6-9)."""
+    walkable, by rows (6-9), and the same four by diagonals, each from bit ``10 n + k * (rows +
+    cols - 1) * rows`` (k = 0-3), bit ``line * rows + row`` where ``line`` is ``col - row + rows -
+    1`` for (-1, -1) and (+1, +1), ``col + row`` for the other two (an exact diagonal's steps
+    are one range)."""
     grid = mask.reshape(rows, cols)
     open_ = np.pad(walkable.reshape(rows, cols), 1)
     x_plus, x_minus, y_plus, y_minus = grid & (1 << 5), grid & (1 << 3), grid & (1 << 7), grid & (1 << 1)
@@ -84,7 +88,14 @@ def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int)
         for d_col in (-1, 1):
             beside = open_[1:-1, 1 + d_col : 1 + d_col + cols] & open_[1 + d_row : 1 + d_row + rows, 1:-1]
             parts.append((grid & (1 << ((d_row + 1) * 3 + d_col + 1)) != 0) & beside)
-    lacks = np.concatenate([np.asarray(part).ravel() == 0 for part in parts])
+    lacks = [np.asarray(part).ravel() == 0 for part in parts]
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    for quadrant, corner in enumerate(parts[6:]):  # (row - 1, col - 1), (row - 1, col + 1), ...
+        line = c - r + rows - 1 if quadrant in (0, 3) else c + r
+        by_diagonal = np.ones((rows + cols - 1) * rows, dtype=bool)
+        by_diagonal[line * rows + r] = ~corner.ravel()
+        lacks.append(by_diagonal)
+    lacks = np.concatenate(lacks)
     packed = np.packbits(lacks, bitorder="little")
     words = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
     words[: packed.size] = packed
@@ -188,7 +199,16 @@ def sees_node(sight, a, b):
     sx = 1 if nx > 0 else -1
     sy = 1 if ny > 0 else -1
     nx, ny = abs(nx), abs(ny)
-    corner_off = (6 + (sy > 0) * 2 + (sx > 0)) * n
+    quadrant = (sy > 0) * 2 + (sx > 0)
+    if nx == ny:  # corner steps only: one range of the quadrant's diagonal-major bits
+        if nx == 0:
+            return True
+        line = c - r + rows - 1 if sx == sy else c + r
+        base = 10 * n + quadrant * (rows + cols - 1) * rows + line * rows + r
+        if sy > 0:
+            return _none_set(sight.lacks, base, base + ny - 1)
+        return _none_set(sight.lacks, base - ny + 1, base)
+    corner_off = (6 + quadrant) * n
     if nx >= ny:  # rows of horizontal steps, then a vertical one
         return _runs_clear(sight.lacks, (0 if sx > 0 else 1) * n, cols, a, c, r, sx, sy, nx, ny, sx, sy * cols,
                            (4 if sy > 0 else 5) * n, corner_off)  # fmt: skip
