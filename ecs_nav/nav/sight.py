@@ -19,8 +19,12 @@ two divisions a walk). A row's horizontal steps are one test of a range of bits,
 the run but its last lacks the step sx", on a row-major bitset of the slots lacking that step,
 and its end step one bit; a steep walk is the same by columns (column-major bitsets of the
 slots lacking a vertical step). A walk costs min(|nx|, |ny|) + 1 range tests (one 64-bit word
-each for runs within a word) and as many single bits, instead of one test per cell; an exact
-diagonal (|nx| = |ny|: corner steps only) is one range of diagonal-major bits.
+each for runs within a word) and as many single bits, instead of one test per cell. Near the
+diagonal (|ny| < |nx| < 2 |ny|, or steep alike) each row's run is one or two cells, so the walk
+goes by diagonal lines instead: every vertical or corner step follows a horizontal one, so it is
+|ny| diagonal units (a horizontal step and the vertical one after it, or a corner step) on
+|nx| - |ny| diagonal lines joined by single horizontal steps: one range of diagonal-major bits
+per line (``_pairs_clear``). An exact diagonal (|nx| = |ny|: corner steps only) is one range.
 
 The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: the
 graph's ``step_mask`` (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row``
@@ -49,7 +53,7 @@ class SightGrid(NamedTuple):
 
     mask: np.ndarray  # (n,) uint16 step bits
     walkable: np.ndarray  # (n,) bool
-    lacks: np.ndarray  # int64 words: bit k & 63 of word k >> 6 is bit k of the four step bitsets
+    lacks: np.ndarray  # int64 words (bit t & 63 of word t >> 6): the step bitsets of _lacking_steps
     rows: int
     cols: int
 
@@ -71,7 +75,7 @@ def grid_shape(graph: NavGraph) -> GridShape:
 
 
 def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """SightGrid.lacks: ten bitsets of the slots lacking a step, one after another (part k from
+    """SightGrid.lacks: bitsets of the slots lacking a step, one after another (part k from
     bit k * n), packed into int64 words (bit t & 63 of word t >> 6): the steps to column + 1 and
     column - 1 by rows (bit ``row * cols + col``: parts 0, 1), to row + 1 and row - 1 by columns
     (bit ``col * rows + row``: 2, 3) and by rows (4, 5), and the corner steps (row - 1, col - 1),
@@ -79,27 +83,48 @@ def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int)
     walkable, by rows (6-9), and the same four by diagonals, each from bit ``10 n + k * (rows +
     cols - 1) * rows`` (k = 0-3), bit ``line * rows + row`` where ``line`` is ``col - row + rows -
     1`` for (-1, -1) and (+1, +1), ``col + row`` for the other two (an exact diagonal's steps
-    are one range)."""
-    grid = mask.reshape(rows, cols)
-    open_ = np.pad(walkable.reshape(rows, cols), 1)
-    x_plus, x_minus, y_plus, y_minus = grid & (1 << 5), grid & (1 << 3), grid & (1 << 7), grid & (1 << 1)
-    parts = [x_plus, x_minus, y_plus.T, y_minus.T, y_plus, y_minus]
-    for d_row in (-1, 1):
-        for d_col in (-1, 1):
-            beside = open_[1:-1, 1 + d_col : 1 + d_col + cols] & open_[1 + d_row : 1 + d_row + rows, 1:-1]
-            parts.append((grid & (1 << ((d_row + 1) * 3 + d_col + 1)) != 0) & beside)
-    lacks = [np.asarray(part).ravel() == 0 for part in parts]
-    r, c = np.divmod(np.arange(rows * cols), cols)
-    for quadrant, corner in enumerate(parts[6:]):  # (row - 1, col - 1), (row - 1, col + 1), ...
-        line = c - r + rows - 1 if quadrant in (0, 3) else c + r
-        by_diagonal = np.ones((rows + cols - 1) * rows, dtype=bool)
-        by_diagonal[line * rows + r] = ~corner.ravel()
-        lacks.append(by_diagonal)
-    lacks = np.concatenate(lacks)
-    packed = np.packbits(lacks, bitorder="little")
-    words = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
-    words[: packed.size] = packed
-    return words.view("<i8").astype(np.int64)
+    are one range); then, by diagonals too (k = 4-11), the slots lacking a pair, the step to
+    column + d_col followed by the step to row + d_row from the slot it reaches (k = 4-7, for
+    (d_row, d_col) in the corner steps' order), and the same with rows first (k = 8-11)."""
+    diagonals = (rows + cols - 1) * rows
+    words = np.zeros(-(-(10 * rows * cols + 12 * diagonals) // 64), dtype=np.int64)
+    _fill_lacks(mask, walkable, rows, cols, words)
+    return words
+
+
+@numba.njit(cache=True, inline="always")
+def _put_bit(words, t, lacking):
+    words[t >> 6] |= np.int64(lacking) << (t & 63)
+
+
+@numba.njit(cache=True)
+def _fill_lacks(mask, walkable, rows, cols, words):
+    """Set the bits of ``_lacking_steps`` in ``words`` (zeros; bits no walk reads stay 0)."""
+    n = rows * cols
+    diagonals = (rows + cols - 1) * rows
+    for r in range(rows):
+        for c in range(cols):
+            u = r * cols + c
+            bits = np.int64(mask[u])
+            for part, bit in ((0, 5), (1, 3), (4, 7), (5, 1)):
+                _put_bit(words, part * n + u, 1 - ((bits >> bit) & 1))
+            _put_bit(words, 2 * n + c * rows + r, 1 - ((bits >> 7) & 1))
+            _put_bit(words, 3 * n + c * rows + r, 1 - ((bits >> 1) & 1))
+            for quadrant in range(4):
+                d_row, d_col = (quadrant >> 1) * 2 - 1, (quadrant & 1) * 2 - 1
+                line = c - r + rows - 1 if d_row == d_col else c + r
+                diagonal = 10 * n + line * rows + r
+                corner = pair_row = pair_col = 0
+                if (bits >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1:  # the slots beside it are in the grid
+                    corner = walkable[u + d_col] & walkable[u + d_row * cols]
+                if (bits >> (4 + d_col)) & 1 == 1:  # a pair: along the row, then along the column
+                    pair_row = (mask[u + d_col] >> ((d_row + 1) * 3 + 1)) & 1
+                if (bits >> ((d_row + 1) * 3 + 1)) & 1 == 1:  # along the column first
+                    pair_col = (mask[u + d_row * cols] >> (4 + d_col)) & 1
+                _put_bit(words, (6 + quadrant) * n + u, 1 - corner)
+                _put_bit(words, diagonal + quadrant * diagonals, 1 - corner)
+                _put_bit(words, diagonal + (4 + quadrant) * diagonals, 1 - pair_row)
+                _put_bit(words, diagonal + (8 + quadrant) * diagonals, 1 - pair_col)
 
 
 def sight_grid(graph: NavGraph) -> SightGrid:
@@ -188,10 +213,54 @@ def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, m
     return True
 
 
+@numba.njit(cache=True, inline="always")
+def _pairs_clear(bits, u, c, r, sx, sy, steep, n, m, rows, cols, du_main, du_minor, main_off, corner_off, pair_off):
+    """The walk of ``sees_node`` for m < n < 2 m (n main-axis crossings, m minor ones; ``steep``:
+    the main axis is the rows'), by diagonal lines. Every minor or corner step is preceded by a
+    main step, so the walk is m diagonal units (a main step then a minor one, "a pair", or a
+    corner step) and n - m single main steps. With k = n - m,
+    diagonal unit j lies on diagonal line x (x single main steps before it) from the first j with
+    ``(2 j + 1) k >= 2 x m`` (J_x; a corner step when equal) to J_(x+1) - 1, and each line is
+    followed by one single main step: k range tests of ``pair_off``'s diagonal-major bits (the
+    slots lacking the quadrant's pair) and k single bits, instead of m + 1 rows."""
+    k = n - m
+    step = m // k  # J grows by step or step + 1 from line to line
+    spare = m - step * k
+    j = 0
+    d = k  # (2 J_x + 1) k - 2 x m, in [0, 2k)
+    for x in range(k):
+        j_next = j + step
+        d_next = d - 2 * spare
+        if d_next < 0:
+            j_next += 1
+            d_next += 2 * k
+        lo = j
+        if d == 0:  # the line starts with a corner step
+            if _lacks(bits, corner_off + u + (x + j) * du_main + j * du_minor):
+                return False
+            lo += 1
+        if j_next > lo:
+            if steep:
+                col, row = c + sx * lo, r + sy * (x + lo)
+            else:
+                col, row = c + sx * (x + lo), r + sy * lo
+            t = pair_off + (col - row + rows - 1 if sx == sy else col + row) * rows + row
+            if sy > 0:
+                if not _none_set(bits, t, t + j_next - lo - 1):
+                    return False
+            elif not _none_set(bits, t - (j_next - lo - 1), t):
+                return False
+        if _lacks(bits, main_off + u + (x + j_next) * du_main + j_next * du_minor):  # the single main step
+            return False
+        j, d = j_next, d_next
+    return True
+
+
 @numba.njit(cache=True)
 def sees_node(sight, a, b):
     """Line of sight from node slot ``a`` to node slot ``b`` (centre to centre), exactly: the
-    walk of the module doc, one range of bits per line of the main axis. ``sight``: SightGrid."""
+    walk of the module doc, one range of bits per row, column or diagonal line. ``sight``:
+    SightGrid."""
     rows, cols = sight.rows, sight.cols
     n = rows * cols
     c, r = a % cols, a // cols
@@ -209,6 +278,13 @@ def sees_node(sight, a, b):
             return _none_set(sight.lacks, base, base + ny - 1)
         return _none_set(sight.lacks, base - ny + 1, base)
     corner_off = (6 + quadrant) * n
+    diagonals = (rows + cols - 1) * rows
+    if nx > ny and nx < 2 * ny:
+        return _pairs_clear(sight.lacks, a, c, r, sx, sy, False, nx, ny, rows, cols, sx, sy * cols,
+                            (0 if sx > 0 else 1) * n, corner_off, 10 * n + (4 + quadrant) * diagonals)  # fmt: skip
+    if ny > nx and ny < 2 * nx:
+        return _pairs_clear(sight.lacks, a, c, r, sx, sy, True, ny, nx, rows, cols, sy * cols, sx,
+                            (4 if sy > 0 else 5) * n, corner_off, 10 * n + (8 + quadrant) * diagonals)  # fmt: skip
     if nx >= ny:  # rows of horizontal steps, then a vertical one
         return _runs_clear(sight.lacks, (0 if sx > 0 else 1) * n, cols, a, c, r, sx, sy, nx, ny, sx, sy * cols,
                            (4 if sy > 0 else 5) * n, corner_off)  # fmt: skip
