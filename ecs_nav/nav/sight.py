@@ -7,14 +7,31 @@ clearance and one-way drops are exactly what the graph says. Where the segment p
 through a cell corner the step is diagonal: it needs the diagonal edge and both cells beside
 it walkable (no corner cutting, as the graph's own diagonals).
 
+Between two node centres (``sees_node``) the walk is exact integer arithmetic: after i column
+and j row crossings of a segment (nx, ny) slots long, the next boundary crossed is a column when
+``(2 i + 1) |ny| < (2 j + 1) |nx|``, a row when greater, the corner when equal. A walk toward
+(sx, sy), the signs of (nx, ny), takes only three kinds of step: sx along a row, sy along a
+column, and the corner step (sy, sx). So a shallow walk (|nx| >= |ny|) visits on each row j a
+run of cells, columns s_j to e_j from its start: a horizontal step from each but the last, then
+(j < |ny|) one vertical step from e_j, or a corner step where the decision is 0 there. e_j grows
+by ``|nx| // |ny|`` or one more from row to row (the decision carried from row to row: at most
+two divisions a walk). A row's horizontal steps are one test of a range of bits, "no slot in
+the run but its last lacks the step sx", on a row-major bitset of the slots lacking that step,
+and its end step one bit; a steep walk is the same by columns (column-major bitsets of the
+slots lacking a vertical step). A walk costs min(|nx|, |ny|) + 1 range tests (one 64-bit word
+each for runs within a word) and as many single bits, instead of one test per cell. Near the
+diagonal (|ny| < |nx| < 2 |ny|, or steep alike) each row's run is one or two cells, so the walk
+goes by diagonal lines instead: every vertical or corner step follows a horizontal one, so it is
+|ny| diagonal units (a horizontal step and the vertical one after it, or a corner step) on
+|nx| - |ny| diagonal lines joined by single horizontal steps: one range of diagonal-major bits
+per line (``_pairs_clear``). An exact diagonal (|nx| = |ny|: corner steps only) is one range.
+
 The kernels read a ``SightGrid`` cached on the graph until its ``cache_key`` changes: the
 graph's ``step_mask`` (bit ``(d_row + 1) * 3 + (d_col + 1)`` for the edge to the slot ``d_row``
-rows and ``d_col`` columns away), so a step test is one bit, and
-each node's *clearance*: k when every slot within Chebyshev distance k - 1 has all eight steps
-(a chessboard distance transform of the slots that do not). Between two node centres the walk
-is exact integer arithmetic and jumps through open ground: from a slot of clearance k >= 3 it
-skips k - 2 crossings of its main axis at once, since every step it skips starts on a slot
-with all eight steps. Toward an arbitrary point (a goal point) it walks cell by cell in floats.
+rows and ``d_col`` columns away) and ``walkable``, read by the float walk, and ``lacks``, the
+bitsets of the slots lacking each step (``_lacking_steps``; a corner step counts as lacking
+unless both cells beside it are walkable), all that ``sees_node`` reads. Toward an arbitrary
+point (a goal point) ``sees_point`` walks cell by cell in floats, reading the step mask.
 """
 
 from __future__ import annotations
@@ -27,18 +44,17 @@ import numpy as np
 
 from ecs_nav.nav.graph import NavGraph
 
+SHORT_WALK = 16
 _CORNER_EPS = 1e-9  # a float walk this close to a cell corner passes through it
-
-
-_ALL_STEPS = 0b111101111  # the eight step bits (bit 4, the slot itself, is never set)
 
 
 class SightGrid(NamedTuple):
     """What the sight kernels read of a graph (see the module doc)."""
 
     mask: np.ndarray  # (n,) uint16 step bits
-    clearance: np.ndarray  # (n,) int32 Chebyshev clearance in slots (0: not all eight steps)
     walkable: np.ndarray  # (n,) bool
+    lacks: np.ndarray  # int64 words (bit t & 63 of word t >> 6): the step bitsets of _lacking_steps
+    rows: int
     cols: int
 
 
@@ -58,41 +74,68 @@ def grid_shape(graph: NavGraph) -> GridShape:
     return GridShape(float(g.origin[0]), float(g.origin[1]), float(g.spacing), int(g.rows), int(g.cols))
 
 
+def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """SightGrid.lacks: bitsets of the slots lacking a step, one after another (part k from
+    bit k * n), packed into int64 words (bit t & 63 of word t >> 6): the steps to column + 1 and
+    column - 1 by rows (bit ``row * cols + col``: parts 0, 1), to row + 1 and row - 1 by columns
+    (bit ``col * rows + row``: 2, 3) and by rows (4, 5), and the corner steps (row - 1, col - 1),
+    (row - 1, col + 1), (row + 1, col - 1), (row + 1, col + 1) with both cells beside them
+    walkable, by rows (6-9), and the same four by diagonals, each from bit ``10 n + k * (rows +
+    cols - 1) * rows`` (k = 0-3), bit ``line * rows + row`` where ``line`` is ``col - row + rows -
+    1`` for (-1, -1) and (+1, +1), ``col + row`` for the other two (an exact diagonal's steps
+    are one range); then, by diagonals too (k = 4-11), the slots lacking a pair, the step to
+    column + d_col followed by the step to row + d_row from the slot it reaches (k = 4-7, for
+    (d_row, d_col) in the corner steps' order), and the same with rows first (k = 8-11)."""
+    diagonals = (rows + cols - 1) * rows
+    words = np.zeros(-(-(10 * rows * cols + 12 * diagonals) // 64), dtype=np.int64)
+    _fill_lacks(mask, walkable, rows, cols, words)
+    return words
+
+
+@numba.njit(cache=True, inline="always")
+def _put_bit(words, t, lacking):
+    words[t >> 6] |= np.int64(lacking) << (t & 63)
+
+
 @numba.njit(cache=True)
-def _fill_clearance(mask, rows, cols, clearance):
-    """Chessboard distance transform (two passes) to the nearest slot without all eight steps;
-    slots outside the grid count as such."""
+def _fill_lacks(mask, walkable, rows, cols, words):
+    """Set the bits of ``_lacking_steps`` in ``words`` (zeros; bits no walk reads stay 0)."""
+    n = rows * cols
+    diagonals = (rows + cols - 1) * rows
     for r in range(rows):
         for c in range(cols):
             u = r * cols + c
-            if mask[u] != _ALL_STEPS:
-                clearance[u] = 0
-                continue
-            k = 1 << 30
-            for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
-                rr, cc = r + dr, c + dc
-                k = min(k, clearance[rr * cols + cc] if 0 <= rr < rows and 0 <= cc < cols else 0)
-            clearance[u] = k + 1
-    for r in range(rows - 1, -1, -1):
-        for c in range(cols - 1, -1, -1):
-            u = r * cols + c
-            k = clearance[u]
-            for dr, dc in ((1, 1), (1, 0), (1, -1), (0, 1)):
-                rr, cc = r + dr, c + dc
-                k = min(k, (clearance[rr * cols + cc] if 0 <= rr < rows and 0 <= cc < cols else 0) + 1)
-            clearance[u] = k
+            bits = np.int64(mask[u])
+            for part, bit in ((0, 5), (1, 3), (4, 7), (5, 1)):
+                _put_bit(words, part * n + u, 1 - ((bits >> bit) & 1))
+            _put_bit(words, 2 * n + c * rows + r, 1 - ((bits >> 7) & 1))
+            _put_bit(words, 3 * n + c * rows + r, 1 - ((bits >> 1) & 1))
+            for quadrant in range(4):
+                d_row, d_col = (quadrant >> 1) * 2 - 1, (quadrant & 1) * 2 - 1
+                line = c - r + rows - 1 if d_row == d_col else c + r
+                diagonal = 10 * n + line * rows + r
+                corner = pair_row = pair_col = 0
+                if (bits >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1:  # the slots beside it are in the grid
+                    corner = walkable[u + d_col] & walkable[u + d_row * cols]
+                if (bits >> (4 + d_col)) & 1 == 1:  # a pair: along the row, then along the column
+                    pair_row = (mask[u + d_col] >> ((d_row + 1) * 3 + 1)) & 1
+                if (bits >> ((d_row + 1) * 3 + 1)) & 1 == 1:  # along the column first
+                    pair_col = (mask[u + d_row * cols] >> (4 + d_col)) & 1
+                _put_bit(words, (6 + quadrant) * n + u, 1 - corner)
+                _put_bit(words, diagonal + quadrant * diagonals, 1 - corner)
+                _put_bit(words, diagonal + (4 + quadrant) * diagonals, 1 - pair_row)
+                _put_bit(words, diagonal + (8 + quadrant) * diagonals, 1 - pair_col)
 
 
 def sight_grid(graph: NavGraph) -> SightGrid:
     """The graph's SightGrid (see the module doc), cached on the graph until
-    ``graph.cache_key()`` changes; O(m) to build."""
+    ``graph.cache_key()`` changes; O(n) to build."""
     key = graph.cache_key()
     cached = graph.__dict__.get("_sight_grid")
     if cached is None or cached[0] != key:
         mask, _ = graph.step_mask()
-        clearance = np.empty(graph.node_count, dtype=np.int32)
-        _fill_clearance(mask, graph.grid.rows, graph.grid.cols, clearance)
-        cached = (key, SightGrid(mask, clearance, graph.walkable, int(graph.grid.cols)))
+        rows, cols = int(graph.grid.rows), int(graph.grid.cols)
+        cached = (key, SightGrid(mask, graph.walkable, _lacking_steps(mask, graph.walkable, rows, cols), rows, cols))
         graph.__dict__["_sight_grid"] = cached
     return cached[1]
 
@@ -102,48 +145,151 @@ def _can_step(mask, u, d_row, d_col):
     return (mask[u] >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1
 
 
+@numba.njit(cache=True, inline="always")
+def _none_set(bits, lo, hi):
+    """No bit of ``bits`` (int64 words) set from bit ``lo`` to bit ``hi`` (lo <= hi)."""
+    first, last = lo >> 6, hi >> 6
+    head = bits[first] >> (lo & 63)  # int64 words: the sign bits shifted in are shifted out below
+    if first == last:
+        return head << (63 - (hi - lo)) == 0
+    if head != 0:
+        return False
+    for w in range(first + 1, last):
+        if bits[w] != 0:
+            return False
+    return bits[last] << (63 - (hi & 63)) == 0
+
+
+@numba.njit(cache=True, inline="always")
+def _lacks(bits, t):
+    return (bits[t >> 6] >> (t & 63)) & 1 == 1
+
+
+@numba.njit(cache=True, inline="always")
+def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, minor_off, corner_off):
+    """The walk of ``sees_node`` in its own axes: n >= m crossings of the main axis (slot
+    coordinate p0, direction sp, ``du_main`` in slot ids) and m of the minor one (q0, sq,
+    ``du_minor``) from slot ``u``. ``bits``: SightGrid.lacks; the main-axis steps from part
+    ``off`` (bit ``off + q * stride + p`` for main coordinate p on minor line q), the minor and
+    corner steps from the parts at ``minor_off`` and ``corner_off`` (slot order)."""
+    s = 0  # main-axis crossings before the current minor line's run
+    if m > 0:
+        # n < 2m: step 1, no division (25% of the anchor tests on bench/flowfield.py's random map, 46% on its hall)
+        if n < 2 * m:
+            step, e = 1, 1 if n > m else 0
+        else:
+            step = n // m  # each line's run ends step or step + 1 crossings after the last one's
+            e = (n + m - 1) // (2 * m)  # crossings before the first minor crossing
+        spare = n - step * m
+        d = (2 * e + 1) * m - n  # the walk's decision there, in [0, 2m)
+        base = off + q0 * stride + p0
+        v = u + e * du_main
+        for _ in range(m):
+            if e > s:
+                if sp > 0:
+                    if not _none_set(bits, base + s, base + e - 1):
+                        return False
+                elif not _none_set(bits, base - e + 1, base - s):
+                    return False
+            if d == 0:  # through the corner
+                if _lacks(bits, corner_off + v):
+                    return False
+                s = e + 1
+            else:
+                if _lacks(bits, minor_off + v):
+                    return False
+                s = e
+            d -= 2 * spare
+            carry = d < 0
+            e += step + carry
+            d += 2 * m * carry
+            v += (step + carry) * du_main + du_minor
+            base += sq * stride
+    if n > s:
+        base = off + (q0 + sq * m) * stride + p0
+        if sp > 0:
+            return _none_set(bits, base + s, base + n - 1)
+        return _none_set(bits, base - n + 1, base - s)
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _pairs_clear(bits, u, c, r, sx, sy, steep, n, m, rows, cols, du_main, du_minor, main_off, corner_off, pair_off):
+    """The walk of ``sees_node`` for m < n < 2 m (n main-axis crossings, m minor ones; ``steep``:
+    the main axis is the rows'), by diagonal lines. Every minor or corner step is preceded by a
+    main step, so the walk is m diagonal units (a main step then a minor one, "a pair", or a
+    corner step) and n - m single main steps. With k = n - m,
+    diagonal unit j lies on diagonal line x (x single main steps before it) from the first j with
+    ``(2 j + 1) k >= 2 x m`` (J_x; a corner step when equal) to J_(x+1) - 1, and each line is
+    followed by one single main step: k range tests of ``pair_off``'s diagonal-major bits (the
+    slots lacking the quadrant's pair) and k single bits, instead of m + 1 rows."""
+    k = n - m
+    step = m // k  # J grows by step or step + 1 from line to line
+    spare = m - step * k
+    j = 0
+    d = k  # (2 J_x + 1) k - 2 x m, in [0, 2k)
+    for x in range(k):
+        j_next = j + step
+        d_next = d - 2 * spare
+        if d_next < 0:
+            j_next += 1
+            d_next += 2 * k
+        lo = j
+        if d == 0:  # the line starts with a corner step
+            if _lacks(bits, corner_off + u + (x + j) * du_main + j * du_minor):
+                return False
+            lo += 1
+        if j_next > lo:
+            if steep:
+                col, row = c + sx * lo, r + sy * (x + lo)
+            else:
+                col, row = c + sx * (x + lo), r + sy * lo
+            t = pair_off + (col - row + rows - 1 if sx == sy else col + row) * rows + row
+            if sy > 0:
+                if not _none_set(bits, t, t + j_next - lo - 1):
+                    return False
+            elif not _none_set(bits, t - (j_next - lo - 1), t):
+                return False
+        if _lacks(bits, main_off + u + (x + j_next) * du_main + j_next * du_minor):  # the single main step
+            return False
+        j, d = j_next, d_next
+    return True
+
+
 @numba.njit(cache=True)
 def sees_node(sight, a, b):
     """Line of sight from node slot ``a`` to node slot ``b`` (centre to centre), exactly: the
-    next boundary the segment crosses is found by comparing ``(2 i + 1) * ny`` with
-    ``(2 j + 1) * nx`` after i column and j row crossings. ``sight``: SightGrid."""
-    mask, clearance, walkable, cols = sight.mask, sight.clearance, sight.walkable, sight.cols
+    walk of the module doc, one range of bits per row, column or diagonal line. ``sight``:
+    SightGrid."""
+    rows, cols = sight.rows, sight.cols
+    n = rows * cols
     c, r = a % cols, a // cols
     nx, ny = b % cols - c, b // cols - r
     sx = 1 if nx > 0 else -1
     sy = 1 if ny > 0 else -1
     nx, ny = abs(nx), abs(ny)
-    i = j = 0
-    u = a
-    while i < nx or j < ny:
-        k = clearance[u]
-        if k >= 3:  # open ground: skip k - 2 crossings of the main axis (each skipped step starts open)
-            if nx >= ny:
-                i = min(i + k - 2, nx)
-                j = ((2 * i - 1) * ny + nx) // (2 * nx)  # row crossings up to the i-th column crossing
-            else:
-                j = min(j + k - 2, ny)
-                i = ((2 * j - 1) * nx + ny) // (2 * ny)
-            u = a + sy * j * cols + sx * i
-            continue
-        decision = (2 * i + 1) * ny - (2 * j + 1) * nx
-        if decision == 0:  # through the corner
-            if not (_can_step(mask, u, sy, sx) and walkable[u + sx] and walkable[u + sy * cols]):
-                return False
-            u += sy * cols + sx
-            i += 1
-            j += 1
-        elif decision < 0:
-            if not _can_step(mask, u, 0, sx):
-                return False
-            u += sx
-            i += 1
-        else:
-            if not _can_step(mask, u, sy, 0):
-                return False
-            u += sy * cols
-            j += 1
-    return True
+    quadrant = (sy > 0) * 2 + (sx > 0)
+    if nx == ny:  # corner steps only: one range of the quadrant's diagonal-major bits
+        if nx == 0:
+            return True
+        line = c - r + rows - 1 if sx == sy else c + r
+        base = 10 * n + quadrant * (rows + cols - 1) * rows + line * rows + r
+        if sy > 0:
+            return _none_set(sight.lacks, base, base + ny - 1)
+        return _none_set(sight.lacks, base - ny + 1, base)
+    corner_off = (6 + quadrant) * n
+    diagonals = (rows + cols - 1) * rows
+    if nx > ny and nx < 2 * ny:
+        return _pairs_clear(sight.lacks, a, c, r, sx, sy, False, nx, ny, rows, cols, sx, sy * cols,
+                            (0 if sx > 0 else 1) * n, corner_off, 10 * n + (4 + quadrant) * diagonals)  # fmt: skip
+    if ny > nx and ny < 2 * nx:
+        return _pairs_clear(sight.lacks, a, c, r, sx, sy, True, ny, nx, rows, cols, sy * cols, sx,
+                            (4 if sy > 0 else 5) * n, corner_off, 10 * n + (8 + quadrant) * diagonals)  # fmt: skip
+    if nx >= ny:  # rows of horizontal steps, then a vertical one
+        return _runs_clear(sight.lacks, (0 if sx > 0 else 1) * n, cols, a, c, r, sx, sy, nx, ny, sx, sy * cols,
+                           (4 if sy > 0 else 5) * n, corner_off)  # fmt: skip
+    return _runs_clear(sight.lacks, (2 if sy > 0 else 3) * n, rows, a, r, c, sy, sx, ny, nx, sy * cols, sx,
+                       (0 if sx > 0 else 1) * n, corner_off)  # fmt: skip
 
 
 @numba.njit(cache=True)
