@@ -56,15 +56,26 @@ def worker_count() -> int:
     return cpus - 1
 
 
+def by_kernel(entries: Sequence[KernelEntry]) -> list[list[KernelEntry]]:
+    """``entries`` grouped by kernel, in their order. A kernel's signatures are compiled in one
+    process: numba rewrites a kernel's cache index on each compile without a lock, so two
+    processes saving signatures of one kernel at once could each drop the other's."""
+    groups: dict[str, list[KernelEntry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.kernel, []).append(entry)
+    return list(groups.values())
+
+
 def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]]:
-    """``entries`` split into ``parts`` lists of about equal recorded seconds (largest first, each
-    to the lightest list so far; the first list is this process's)."""
+    """``entries`` split into ``parts`` lists of about equal recorded seconds, each kernel whole
+    (``by_kernel``; largest first, each to the lightest list so far; the first list is this
+    process's)."""
     bins: list[list[KernelEntry]] = [[] for _ in range(parts)]
     loads = [0.0] * parts
-    for entry in sorted(entries, key=lambda e: (-e.seconds, e.kernel, e.signature)):
+    for group in sorted(by_kernel(entries), key=lambda g: (-sum(e.seconds for e in g), g[0].kernel)):
         k = loads.index(min(loads))
-        bins[k].append(entry)
-        loads[k] += entry.seconds
+        bins[k] += group
+        loads[k] += sum(e.seconds for e in group)
     return bins
 
 
@@ -79,45 +90,52 @@ def precompile_scene(scene: str, workers: int | None = None) -> PrecompileReport
     """Compile built-in ``scene``'s kernels in this process and ``workers`` others (default
     ``worker_count()``) when numba's cache lacks them (see the module doc)."""
     workers = worker_count() if workers is None else workers
-    if workers < 1:
+    if workers < 1 or getattr(sys, "frozen", False):  # (a frozen app's executable is not python)
         return NOTHING
     entries = entries_for(scene)
-    if len(entries) < 2:
-        return NOTHING
     watch()  # counts the compilations (the probe's test)
     missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
-    if not missing:
+    groups = by_kernel(missing)
+    if len(groups) < 2:
         return NOTHING
     # The probe: the cheapest missing kernel. Loaded from the cache, it says the cache is warm.
-    probe = min(missing, key=lambda e: e.seconds)
+    probe = min(groups, key=lambda g: sum(e.seconds for e in g))
     before = kernels_compiled()
-    compile_entries([probe])
+    compile_entries(probe)
     if kernels_compiled() == before:
         return NOTHING
-    rest = [e for e in missing if e is not probe]
-    workers = min(workers, len(rest) - 1)
+    rest = [e for g in groups if g is not probe for e in g]
+    workers = min(workers, len(groups) - 2)
     if workers < 1:
-        return PrecompileReport(1 + compile_entries(rest), 0, 0)
+        return PrecompileReport(len(probe) + compile_entries(rest), 0, 0)
     own, *theirs = shares(rest, workers + 1)
     progress(f"{PROGRESS_HEADER}: {len(missing)} for {scene} in {workers + 1} processes\n")
     index = {entry: k for k, entry in enumerate(entries)}
     procs = [_start_worker(scene, [index[e] for e in share]) for share in theirs]
-    compiled_here = 1 + compile_entries(own)
-    done = 0
-    for proc, share in zip(procs, theirs):
-        try:
-            _, err = proc.communicate(timeout=WORKER_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
+    try:
+        compiled_here = len(probe) + compile_entries(own)
+        done = sum(_wait(proc, len(share)) for proc, share in zip(procs, theirs))
+    except BaseException:  # interrupted: no process is left compiling for nobody
+        for proc in procs:
             proc.kill()
-            _, err = proc.communicate()
-        if proc.returncode == 0:
-            done += len(share)
-        else:
-            last = err.strip().splitlines()[-1:] or ["no message"]
-            progress(f"a compile worker failed ({last[0][:200]}); its kernels compile on first use\n")
+        raise
     count_compiled_elsewhere(done)
     progress(f"{PROGRESS_HEADER}: {done} compiled in the other processes\n")
     return PrecompileReport(compiled_here, done, len(procs))
+
+
+def _wait(proc: subprocess.Popen, count: int) -> int:
+    """Wait for a worker compiling ``count`` entries; returns ``count``, or 0 when it failed."""
+    try:
+        _, err = proc.communicate(timeout=WORKER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    if proc.returncode == 0:
+        return count
+    last = err.strip().splitlines()[-1:] or ["no message"]
+    progress(f"a compile worker failed ({last[0][:200]}); its kernels compile on first use\n")
+    return 0
 
 
 def _start_worker(scene: str, share: list[int]) -> subprocess.Popen:

@@ -37,19 +37,22 @@ SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 COLD_SCENE = "chase" if SOAK else "platformer"
 
 
-def entry(kernel: str, seconds: float) -> KernelEntry:
-    return KernelEntry(kernel, "()", "", seconds)
-
-
-def test_shares_give_every_entry_once_and_balance_the_seconds():
-    entries = [entry(f"k{i}", s) for i, s in enumerate([1.9, 1.4, 1.3, 1.0, 0.9, 0.9, 0.7, 0.4, 0.3, 0.1, 0.1])]
+def test_shares_give_every_entry_once_keep_each_kernel_whole_and_balance_the_seconds():
+    seconds = [1.9, 1.4, 1.3, 1.0, 0.9, 0.9, 0.7, 0.4, 0.3, 0.1, 0.1]
+    entries = [KernelEntry(f"k{i}", f"({i},)", "", s) for i, s in enumerate(seconds)]
+    entries += [KernelEntry("k3", "(99,)", "", 0.2)]  # a second signature of k3
     for parts in (1, 2, 3, 4):
         split = shares(entries, parts)
         assert len(split) == parts
-        assert sorted(e.kernel for share in split for e in share) == sorted(e.kernel for e in entries)
+        assert sorted(split_entries := [e for share in split for e in share]) == sorted(entries)
+        assert len(split_entries) == len(entries)
+        assert sum(any(e.kernel == "k3" for e in share) for share in split) == 1
         loads = [sum(e.seconds for e in share) for share in split]
-        # greedy largest-first: no share exceeds another by more than its own smallest entry
-        assert max(loads) - min(loads) <= 0.9 + 1e-9
+        # greedy largest-first: no share exceeds another by more than the largest kernel
+        assert max(loads) - min(loads) <= 1.9 + 1e-9
+    assert [len(share) for share in shares(entries, 1)] == [len(entries)]
+    two = [sum(e.seconds for e in share) for share in shares(entries, 2)]
+    assert abs(two[0] - two[1]) <= 0.3 + 1e-9
 
 
 def test_worker_count_comes_from_the_environment_or_the_cpus(monkeypatch):
