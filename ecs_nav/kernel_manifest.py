@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import io
 import json
 import os
 import pickle
@@ -147,12 +148,29 @@ def loaded_kernels(scene: str, ticks: int = RECORD_TICKS) -> list[KernelEntry]:
         if stats.cache_misses:
             raise RuntimeError(f"{kernel_name(dispatcher)} was compiled: run with a cache that holds {scene}'s kernels")
         for args in stats.cache_hits:
-            entries.append(
-                KernelEntry(
-                    kernel_name(dispatcher), str(args), base64.b64encode(pickle.dumps(args)).decode("ascii"), 0.0
-                )
-            )
+            entries.append(KernelEntry(kernel_name(dispatcher), str(args), pickled_signature(args), 0.0))
     return sorted(entries, key=lambda e: (e.kernel, e.signature))
+
+
+class _SignaturePickler(pickle.Pickler):
+    """Pickles numba types without their ``_code``, a number numba gives each type in the order
+    a process creates them (and gives again when it unpickles one): the same signature then
+    always pickles to the same bytes, and a re-recorded manifest changes only where a scene did."""
+
+    def reducer_override(self, obj):
+        from numba.core.types import Type
+
+        if not isinstance(obj, Type):
+            return NotImplemented
+        rebuild, (reconstructor, args, state) = obj.__reduce__()
+        return rebuild, (reconstructor, args, {k: v for k, v in (state or {}).items() if k != "_code"})
+
+
+def pickled_signature(args: tuple) -> str:
+    """Base64 of the pickled argument types (see ``_SignaturePickler``)."""
+    buffer = io.BytesIO()
+    _SignaturePickler(buffer, protocol=4).dump(args)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _child(mode: str, scene: str, ticks: int, cache: str) -> object:
