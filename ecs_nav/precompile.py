@@ -4,15 +4,16 @@ numba compiles one kernel at a time in a process (under its global compiler lock
 empty cache a scene waits for every kernel in turn: about 11 CPU s for the chase scene. When
 ``kernel_manifest`` lists the scene's kernels and their argument types, ``precompile_scene``
 splits them between this process and up to ``workers`` others (by the compile seconds
-recorded, largest first), each compiling its share into numba's cache at the same time; the
-scene then loads every kernel from the cache. The compiled code is the same whichever process
-compiled it, so runs stay bit for bit the same.
+recorded, largest first; a kernel's signatures in one process), each compiling its share into
+numba's cache at the same time; the scene then loads every kernel from the cache. The compiled
+code is the same whichever process compiled it, so runs stay bit for bit the same.
 
 It does nothing (returns at once) when the cache already holds the kernels: one kernel is
 compiled here first, and when that was a cache load the rest are left to load on first use. It
 also does nothing for a scene the manifest does not list, for a manifest of another numba
-release, on one CPU, or with ``ECS_NAV_COMPILE_WORKERS=0``. A worker that fails costs nothing
-but time: whatever it did not compile compiles on first use, as without this module.
+release, on one CPU, in a frozen app (its executable is not a Python to start), or with
+``ECS_NAV_COMPILE_WORKERS=0``. A worker that fails costs nothing but time: whatever it did not
+compile compiles on first use, as without this module.
 """
 
 from __future__ import annotations
