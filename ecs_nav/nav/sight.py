@@ -81,12 +81,12 @@ def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int)
     (bit ``col * rows + row``: 2, 3) and by rows (4, 5), and the corner steps (row - 1, col - 1),
     (row - 1, col + 1), (row + 1, col - 1), (row + 1, col + 1) with both cells beside them
     walkable, by rows (6-9), and the same four by diagonals, each from bit ``10 n + k * (rows +
-    cols - 1) * rows`` (k = 0-3), bit ``line * rows + row`` where ``line`` is ``col - row + rows -
-    1`` for (-1, -1) and (+1, +1), ``col + row`` for the other two (an exact diagonal's steps
-    are one range); then, by diagonals too (k = 4-11), the slots lacking a pair, the step to
-    column + d_col followed by the step to row + d_row from the slot it reaches (k = 4-7, for
-    (d_row, d_col) in the corner steps' order), and the same with rows first (k = 8-11)."""
-    diagonals = (rows + cols - 1) * rows
+    cols - 1) * min(rows, cols)`` (k = 0-3), at ``_diagonal_bit`` (by line, then by row along
+    the line: an exact diagonal's steps are one range); then, by diagonals too (k = 4-11), the
+    slots lacking a pair, the step to column + d_col followed by the step to row + d_row from
+    the slot it reaches (k = 4-7, for (d_row, d_col) in the corner steps' order), and the same
+    with rows first (k = 8-11). 22 parts of at most n bits or 2 n: at most 34 n bits."""
+    diagonals = (rows + cols - 1) * min(rows, cols)
     words = np.zeros(-(-(10 * rows * cols + 12 * diagonals) // 64), dtype=np.int64)
     _fill_lacks(mask, walkable, rows, cols, words)
     return words
@@ -97,11 +97,27 @@ def _put_bit(words, t, lacking):
     words[t >> 6] |= np.int64(lacking) << (t & 63)
 
 
+@numba.njit(cache=True, inline="always")
+def _diagonal_bit(col, row, same, rows, cols):
+    """Where slot (col, row) sits in a diagonal-major part: its line (``col - row + rows - 1``
+    when the quadrant's two signs are the ``same``, else ``col + row``) times min(rows, cols),
+    plus its row less the line's first row. A line holds at most min(rows, cols) slots, so a
+    part is (rows + cols - 1) * min(rows, cols) <= 2 n bits, and a slot's neighbour along the
+    line (row + 1) is the next bit."""
+    if same:
+        line = col - row + rows - 1
+        first = max(0, rows - 1 - line)
+    else:
+        line = col + row
+        first = max(0, line - cols + 1)
+    return line * min(rows, cols) + row - first
+
+
 @numba.njit(cache=True)
 def _fill_lacks(mask, walkable, rows, cols, words):
     """Set the bits of ``_lacking_steps`` in ``words`` (zeros; bits no walk reads stay 0)."""
     n = rows * cols
-    diagonals = (rows + cols - 1) * rows
+    diagonals = (rows + cols - 1) * min(rows, cols)
     for r in range(rows):
         for c in range(cols):
             u = r * cols + c
@@ -112,8 +128,7 @@ def _fill_lacks(mask, walkable, rows, cols, words):
             _put_bit(words, 3 * n + c * rows + r, 1 - ((bits >> 1) & 1))
             for quadrant in range(4):
                 d_row, d_col = (quadrant >> 1) * 2 - 1, (quadrant & 1) * 2 - 1
-                line = c - r + rows - 1 if d_row == d_col else c + r
-                diagonal = 10 * n + line * rows + r
+                diagonal = 10 * n + _diagonal_bit(c, r, d_row == d_col, rows, cols)
                 corner = pair_row = pair_col = 0
                 if (bits >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1:  # the slots beside it are in the grid
                     corner = walkable[u + d_col] & walkable[u + d_row * cols]
@@ -244,7 +259,7 @@ def _pairs_clear(bits, u, c, r, sx, sy, steep, n, m, rows, cols, du_main, du_min
                 col, row = c + sx * lo, r + sy * (x + lo)
             else:
                 col, row = c + sx * (x + lo), r + sy * lo
-            t = pair_off + (col - row + rows - 1 if sx == sy else col + row) * rows + row
+            t = pair_off + _diagonal_bit(col, row, sx == sy, rows, cols)
             if sy > 0:
                 if not _none_set(bits, t, t + j_next - lo - 1):
                     return False
@@ -272,13 +287,12 @@ def sees_node(sight, a, b):
     if nx == ny:  # corner steps only: one range of the quadrant's diagonal-major bits
         if nx == 0:
             return True
-        line = c - r + rows - 1 if sx == sy else c + r
-        base = 10 * n + quadrant * (rows + cols - 1) * rows + line * rows + r
+        base = 10 * n + quadrant * (rows + cols - 1) * min(rows, cols) + _diagonal_bit(c, r, sx == sy, rows, cols)
         if sy > 0:
             return _none_set(sight.lacks, base, base + ny - 1)
         return _none_set(sight.lacks, base - ny + 1, base)
     corner_off = (6 + quadrant) * n
-    diagonals = (rows + cols - 1) * rows
+    diagonals = (rows + cols - 1) * min(rows, cols)
     if nx > ny and nx < 2 * ny:
         return _pairs_clear(sight.lacks, a, c, r, sx, sy, False, nx, ny, rows, cols, sx, sy * cols,
                             (0 if sx > 0 else 1) * n, corner_off, 10 * n + (4 + quadrant) * diagonals)  # fmt: skip
