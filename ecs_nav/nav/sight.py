@@ -182,19 +182,17 @@ def _lacks(bits, t):
 
 @numba.njit(cache=True, inline="always")
 def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, minor_off, corner_off):
-    """The walk of ``sees_node`` in its own axes: n >= m crossings of the main axis (slot
+    """The walk of ``sees_node`` in its own axes: n crossings of the main axis (slot
     coordinate p0, direction sp, ``du_main`` in slot ids) and m of the minor one (q0, sq,
     ``du_minor``) from slot ``u``. ``bits``: SightGrid.lacks; the main-axis steps from part
     ``off`` (bit ``off + q * stride + p`` for main coordinate p on minor line q), the minor and
-    corner steps from the parts at ``minor_off`` and ``corner_off`` (slot order)."""
+    corner steps from the parts at ``minor_off`` and ``corner_off`` (slot order). ``sees_node``
+    sends it n >= 2 m or m = 0 (nearer the diagonal goes to ``_pairs_clear``), but the walk
+    holds for any n >= m."""
     s = 0  # main-axis crossings before the current minor line's run
     if m > 0:
-        # n < 2m: step 1, no division (25% of the anchor tests on bench/flowfield.py's random map, 46% on its hall)
-        if n < 2 * m:
-            step, e = 1, 1 if n > m else 0
-        else:
-            step = n // m  # each line's run ends step or step + 1 crossings after the last one's
-            e = (n + m - 1) // (2 * m)  # crossings before the first minor crossing
+        step = n // m  # each line's run ends step or step + 1 crossings after the last one's
+        e = (n + m - 1) // (2 * m)  # crossings before the first minor crossing
         spare = n - step * m
         d = (2 * e + 1) * m - n  # the walk's decision there, in [0, 2m)
         base = off + q0 * stride + p0
