@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -47,16 +48,20 @@ def load() -> str:
 
 def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[float, float, str]]]:
     cache = tempfile.mkdtemp(prefix="numba-cold-")
-    env = {**os.environ, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
+    env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}  # the default
+    env = {**env, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
     run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
     rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
     rows["cold run"].append((*timed(run, env, checkout), load()))
-    one = {**env, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cold-"), "ECS_NAV_COMPILE_WORKERS": "0"}
+    one_cache = tempfile.mkdtemp(prefix="numba-cold-")
+    one = {**env, "NUMBA_CACHE_DIR": one_cache, "ECS_NAV_COMPILE_WORKERS": "0"}
     rows["cold run, one process"].append((*timed(run, one, checkout), load()))
+    shutil.rmtree(one_cache, ignore_errors=True)
     for _ in range(repeat):
         rows["warm run"].append((*timed(run, env, checkout), load()))
     for _ in range(repeat):
         rows["import ecs_nav"].append((*timed([sys.executable, "-c", "import ecs_nav"], env, checkout), load()))
+    shutil.rmtree(cache, ignore_errors=True)
     return rows
 
 

@@ -4,16 +4,18 @@ numba compiles one kernel at a time in a process (under its global compiler lock
 empty cache a scene waits for every kernel in turn: about 11 CPU s for the chase scene. When
 ``kernel_manifest`` lists the scene's kernels and their argument types, ``precompile_scene``
 splits them between this process and up to ``workers`` others (by the compile seconds
-recorded, largest first; a kernel's signatures in one process), each compiling its share into
-numba's cache at the same time; the scene then loads every kernel from the cache. The compiled
-code is the same whichever process compiled it, so runs stay bit for bit the same.
+recorded, largest first; a function compiled for several sets of argument types all in one
+process, ``units``), each compiling its share into numba's cache at the same time; the scene
+then loads every kernel from the cache. The compiled code is the same whichever process
+compiled it, so runs stay bit for bit the same.
 
 It does nothing (returns at once) when the cache already holds the kernels: one kernel is
 compiled here first, and when that was a cache load the rest are left to load on first use. It
 also does nothing for a scene the manifest does not list, for a manifest of another numba
-release, on one CPU, in a frozen app (its executable is not a Python to start), or with
-``ECS_NAV_COMPILE_WORKERS=0``. A worker that fails costs nothing but time: whatever it did not
-compile compiles on first use, as without this module.
+release, on one CPU, in a frozen app (its executable is not a Python to start), with numba's
+JIT disabled, or with ``ECS_NAV_COMPILE_WORKERS=0``. Whatever fails here (a worker, a
+manifest older than a kernel) costs only time: what was not compiled compiles on first use, as
+without this module.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -29,12 +32,16 @@ from ecs_nav.compile_watch import PROGRESS_HEADER, count_compiled_elsewhere, ker
 from ecs_nav.kernel_manifest import KernelEntry, dispatcher_of, entries_for, signature_of
 
 WORKERS_VARIABLE = "ECS_NAV_COMPILE_WORKERS"
+MAX_WORKERS = 7
 WORKER_TIMEOUT_S = 600.0
+WORKER_START_S = 0.6  # CPU s a worker spends starting numba before its first kernel (measured: 0.5-0.7)
+# a worker's program: this ecs_nav first on the path (``python -c`` puts the current folder first)
+_WORKER = "import sys; sys.path.insert(0, sys.argv[1]); import ecs_nav.precompile as p; sys.exit(p.main(sys.argv[2:]))"
 
 
 class PrecompileReport(NamedTuple):
-    """What ``precompile_scene`` did: kernels compiled here and in the workers, and the
-    processes used (0 when it did nothing)."""
+    """What ``precompile_scene`` did: kernels compiled here and in the workers (cache loads not
+    counted), and the processes started (0 when it did nothing)."""
 
     compiled_here: int
     compiled_by_workers: int
@@ -46,7 +53,10 @@ NOTHING = PrecompileReport(0, 0, 0)
 
 def worker_count() -> int:
     """Processes to start beside this one: ``$ECS_NAV_COMPILE_WORKERS``, else one fewer than the
-    CPUs this process may use."""
+    CPUs this process may use, at most ``MAX_WORKERS``.
+
+    Raises:
+        ValueError: the variable is set to something other than a whole number."""
     value = os.environ.get(WORKERS_VARIABLE, "").strip()
     if value:
         try:
@@ -54,52 +64,113 @@ def worker_count() -> int:
         except ValueError:
             raise ValueError(f"{WORKERS_VARIABLE}: expected a whole number of processes, got {value!r}") from None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cpus - 1
+    return min(cpus - 1, MAX_WORKERS)
 
 
-def by_kernel(entries: Sequence[KernelEntry]) -> list[list[KernelEntry]]:
-    """``entries`` grouped by kernel, in their order. A kernel's signatures are compiled in one
-    process: numba rewrites a kernel's cache index on each compile without a lock, so two
-    processes saving signatures of one kernel at once could each drop the other's."""
+def units(entries: Sequence[KernelEntry]) -> list[list[KernelEntry]]:
+    """``entries`` grouped so that a function compiled for two sets of argument types (as a
+    kernel or as a helper, ``KernelEntry.helpers``) is compiled in one group only. numba saves a
+    function's cache index without a lock: two processes saving two signatures of one function at
+    once could point one at the other's machine code. (One signature saved twice is the same
+    entry and the same code.)"""
+    signatures: dict[str, set[str]] = {}
+    for entry in entries:
+        signatures.setdefault(entry.kernel, set()).add(entry.signature)
+        for helper in entry.helpers:
+            name, _, signature = helper.partition(" ")
+            signatures.setdefault(name, set()).add(signature)
+    parent = {entry.kernel: entry.kernel for entry in entries}
+
+    def root(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    holder: dict[str, str] = {}  # a function of several signatures -> an entry's kernel that compiles it
+    for entry in entries:
+        for name in (entry.kernel, *(h.partition(" ")[0] for h in entry.helpers)):
+            if len(signatures[name]) > 1:
+                parent[root(entry.kernel)] = root(holder.setdefault(name, entry.kernel))
     groups: dict[str, list[KernelEntry]] = {}
     for entry in entries:
-        groups.setdefault(entry.kernel, []).append(entry)
+        groups.setdefault(root(entry.kernel), []).append(entry)
     return list(groups.values())
 
 
+def cost(entry: KernelEntry, compiled: set[str]) -> float:
+    """Estimated CPU seconds ``entry`` adds to a process that has compiled the helpers
+    ``compiled``: its recorded seconds, plus the part of what it costs alone that went to
+    helpers (``seconds_alone - seconds``, the helpers earlier kernels of the scene had
+    compiled) for the share of its helpers not in ``compiled``."""
+    if not entry.helpers:
+        return entry.seconds
+    missing = sum(h not in compiled for h in entry.helpers) / len(entry.helpers)
+    return entry.seconds + max(entry.seconds_alone - entry.seconds, 0.0) * missing
+
+
 def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]]:
-    """``entries`` split into ``parts`` lists of about equal recorded seconds, each kernel whole
-    (``by_kernel``; largest first, each to the lightest list so far; the first list is this
-    process's)."""
+    """``entries`` split into ``parts`` lists that should take about equally long, each of
+    ``units(entries)`` whole: largest first (by ``seconds_alone``, else ``seconds``), each to the
+    list where it would finish soonest by ``cost`` (kernels that share helpers gather: the
+    helpers compile once). The first list is this process's; the others start
+    ``WORKER_START_S`` behind."""
     bins: list[list[KernelEntry]] = [[] for _ in range(parts)]
-    loads = [0.0] * parts
-    for group in sorted(by_kernel(entries), key=lambda g: (-sum(e.seconds for e in g), g[0].kernel)):
-        k = loads.index(min(loads))
-        bins[k] += group
-        loads[k] += sum(e.seconds for e in group)
+    loads = [0.0] + [WORKER_START_S] * (parts - 1)
+    compiled: list[set[str]] = [set() for _ in range(parts)]
+
+    def size(unit: list[KernelEntry]) -> float:
+        return sum(max(e.seconds_alone, e.seconds) for e in unit)
+
+    for unit in sorted(units(entries), key=lambda u: (-size(u), u[0].kernel)):
+        added = [sum(cost(e, compiled[k]) for e in unit) for k in range(parts)]
+        k = min(range(parts), key=lambda k: (loads[k] + added[k], k))
+        bins[k] += unit
+        loads[k] += added[k]
+        for e in unit:
+            compiled[k].update(e.helpers)
     return bins
 
 
-def compile_entries(entries: Sequence[KernelEntry]) -> int:
-    """Compile (or load from numba's cache) each entry in this process; returns how many."""
+def compile_entries(entries: Sequence[KernelEntry]) -> None:
+    """Compile (or load from numba's cache) each entry in this process. An entry that does not
+    compile (a manifest older than a change to the kernel) is left to compile on first use."""
     for entry in entries:
-        dispatcher_of(entry).compile(signature_of(entry))
-    return len(entries)
+        try:
+            dispatcher_of(entry).compile(signature_of(entry))
+        except Exception:  # the kernel's first call compiles it and says what is wrong
+            continue
 
 
 def precompile_scene(scene: str, workers: int | None = None) -> PrecompileReport:
     """Compile built-in ``scene``'s kernels in this process and ``workers`` others (default
-    ``worker_count()``) when numba's cache lacks them (see the module doc)."""
+    ``worker_count()``) when numba's cache lacks them (see the module doc). Whatever goes wrong
+    here only means the kernels compile on first use (said on the progress stream).
+
+    Raises:
+        ValueError: ``$ECS_NAV_COMPILE_WORKERS`` is not a whole number."""
     workers = worker_count() if workers is None else workers
     if workers < 1 or getattr(sys, "frozen", False):  # (a frozen app's executable is not python)
+        return NOTHING
+    try:
+        return _precompile(scene, workers)
+    except Exception as exc:  # a first run that compiles one kernel at a time still runs
+        progress(f"{PROGRESS_HEADER}: not in parallel ({type(exc).__name__}: {exc}); kernels compile on first use\n")
+        return NOTHING
+
+
+def _precompile(scene: str, workers: int) -> PrecompileReport:
+    from numba import config
+
+    if config.DISABLE_JIT:
         return NOTHING
     entries = entries_for(scene)
     watch()  # counts the compilations (the probe's test)
     missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
-    groups = by_kernel(missing)
+    groups = units(missing)
     if len(groups) < 2:
         return NOTHING
-    # The probe: the cheapest missing kernel. Loaded from the cache, it says the cache is warm.
+    # The probe: the cheapest missing group. Loaded from the cache, it says the cache is warm.
     probe = min(groups, key=lambda g: sum(e.seconds for e in g))
     before = kernels_compiled()
     compile_entries(probe)
@@ -108,57 +179,67 @@ def precompile_scene(scene: str, workers: int | None = None) -> PrecompileReport
     rest = [e for g in groups if g is not probe for e in g]
     workers = min(workers, len(groups) - 2)
     if workers < 1:
-        return PrecompileReport(len(probe) + compile_entries(rest), 0, 0)
+        compile_entries(rest)
+        return PrecompileReport(kernels_compiled() - before, 0, 0)
     own, *theirs = shares(rest, workers + 1)
     progress(f"{PROGRESS_HEADER}: {len(missing)} for {scene} in {workers + 1} processes\n")
     index = {entry: k for k, entry in enumerate(entries)}
-    procs = [_start_worker(scene, [index[e] for e in share]) for share in theirs]
+    deadline = time.monotonic() + WORKER_TIMEOUT_S
+    procs: list[subprocess.Popen] = []
     try:
-        compiled_here = len(probe) + compile_entries(own)
-        done = sum(_wait(proc, len(share)) for proc, share in zip(procs, theirs))
-    except BaseException:  # interrupted: no process is left compiling for nobody
+        for share in theirs:
+            procs.append(start_worker(scene, [index[e] for e in share]))
+        compile_entries(own)
+        here = kernels_compiled() - before
+        done = sum(_wait(proc, deadline) for proc in procs)
+    except BaseException:  # failed or interrupted: no process is left compiling for nobody
         for proc in procs:
             proc.kill()
         raise
     count_compiled_elsewhere(done)
     progress(f"{PROGRESS_HEADER}: {done} compiled in the other processes\n")
-    return PrecompileReport(compiled_here, done, len(procs))
+    return PrecompileReport(here, done, len(procs))
 
 
-def _wait(proc: subprocess.Popen, count: int) -> int:
-    """Wait for a worker compiling ``count`` entries; returns ``count``, or 0 when it failed."""
+def _wait(proc: subprocess.Popen, deadline: float) -> int:
+    """Wait (until ``deadline``, ``time.monotonic()``) for a worker: how many kernels it
+    compiled, 0 when it failed."""
     try:
-        _, err = proc.communicate(timeout=WORKER_TIMEOUT_S)
+        out, err = proc.communicate(timeout=max(deadline - time.monotonic(), 0.1))
     except subprocess.TimeoutExpired:
         proc.kill()
-        _, err = proc.communicate()
-    if proc.returncode == 0:
-        return count
-    last = err.strip().splitlines()[-1:] or ["no message"]
+        out, err = proc.communicate()
+        err = f"no answer in {WORKER_TIMEOUT_S:.0f} s"
+    if proc.returncode == 0 and (out or "").strip().isdigit():
+        return int(out)
+    last = (err or "").strip().splitlines()[-1:] or ["no message"]
     progress(f"a compile worker failed ({last[0][:200]}); its kernels compile on first use\n")
     return 0
 
 
-def _start_worker(scene: str, share: list[int]) -> subprocess.Popen:
-    """A process compiling the entries ``share`` (positions in ``entries_for(scene)``) with this
-    process's ecs_nav (the folder above the package goes first on its path) and environment
-    (numba's cache folder included)."""
-    package_root = str(Path(__file__).resolve().parent.parent)
-    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, WORKERS_VARIABLE: "0"}
+def start_worker(scene: str, share: list[int]) -> subprocess.Popen:
+    """A process compiling the entries ``share`` (positions in ``entries_for(scene)``) into
+    numba's cache, with this process's environment and its ecs_nav: the folder above the package
+    as this process imported it (no link resolved: numba's cache folders are named by the
+    source's path) goes first on the worker's path, before the current folder."""
+    root = str(Path(__file__).parent.parent)
     return subprocess.Popen(
-        [sys.executable, "-m", "ecs_nav.precompile", scene, *map(str, share)],
-        stdout=subprocess.DEVNULL,
+        [sys.executable, "-c", _WORKER, root, scene, *map(str, share)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={**os.environ, WORKERS_VARIABLE: "0"},
     )
 
 
 def main(argv: list[str]) -> int:
-    """A worker: ``SCENE K...`` compiles the entries at positions K of ``entries_for(SCENE)``."""
+    """A worker: ``SCENE K...`` compiles the entries at positions K of ``entries_for(SCENE)``
+    and prints how many kernels it compiled (cache loads not counted)."""
     entries = entries_for(argv[0])
+    watch()
     compile_entries([entries[int(k)] for k in argv[1:]])
+    print(kernels_compiled())
     return 0
 
 

@@ -29,7 +29,7 @@ from ecs_nav.kernel_manifest import (
     read_manifest,
     signature_of,
 )
-from ecs_nav.precompile import WORKERS_VARIABLE, shares, worker_count
+from ecs_nav.precompile import MAX_WORKERS, WORKER_START_S, WORKERS_VARIABLE, shares, units, worker_count
 from ecs_nav.scene import builtin_scenes, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,11 +47,11 @@ def test_shares_give_every_entry_once_keep_each_kernel_whole_and_balance_the_sec
         assert sorted(split_entries := [e for share in split for e in share]) == sorted(entries)
         assert len(split_entries) == len(entries)
         assert sum(any(e.kernel == "k3" for e in share) for share in split) == 1
-        loads = [sum(e.seconds for e in share) for share in split]
+        loads = [sum(e.seconds for e in share) + (k > 0) * WORKER_START_S for k, share in enumerate(split)]
         # greedy largest-first: no share exceeds another by more than the largest kernel
         assert max(loads) - min(loads) <= 1.9 + 1e-9
     assert [len(share) for share in shares(entries, 1)] == [len(entries)]
-    two = [sum(e.seconds for e in share) for share in shares(entries, 2)]
+    two = [sum(e.seconds for e in share) + k * WORKER_START_S for k, share in enumerate(shares(entries, 2))]
     assert abs(two[0] - two[1]) <= 0.3 + 1e-9
 
 
@@ -65,15 +65,37 @@ def test_worker_count_comes_from_the_environment_or_the_cpus(monkeypatch):
         worker_count()
     monkeypatch.delenv(WORKERS_VARIABLE)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert worker_count() == cpus - 1
+    assert worker_count() == min(cpus - 1, MAX_WORKERS)
+
+
+def test_kernels_sharing_helpers_gather_in_one_process():
+    # p and q each cost 2.2 s alone, 2.0 of it the helper they share; r 2.0 s, no helpers
+    p = KernelEntry("m.p", "()", "", 0.2, ("m.big (int64,)",), 2.2)
+    q = KernelEntry("m.q", "()", "", 0.2, ("m.big (int64,)",), 2.2)
+    r = KernelEntry("m.r", "()", "", 2.0)
+    assert [[e.kernel for e in share] for share in shares([p, q, r], 2)] == [["m.p", "m.q"], ["m.r"]]
+
+
+def test_units_keep_every_function_in_one_process():
+    a = KernelEntry("m.a", "(x,)", "", 1.0, ("m.h (int64,)",))
+    b = KernelEntry("m.b", "(y,)", "", 1.0, ("m.g (float64,)", "m.h (float64,)"))
+    h = KernelEntry("m.h", "(bool,)", "", 0.5)  # also called from Python, with other types
+    c = KernelEntry("m.c", "(z,)", "", 1.0, ("m.k (int64,)",))
+    c2 = KernelEntry("m.c", "(w,)", "", 0.2)  # a second signature of c
+    d = KernelEntry("m.d", "(z,)", "", 2.0)
+    groups = sorted(sorted(e.kernel + e.signature for e in g) for g in units([a, b, h, c, c2, d]))
+    assert groups == [["m.a(x,)", "m.b(y,)", "m.h(bool,)"], ["m.c(w,)", "m.c(z,)"], ["m.d(z,)"]]
+    # {a, b, h} 2.5 s here; the worker starts WORKER_START_S behind: {d} 2.0 s there, {c, c2} 1.2 s here
+    split = shares([a, b, h, c, c2, d], 2)
+    assert [len(share) for share in split] == [5, 1]
 
 
 def test_the_manifest_lists_every_built_in_scene_for_the_installed_numba():
     data = read_manifest()
-    assert data is not None, f"{MANIFEST_PATH} is missing: python -m ecs_nav.kernel_manifest writes it"
+    assert data is not None, f"{MANIFEST_PATH} is missing: python -m ecs_nav.kernel_recorder writes it"
     assert data["numba"] == numba_version(), (
         f"the manifest was made with numba {data['numba']}, {numba_version()} is installed: first runs compile "
-        "one kernel at a time until `python -m ecs_nav.kernel_manifest` is run again"
+        "one kernel at a time until `python -m ecs_nav.kernel_recorder` is run again"
     )
     assert sorted(data["scenes"]) == builtin_scenes()
     for scene in builtin_scenes():
@@ -82,6 +104,7 @@ def test_the_manifest_lists_every_built_in_scene_for_the_installed_numba():
             args = signature_of(e)
             assert isinstance(args, tuple) and str(args) == e.signature
             assert hasattr(dispatcher_of(e), "compile"), e.kernel
+            assert all(h.startswith("ecs_nav.") and " (" in h for h in e.helpers), e.helpers
 
 
 def test_a_manifest_of_another_numba_release_is_ignored(tmp_path):
@@ -99,7 +122,7 @@ def loaded_kernels(scene: str) -> set[tuple[str, str]]:
     env = {**os.environ, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT)}
     for _ in range(2):
         proc = subprocess.run(
-            [sys.executable, "-m", "ecs_nav.kernel_manifest", "--list", scene, str(RECORD_TICKS)],
+            [sys.executable, "-m", "ecs_nav.kernel_recorder", "--list", scene, str(RECORD_TICKS)],
             capture_output=True,
             text=True,
             env=env,
@@ -115,7 +138,7 @@ def test_the_manifest_is_what_the_scene_calls(scene):
     listed = {(e.kernel, e.signature) for e in entries_for(scene)}
     used = loaded_kernels(scene)
     assert listed == used, (
-        f"{scene}: run `python -m ecs_nav.kernel_manifest` (missing: {sorted(used - listed)}, "
+        f"{scene}: run `python -m ecs_nav.kernel_recorder` (missing: {sorted(used - listed)}, "
         f"not used: {sorted(listed - used)})"
     )
 
@@ -150,13 +173,20 @@ def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory
     assert first["digest"] == second["digest"] == world.state_digest()
 
 
-FAILING_WORKER = """
-import subprocess, sys
+FAILING = """
+import base64, pickle, subprocess, sys
+from numba import types
 from ecs_nav import precompile
-from ecs_nav.scene import load_scene
-precompile._start_worker = lambda scene, share: subprocess.Popen(
-    [sys.executable, "-c", "raise SystemExit('no compiler here')"], stderr=subprocess.PIPE, text=True)
 from ecs_nav.compile_watch import report_progress
+from ecs_nav.scene import load_scene
+if sys.argv[2] == "worker":  # a worker that cannot start compiling
+    precompile.start_worker = lambda scene, share: subprocess.Popen(
+        [sys.executable, "-c", "raise SystemExit('no compiler here')"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+else:  # a manifest older than a kernel: every entry's argument types are wrong
+    stale = base64.b64encode(pickle.dumps((types.int64,))).decode()
+    entries = precompile.entries_for(sys.argv[1])
+    precompile.entries_for = lambda scene: tuple(e._replace(signature_pickle=stale) for e in entries)
 report_progress(True)
 report = precompile.precompile_scene(sys.argv[1], workers=1)
 world = load_scene(sys.argv[1])
@@ -165,15 +195,37 @@ print(report.compiled_here, report.compiled_by_workers, report.workers, world.st
 """
 
 
-def test_a_failing_worker_costs_only_time(tmp_path):
+def run_failing(what: str, tmp_path: Path) -> tuple[list[str], str]:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
     proc = subprocess.run(
-        [sys.executable, "-c", FAILING_WORKER, "platformer"], capture_output=True, text=True, env=env, cwd=tmp_path
+        [sys.executable, "-c", FAILING, "platformer", what], capture_output=True, text=True, env=env, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
-    here, by_workers, workers, digest = proc.stdout.split()
-    assert int(here) >= 1 and int(by_workers) == 0 and int(workers) == 1
-    assert "a compile worker failed (no compiler here); its kernels compile on first use" in proc.stderr
+    return proc.stdout.split(), proc.stderr
+
+
+def platformer_digest() -> str:
     world = load_scene("platformer")
     world.run(1)
-    assert digest == world.state_digest()
+    return world.state_digest()
+
+
+def test_a_failing_worker_costs_only_time(tmp_path):
+    (here, by_workers, workers, digest), err = run_failing("worker", tmp_path)
+    assert int(here) >= 1 and int(by_workers) == 0 and int(workers) == 1
+    assert "a compile worker failed (no compiler here); its kernels compile on first use" in err
+    assert digest == platformer_digest()
+
+
+def test_a_stale_manifest_costs_only_time(tmp_path):
+    (*_, digest), err = run_failing("stale", tmp_path)
+    assert "Traceback" not in err
+    assert digest == platformer_digest()
+
+
+def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
+    code = "from ecs_nav.scene import load_scene; w = load_scene('chase'); print(w.tick)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"
