@@ -1,7 +1,8 @@
 """A first run of a built-in scene compiles its kernels in parallel processes (ecs_nav.precompile)
 from the list in ecs_nav/kernel_manifest.json: the list must be what the scenes use, the work
-must be split evenly, and a cold run must end with every kernel cached, the same trajectory, and
-nothing compiled twice.
+must be split evenly with no function compiled in two processes for two signatures, a cold run
+must end with every kernel cached, the same trajectory, and nothing compiled after it, and
+whatever fails in it (a worker, a stale manifest, numba's JIT turned off) must cost only time.
 
 Short form (default): the manifest checked for the chase scene, and cold runs of the platformer
 scene (its 10 kernels, about 4 s of CPU). Full form (``ECS_NAV_SOAK=1``): every built-in scene's
