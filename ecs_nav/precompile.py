@@ -10,7 +10,8 @@ then loads every kernel from the cache. The compiled code is the same whichever 
 compiled it, so runs stay bit for bit the same.
 
 It does nothing (returns at once) when the cache already holds the kernels: one kernel is
-compiled here first, and when that was a cache load the rest are left to load on first use. It
+compiled here first, and when that was a cache load the rest are left to load on first use (so
+after another scene that shares that kernel has run, the others compile one at a time). It
 also does nothing for a scene the manifest does not list, for a manifest of another numba
 release, on one CPU, in a frozen app (its executable is not a Python to start), with numba's
 JIT disabled, or with ``ECS_NAV_COMPILE_WORKERS=0``. Whatever fails here (a worker, a
