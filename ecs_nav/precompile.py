@@ -9,9 +9,10 @@ process, ``units``), each compiling its share into numba's cache at the same tim
 then loads every kernel from the cache. The compiled code is the same whichever process
 compiled it, so runs stay bit for bit the same.
 
-It does nothing (returns at once) when the cache already holds the kernels: one kernel is
-compiled here first, and when that was a cache load the rest are left to load on first use (so
-after another scene that shares that kernel has run, the others compile one at a time). It
+It costs nothing when the cache already holds the kernels: they are compiled here one group
+at a time, cheapest first, which loads them from the cache as the scene would, until one is
+not there; the rest are then compiled in parallel (a scene that shares kernels with another
+that ran before loads those and compiles its own in parallel). It
 also does nothing for a scene the manifest does not list, for a manifest of another numba
 release, on one CPU, in a frozen app (its executable is not a Python to start), with numba's
 JIT disabled, or with ``ECS_NAV_COMPILE_WORKERS=0``. Whatever fails here (a worker, a
@@ -168,22 +169,26 @@ def _precompile(scene: str, workers: int) -> PrecompileReport:
     entries = entries_for(scene)
     watch()  # counts the compilations (the probe's test)
     missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
-    groups = units(missing)
-    if len(groups) < 2:
+    groups = sorted(units(missing), key=lambda g: (sum(e.seconds for e in g), g[0].kernel))
+    if len(groups) < 2:  # (one group compiles in one process)
         return NOTHING
-    # The probe: the cheapest missing group. Loaded from the cache, it says the cache is warm.
-    probe = min(groups, key=lambda g: sum(e.seconds for e in g))
+    # The probes: the groups cheapest first, until one compiles (the cache lacks it: the rest are
+    # compiled in parallel). A group loaded from the cache is one the scene loads anyway.
     before = kernels_compiled()
-    compile_entries(probe)
-    if kernels_compiled() == before:
-        return NOTHING
-    rest = [e for g in groups if g is not probe for e in g]
-    workers = min(workers, len(groups) - 2)
+    probed = 0
+    while kernels_compiled() == before:
+        if probed == len(groups):
+            return NOTHING
+        compile_entries(groups[probed])
+        probed += 1
+    groups = groups[probed:]
+    rest = [e for g in groups for e in g]
+    workers = min(workers, len(groups) - 1)
     if workers < 1:
         compile_entries(rest)
         return PrecompileReport(kernels_compiled() - before, 0, 0)
     own, *theirs = shares(rest, workers + 1)
-    progress(f"{PROGRESS_HEADER}: {len(missing)} for {scene} in {workers + 1} processes\n")
+    progress(f"{PROGRESS_HEADER}: {len(rest)} more for {scene} in {workers + 1} processes\n")
     index = {entry: k for k, entry in enumerate(entries)}
     deadline = time.monotonic() + WORKER_TIMEOUT_S
     procs: list[subprocess.Popen] = []
