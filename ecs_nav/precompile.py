@@ -12,7 +12,7 @@ compiled it, so runs stay bit for bit the same.
 It costs nothing when the cache already holds the kernels: they are compiled here one group
 at a time, cheapest first, which loads them from the cache as the scene would, until one is
 not there; the rest are then compiled in parallel (a scene that shares kernels with another
-that ran before loads those and compiles its own in parallel). It
+that ran before loads those it meets first; any met later load in the process they fall to). It
 also does nothing for a scene the manifest does not list, for a manifest of another numba
 release, on one CPU, in a frozen app (its executable is not a Python to start), with numba's
 JIT disabled, or with ``ECS_NAV_COMPILE_WORKERS=0``. Whatever fails here (a worker, a
@@ -37,8 +37,9 @@ WORKERS_VARIABLE = "ECS_NAV_COMPILE_WORKERS"
 MAX_WORKERS = 7
 WORKER_TIMEOUT_S = 600.0
 WORKER_START_S = 0.6  # CPU s a worker spends starting numba before its first kernel (measured: 0.5-0.7)
-# a worker's program: this ecs_nav first on the path (``python -c`` puts the current folder first)
-_WORKER = "import sys; sys.path.insert(0, sys.argv[1]); import ecs_nav.precompile as p; sys.exit(p.main(sys.argv[2:]))"
+# a worker's program: this ecs_nav's folder on the path where ``python -c`` puts the current
+# folder (a folder whose files could shadow ecs_nav or the standard library)
+_WORKER = "import sys; sys.path[0] = sys.argv[1]; import ecs_nav.precompile as p; sys.exit(p.main(sys.argv[2:]))"
 
 
 class PrecompileReport(NamedTuple):
@@ -134,14 +135,19 @@ def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]
     return bins
 
 
-def compile_entries(entries: Sequence[KernelEntry]) -> None:
-    """Compile (or load from numba's cache) each entry in this process. An entry that does not
-    compile (a manifest older than a change to the kernel) is left to compile on first use."""
+def compile_entries(entries: Sequence[KernelEntry]) -> int:
+    """Compile (or load from numba's cache) each entry in this process; returns how many were
+    compiled (not loaded from the cache, not failed). An entry that does not compile (a manifest
+    older than a change to the kernel) is left to compile on first use."""
+    compiled = 0
     for entry in entries:
+        before = kernels_compiled()
         try:
             dispatcher_of(entry).compile(signature_of(entry))
         except Exception:  # the kernel's first call compiles it and says what is wrong
             continue
+        compiled += kernels_compiled() > before
+    return compiled
 
 
 def precompile_scene(scene: str, workers: int | None = None) -> PrecompileReport:
@@ -167,26 +173,24 @@ def _precompile(scene: str, workers: int) -> PrecompileReport:
     if config.DISABLE_JIT:
         return NOTHING
     entries = entries_for(scene)
-    watch()  # counts the compilations (the probe's test)
     missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
-    groups = sorted(units(missing), key=lambda g: (sum(e.seconds for e in g), g[0].kernel))
+    groups = sorted(units(missing), key=lambda g: (sum(max(e.seconds_alone, e.seconds) for e in g), g[0].kernel))
     if len(groups) < 2:  # (one group compiles in one process)
         return NOTHING
     # The probes: the groups cheapest first, until one compiles (the cache lacks it: the rest are
     # compiled in parallel). A group loaded from the cache is one the scene loads anyway.
-    before = kernels_compiled()
-    probed = 0
-    while kernels_compiled() == before:
+    watch()  # counts the compilations
+    here = probed = 0
+    while here == 0:
         if probed == len(groups):
             return NOTHING
-        compile_entries(groups[probed])
+        here = compile_entries(groups[probed])
         probed += 1
     groups = groups[probed:]
     rest = [e for g in groups for e in g]
     workers = min(workers, len(groups) - 1)
     if workers < 1:
-        compile_entries(rest)
-        return PrecompileReport(kernels_compiled() - before, 0, 0)
+        return PrecompileReport(here + compile_entries(rest), 0, 0)
     own, *theirs = shares(rest, workers + 1)
     progress(f"{PROGRESS_HEADER}: {len(rest)} more for {scene} in {workers + 1} processes\n")
     index = {entry: k for k, entry in enumerate(entries)}
@@ -195,8 +199,7 @@ def _precompile(scene: str, workers: int) -> PrecompileReport:
     try:
         for share in theirs:
             procs.append(start_worker(scene, [index[e] for e in share]))
-        compile_entries(own)
-        here = kernels_compiled() - before
+        here += compile_entries(own)
         done = sum(_wait(proc, deadline) for proc in procs)
     except BaseException:  # failed or interrupted: no process is left compiling for nobody
         for proc in procs:
@@ -216,8 +219,9 @@ def _wait(proc: subprocess.Popen, deadline: float) -> int:
         proc.kill()
         out, err = proc.communicate()
         err = f"no answer in {WORKER_TIMEOUT_S:.0f} s"
-    if proc.returncode == 0 and (out or "").strip().isdigit():
-        return int(out)
+    last_line = (out or "").strip().rpartition("\n")[2].strip()  # (numba's debug output may come before it)
+    if proc.returncode == 0 and last_line.isdigit():
+        return int(last_line)
     last = (err or "").strip().splitlines()[-1:] or ["no message"]
     progress(f"a compile worker failed ({last[0][:200]}); its kernels compile on first use\n")
     return 0
@@ -235,6 +239,7 @@ def start_worker(scene: str, share: list[int]) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        errors="replace",
         env={**os.environ, WORKERS_VARIABLE: "0"},
     )
 
@@ -244,8 +249,7 @@ def main(argv: list[str]) -> int:
     and prints how many kernels it compiled (cache loads not counted)."""
     entries = entries_for(argv[0])
     watch()
-    compile_entries([entries[int(k)] for k in argv[1:]])
-    print(kernels_compiled())
+    print(compile_entries([entries[int(k)] for k in argv[1:]]))
     return 0
 
 

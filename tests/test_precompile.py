@@ -220,9 +220,31 @@ def test_a_failing_worker_costs_only_time(tmp_path):
 
 
 def test_a_stale_manifest_costs_only_time(tmp_path):
-    (*_, digest), err = run_failing("stale", tmp_path)
-    assert "Traceback" not in err
-    assert digest == platformer_digest()
+    for _ in range(2):  # (the second run on a filled cache)
+        (here, by_workers, workers, digest), err = run_failing("stale", tmp_path)
+        assert "Traceback" not in err
+        assert (int(here), int(by_workers), int(workers)) == (0, 0, 0)  # no entry compiles: no workers
+        assert digest == platformer_digest()
+
+
+SHADOWED = """
+import sys
+from ecs_nav import precompile
+print(precompile.precompile_scene("platformer", workers=1))
+"""
+
+
+def test_files_in_the_current_folder_do_not_shadow_the_workers_modules(tmp_path):
+    folder = tmp_path / "work"
+    (folder / "ecs_nav").mkdir(parents=True)
+    (folder / "ecs_nav" / "__init__.py").write_text("raise ImportError('a decoy ecs_nav in the current folder')")
+    (folder / "inspect.py").write_text("raise ImportError('a decoy inspect in the current folder')")
+    script = tmp_path / "run.py"
+    script.write_text(SHADOWED)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    assert "compiled_by_workers=0" not in proc.stdout and "workers=1" in proc.stdout, proc.stdout
 
 
 def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
