@@ -12,6 +12,7 @@ manifest entries, and the chase scene cold.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -31,7 +32,15 @@ from ecs_nav.kernel_manifest import (
     read_manifest,
     signature_of,
 )
-from ecs_nav.precompile import MAX_WORKERS, WORKER_START_S, WORKERS_VARIABLE, shares, units, worker_count
+from ecs_nav.precompile import (
+    MAX_WORKERS,
+    WORKER_START_S,
+    WORKERS_VARIABLE,
+    cgroup_cpus,
+    shares,
+    units,
+    worker_count,
+)
 from ecs_nav.scene import builtin_scenes, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +76,25 @@ def test_worker_count_comes_from_the_environment_or_the_cpus(monkeypatch):
         worker_count()
     monkeypatch.delenv(WORKERS_VARIABLE)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = cgroup_cpus()
+    if quota is not None:
+        cpus = min(cpus, max(math.ceil(quota), 1))
     assert worker_count() == min(cpus - 1, MAX_WORKERS)
+
+
+def test_a_containers_cpu_quota_is_read_from_cgroup_v2_or_v1(tmp_path):
+    (tmp_path / "cpu.max").write_text("250000 100000\n")
+    assert cgroup_cpus(tmp_path) == 2.5
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert cgroup_cpus(tmp_path) is None
+    (tmp_path / "cpu.max").unlink()
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert cgroup_cpus(tmp_path) == 1.0
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert cgroup_cpus(tmp_path) is None
+    assert cgroup_cpus(tmp_path / "absent") is None
 
 
 def test_kernels_sharing_helpers_gather_in_one_process():
