@@ -55,8 +55,29 @@ def finite_pair(name: str, value, nonneg: bool = False) -> tuple[float, float]:
     return (finite_scalar(f"{name}[0]", x, nonneg), finite_scalar(f"{name}[1]", y, nonneg))
 
 
+class Upright:
+    """What Box and Circle share: a footprint around ``center`` (their fields), solid from
+    ``base`` up to ``top`` = ``base + height``."""
+
+    def _check_upright(self, footprint: str, check) -> None:
+        """Validate and normalise the fields in order: center, the footprint's own field
+        (``check``: finite_pair or finite_scalar, non-negative), height (>= 0), base."""
+        object.__setattr__(self, "center", finite_pair("center", self.center))
+        object.__setattr__(self, footprint, check(footprint, getattr(self, footprint), nonneg=True))
+        object.__setattr__(self, "height", finite_scalar("height", self.height, nonneg=True))
+        object.__setattr__(self, "base", finite_scalar("base", self.base))
+
+    @property
+    def top(self) -> float:
+        return self.base + self.height
+
+    def moved_to(self, center):
+        """The same shape around ``center``."""
+        return replace(self, center=tuple(center))
+
+
 @dataclass(frozen=True)
-class Box:
+class Box(Upright):
     """Axis-aligned box: footprint ``center`` ± ``size``/2, solid from ``base`` to ``base + height``."""
 
     center: tuple[float, float]
@@ -65,21 +86,11 @@ class Box:
     base: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "center", finite_pair("center", self.center))
-        object.__setattr__(self, "size", finite_pair("size", self.size, nonneg=True))
-        object.__setattr__(self, "height", finite_scalar("height", self.height, nonneg=True))
-        object.__setattr__(self, "base", finite_scalar("base", self.base))
-
-    @property
-    def top(self) -> float:
-        return self.base + self.height
+        self._check_upright("size", finite_pair)
 
     def aabb(self) -> AABB:
         (cx, cy), (w, d) = self.center, self.size
         return (cx - w / 2, cy - d / 2, cx + w / 2, cy + d / 2)
-
-    def moved_to(self, center) -> Box:
-        return replace(self, center=tuple(center))
 
 
 @dataclass(frozen=True)
@@ -133,7 +144,7 @@ class Ramp:
 
 
 @dataclass(frozen=True)
-class Circle:
+class Circle(Upright):
     """Vertical cylinder of ``radius`` around ``center``, solid from ``base`` to ``base + height``."""
 
     center: tuple[float, float]
@@ -142,21 +153,11 @@ class Circle:
     base: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "center", finite_pair("center", self.center))
-        object.__setattr__(self, "radius", finite_scalar("radius", self.radius, nonneg=True))
-        object.__setattr__(self, "height", finite_scalar("height", self.height, nonneg=True))
-        object.__setattr__(self, "base", finite_scalar("base", self.base))
-
-    @property
-    def top(self) -> float:
-        return self.base + self.height
+        self._check_upright("radius", finite_scalar)
 
     def aabb(self) -> AABB:
         (cx, cy), r = self.center, self.radius
         return (cx - r, cy - r, cx + r, cy + r)
-
-    def moved_to(self, center) -> Circle:
-        return replace(self, center=tuple(center))
 
 
 Shape = Box | Ramp | Circle
