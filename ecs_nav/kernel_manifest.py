@@ -7,7 +7,9 @@ calls from Python in ``load_scene`` and its first ``RECORD_TICKS`` ticks: its na
 types (numba type objects, pickled as numba's own cache index pickles them, beside a readable
 spelling), the CPU seconds its compilation added to the scene's first run on an empty cache
 and those it takes alone, and the compiled helpers it compiles with it (``helpers``: the kernels
-of this package it calls, at any depth, each with its argument types).
+of this package it calls, at any depth, each with its argument types). Compiled alone, the
+seconds also split into the kernel's own part (``own_seconds``) and each helper's
+(``helper_seconds``): a process pays for a helper once, whichever kernel needs it first.
 
 The argument types belong to the numba release that made them: ``entries_for`` gives nothing
 for a manifest made by another release, and a first run then compiles on first use, as it
@@ -38,6 +40,8 @@ class KernelEntry(NamedTuple):
     seconds: float  # CPU seconds it took in the scene's cold run when recorded (to balance the processes)
     helpers: tuple[str, ...] = ()  # "module.function (argument types)" of the kernels compiled with it
     seconds_alone: float = 0.0  # CPU seconds it took to compile alone, helpers included
+    own_seconds: float = 0.0  # of seconds_alone, the kernel's own part (0: not recorded)
+    helper_seconds: tuple[float, ...] = ()  # of seconds_alone, each helper's own part (as ``helpers``)
 
 
 def numba_version() -> str:
@@ -70,8 +74,9 @@ def entries_for(scene: str, path: Path = MANIFEST_PATH) -> tuple[KernelEntry, ..
 
 
 def entry_from_json(entry: dict) -> KernelEntry:
-    """A KernelEntry from its JSON object (``helpers`` a list there)."""
-    return KernelEntry(**{**entry, "helpers": tuple(entry.get("helpers", ()))})
+    """A KernelEntry from its JSON object (``helpers`` and ``helper_seconds`` lists there)."""
+    return KernelEntry(**{**entry, "helpers": tuple(entry.get("helpers", ())),
+                          "helper_seconds": tuple(entry.get("helper_seconds", ()))})
 
 
 @functools.lru_cache(maxsize=1024)

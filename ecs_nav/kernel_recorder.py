@@ -33,6 +33,9 @@ from ecs_nav.kernel_manifest import (
     signature_of,
 )
 
+ALONE_FIELDS = ("helpers", "seconds_alone", "own_seconds", "helper_seconds")
+"""What ``helpers_of`` measures of a kernel compiled alone."""
+
 
 def kernel_name(dispatcher) -> str:
     """ "module.function" of a numba dispatcher."""
@@ -124,30 +127,40 @@ def loaded_kernels(scene: str, ticks: int = RECORD_TICKS) -> list[KernelEntry]:
 
 def helpers_of(entry: KernelEntry) -> KernelEntry:
     """Compile ``entry`` in this process (meant to be new, on an empty cache): the entry with the
-    helpers of this package compiled inside it and the CPU seconds it took (after a trivial
-    kernel has started numba's compiler). (Those helpers are the functions numba caches: every
-    kernel here has ``cache=True``; numba's own overloads compiled with them are not cached.)"""
+    helpers of this package compiled inside it, the CPU seconds it took (after a trivial kernel
+    has started numba's compiler) and their split: the kernel's own part and each helper's, the
+    time under its compilation less that under the compilations nested in it (numba's own
+    overloads nested in a function count as that function's). Those helpers are the functions
+    numba caches: every kernel here has ``cache=True``; numba's own overloads are not cached."""
     import numba
     from numba.core import event
 
-    helpers: set[str] = set()
+    frames: list[list] = []  # [function, CPU s at its start, CPU s of the functions nested in it]
+    spent: dict[str, float] = {}  # function -> its own CPU s
 
     class Listener(event.Listener):
         def on_start(self, ev) -> None:
-            name = kernel_name(ev.data["dispatcher"])
-            if name.startswith("ecs_nav."):
-                helpers.add(f"{name} {tuple(ev.data['args'])}")
+            frames.append([f"{kernel_name(ev.data['dispatcher'])} {tuple(ev.data['args'])}", time.process_time(), 0.0])
 
         def on_end(self, ev) -> None:
-            pass
+            name, start, nested = frames.pop()
+            inclusive = time.process_time() - start
+            if name.startswith("ecs_nav."):
+                spent[name] = spent.get(name, 0.0) + inclusive - nested
+                if frames:
+                    frames[-1][2] += inclusive
+            elif frames:  # numba's own: its time stays with the caller, less our functions in it
+                frames[-1][2] += nested
 
     numba.njit(lambda x: x + 1)(1)
     start = time.process_time()
     with event.install_listener("numba:compile", Listener()):
         dispatcher_of(entry).compile(signature_of(entry))
     alone = max(round(time.process_time() - start, 1), 0.1)
-    helpers.discard(f"{entry.kernel} {signature_of(entry)}")
-    return entry._replace(helpers=tuple(sorted(helpers)), seconds_alone=alone)
+    own = spent.pop(f"{entry.kernel} {signature_of(entry)}", 0.0)
+    helpers = tuple(sorted(spent))
+    return entry._replace(helpers=helpers, seconds_alone=alone, own_seconds=max(round(own, 2), 0.01),
+                          helper_seconds=tuple(max(round(spent[h], 2), 0.01) for h in helpers))
 
 
 def _child(args: list[str], cache: str) -> object:
@@ -189,8 +202,7 @@ def write_manifest(path: Path = MANIFEST_PATH, ticks: int = RECORD_TICKS, proces
     scenes = {}
     for scene, entries in listed.items():
         scenes[scene] = [
-            e._replace(helpers=alone[(e.kernel, e.signature)].helpers,
-                       seconds_alone=alone[(e.kernel, e.signature)].seconds_alone)._asdict()
+            e._replace(**{field: getattr(alone[(e.kernel, e.signature)], field) for field in ALONE_FIELDS})._asdict()
             for e in entries
         ]  # fmt: skip
         print(

@@ -3,9 +3,10 @@
 numba compiles one kernel at a time in a process (under its global compiler lock), so on an
 empty cache a scene waits for every kernel in turn: about 11 CPU s for the chase scene. When
 ``kernel_manifest`` lists the scene's kernels and their argument types, ``precompile_scene``
-splits them between this process and up to ``workers`` others (by the compile seconds
-recorded, largest first; a function compiled for several sets of argument types all in one
-process, ``units``), each compiling its share into numba's cache at the same time; the scene
+splits them between this process and up to ``workers`` others (``compile_split``: by the
+compile seconds recorded for each kernel and helper, kernels sharing costly helpers together,
+a function compiled for several sets of argument types all in one process), each compiling
+its share into numba's cache at the same time; the scene
 then loads every kernel from the cache. The compiled code is the same whichever process
 compiled it, so runs stay bit for bit the same.
 
@@ -31,13 +32,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ecs_nav.compile_split import shares, units
 from ecs_nav.compile_watch import PROGRESS_HEADER, count_compiled_elsewhere, kernels_compiled, progress, watch
 from ecs_nav.kernel_manifest import KernelEntry, dispatcher_of, entries_for, signature_of
 
 WORKERS_VARIABLE = "ECS_NAV_COMPILE_WORKERS"
 MAX_WORKERS = 7
 WORKER_TIMEOUT_S = 600.0
-WORKER_START_S = 0.6  # CPU s a worker spends starting numba before its first kernel (measured: 0.5-0.7)
 # a worker's program: this ecs_nav's folder on the path where ``python -c`` puts the current
 # folder (a folder whose files could shadow ecs_nav or the standard library)
 _WORKER = "import sys; sys.path[0] = sys.argv[1]; import ecs_nav.precompile as p; sys.exit(p.main(sys.argv[2:]))"
@@ -93,71 +94,6 @@ def cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> float | None:
     if quota is None or not period or period <= 0:
         return None
     return quota / period
-
-
-def units(entries: Sequence[KernelEntry]) -> list[list[KernelEntry]]:
-    """``entries`` grouped so that a function compiled for two sets of argument types (as a
-    kernel or as a helper, ``KernelEntry.helpers``) is compiled in one group only. numba saves a
-    function's cache index without a lock: two processes saving two signatures of one function at
-    once could point one at the other's machine code. (One signature saved twice is the same
-    entry and the same code.)"""
-    signatures: dict[str, set[str]] = {}
-    for entry in entries:
-        signatures.setdefault(entry.kernel, set()).add(entry.signature)
-        for helper in entry.helpers:
-            name, _, signature = helper.partition(" ")
-            signatures.setdefault(name, set()).add(signature)
-    parent = {entry.kernel: entry.kernel for entry in entries}
-
-    def root(name: str) -> str:
-        while parent[name] != name:
-            parent[name] = parent[parent[name]]
-            name = parent[name]
-        return name
-
-    holder: dict[str, str] = {}  # a function of several signatures -> an entry's kernel that compiles it
-    for entry in entries:
-        for name in (entry.kernel, *(h.partition(" ")[0] for h in entry.helpers)):
-            if len(signatures[name]) > 1:
-                parent[root(entry.kernel)] = root(holder.setdefault(name, entry.kernel))
-    groups: dict[str, list[KernelEntry]] = {}
-    for entry in entries:
-        groups.setdefault(root(entry.kernel), []).append(entry)
-    return list(groups.values())
-
-
-def cost(entry: KernelEntry, compiled: set[str]) -> float:
-    """Estimated CPU seconds ``entry`` adds to a process that has compiled the helpers
-    ``compiled``: its recorded seconds, plus the part of what it costs alone that went to
-    helpers (``seconds_alone - seconds``, the helpers earlier kernels of the scene had
-    compiled) for the share of its helpers not in ``compiled``."""
-    if not entry.helpers:
-        return entry.seconds
-    missing = sum(h not in compiled for h in entry.helpers) / len(entry.helpers)
-    return entry.seconds + max(entry.seconds_alone - entry.seconds, 0.0) * missing
-
-
-def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]]:
-    """``entries`` split into ``parts`` lists that should take about equally long, each of
-    ``units(entries)`` whole: largest first (by ``seconds_alone``, else ``seconds``), each to the
-    list where it would finish soonest by ``cost`` (kernels that share helpers gather: the
-    helpers compile once). The first list is this process's; the others start
-    ``WORKER_START_S`` behind."""
-    bins: list[list[KernelEntry]] = [[] for _ in range(parts)]
-    loads = [0.0] + [WORKER_START_S] * (parts - 1)
-    compiled: list[set[str]] = [set() for _ in range(parts)]
-
-    def size(unit: list[KernelEntry]) -> float:
-        return sum(max(e.seconds_alone, e.seconds) for e in unit)
-
-    for unit in sorted(units(entries), key=lambda u: (-size(u), u[0].kernel)):
-        added = [sum(cost(e, compiled[k]) for e in unit) for k in range(parts)]
-        k = min(range(parts), key=lambda k: (loads[k] + added[k], k))
-        bins[k] += unit
-        loads[k] += added[k]
-        for e in unit:
-            compiled[k].update(e.helpers)
-    return bins
 
 
 def compile_entries(entries: Sequence[KernelEntry]) -> int:

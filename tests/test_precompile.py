@@ -11,9 +11,11 @@ manifest entries, and the chase scene cold.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
+import random
 import re
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from ecs_nav.compile_split import WORKER_START_S, function_seconds, shares, units
 from ecs_nav.compile_watch import PROGRESS_HEADER
 from ecs_nav.kernel_manifest import (
     MANIFEST_PATH,
@@ -32,15 +35,7 @@ from ecs_nav.kernel_manifest import (
     read_manifest,
     signature_of,
 )
-from ecs_nav.precompile import (
-    MAX_WORKERS,
-    WORKER_START_S,
-    WORKERS_VARIABLE,
-    cgroup_cpus,
-    shares,
-    units,
-    worker_count,
-)
+from ecs_nav.precompile import MAX_WORKERS, WORKERS_VARIABLE, cgroup_cpus, worker_count
 from ecs_nav.scene import builtin_scenes, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,9 +109,52 @@ def test_units_keep_every_function_in_one_process():
     d = KernelEntry("m.d", "(z,)", "", 2.0)
     groups = sorted(sorted(e.kernel + e.signature for e in g) for g in units([a, b, h, c, c2, d]))
     assert groups == [["m.a(x,)", "m.b(y,)", "m.h(bool,)"], ["m.c(w,)", "m.c(z,)"], ["m.d(z,)"]]
-    # {a, b, h} 2.5 s here; the worker starts WORKER_START_S behind: {d} 2.0 s there, {c, c2} 1.2 s here
+    # {a, b, h} 2.5 s, {c, c2} 1.2 s, {d} 2.0 s; a worker starts WORKER_START_S (0.6 s) behind:
+    # {c, c2, d} here (3.2 s) and {a, b, h} there (3.1 s) finish first
     split = shares([a, b, h, c, c2, d], 2)
-    assert [len(share) for share in split] == [5, 1]
+    assert [sorted(e.kernel for e in share) for share in split] == [["m.c", "m.c", "m.d"], ["m.a", "m.b", "m.h"]]
+
+
+def finishes(split: list[list[KernelEntry]]) -> float:
+    """When the last process of ``split`` is done: each compiles every function once."""
+    last = 0.0
+    for k, share in enumerate(split):
+        paid: dict[str, float] = {}
+        for e in share:
+            for function, seconds in function_seconds(e).items():
+                paid[function] = max(paid.get(function, 0.0), seconds)
+        last = max(last, (k > 0) * WORKER_START_S + sum(paid.values()))
+    return last
+
+
+def test_shares_finish_as_soon_as_the_best_of_every_assignment():
+    # random kernels drawing helpers from a pool: shared helpers make the best split depend on
+    # which kernels sit together; every assignment of kernels to processes is tried
+    exact = 0
+    for seed in range(120):
+        rng = random.Random(seed)
+        helper = {f"m.h{i} (int64,)": round(rng.uniform(0.05, 1.5), 2) for i in range(6)}
+        entries = []
+        for i in range(rng.randint(4, 7)):
+            helpers = tuple(sorted(rng.sample(sorted(helper), rng.randint(0, 3))))
+            own = round(rng.uniform(0.1, 2.0), 2)
+            entries.append(KernelEntry(f"m.k{i}", "()", "", own, helpers, own + sum(helper[h] for h in helpers), own,
+                                       tuple(helper[h] for h in helpers)))
+        parts = rng.choice([2, 3])
+        best = min(finishes([[e for e, p in zip(entries, where) if p == k] for k in range(parts)])
+                   for where in itertools.product(range(parts), repeat=len(entries)))
+        got = finishes(shares(entries, parts))
+        assert got <= best * 1.03 + 1e-9, (seed, got, best)
+        exact += got <= best + 1e-9
+    assert exact >= 115  # (measured: all 120)
+
+
+def test_kernels_sharing_the_map_chain_compile_in_one_process():
+    # the chase's split: move_on_map and relax_agents both compile the map collision chain
+    entries = entries_for("chase")
+    together = [share for share in shares(entries, 2)
+                if {"ecs_nav.physics.move_on_map", "ecs_nav.physics.relax_agents"} <= {e.kernel for e in share}]
+    assert together, [[e.kernel for e in share] for share in shares(entries, 2)]
 
 
 def test_the_manifest_lists_every_built_in_scene_for_the_installed_numba():
