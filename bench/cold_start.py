@@ -2,6 +2,8 @@
 on an empty numba cache (cold: every kernel the scene uses compiles; by default a built-in scene
 compiles in parallel processes, ``ecs_nav.precompile``; "one process" turns that off with
 ``ECS_NAV_COMPILE_WORKERS=0``, which a checkout older than it ignores) and on a filled one (warm).
+Beside them, numba's own floor, the least any numba program pays: ``import numba``, and one
+trivial cached kernel (``a + b`` on two floats) called on an empty cache and on a filled one.
 
 Each figure is a new process; wall-clock seconds and the CPU seconds it used (user + system,
 children included), with the load average beside them: the CPU time is the steadier figure on a
@@ -27,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WHAT = ("cold run", "cold run, one process", "warm run", "import ecs_nav")
+FLOOR = ("numba floor: import numba", "numba floor: one trivial kernel, cold", "numba floor: one trivial kernel, warm")
+TRIVIAL_KERNEL = "import numba\n\n@numba.njit(cache=True)\ndef add(a, b):\n    return a + b\n"
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -65,6 +69,23 @@ def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[flo
     return rows
 
 
+def numba_floor(repeat: int) -> dict[str, list[tuple[float, float, str]]]:
+    """numba's own start, whatever the package: the import, and a trivial cached kernel's first call
+    on an empty cache (numba's registries, LLVM and one compile) and on the filled one (one load)."""
+    folder = Path(tempfile.mkdtemp(prefix="numba-floor-"))
+    (folder / "trivial_kernel.py").write_text(TRIVIAL_KERNEL)
+    env = {**os.environ, "PYTHONPATH": str(folder), "NUMBA_CACHE_DIR": str(folder / "cache")}
+    call = [sys.executable, "-c", "import trivial_kernel; trivial_kernel.add(1.0, 2.0)"]
+    rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in FLOOR}
+    for _ in range(repeat):
+        rows[FLOOR[0]].append((*timed([sys.executable, "-c", "import numba"], env, folder), load()))
+    rows[FLOOR[1]].append((*timed(call, env, folder), load()))
+    for _ in range(repeat):
+        rows[FLOOR[2]].append((*timed(call, env, folder), load()))
+    shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="another checkout to measure the same way, side by side")
@@ -83,6 +104,10 @@ def main() -> None:
             cells += [f"{statistics.median(s[column] for s in samples):.2f}" for column in (0, 1)]
             loads.append(samples[-1][2])
         print(f"| {what} | {' | '.join(cells)} | {', '.join(loads)} |")
+    floor = numba_floor(args.repeat)
+    for what, samples in floor.items():
+        cells = [f"{statistics.median(s[column] for s in samples):.2f}" for column in (0, 1)]
+        print(f"| {what} | {' | '.join(cells + [''] * (2 * len(sides) - 2))} | {samples[-1][2]} |")
 
 
 if __name__ == "__main__":
