@@ -92,12 +92,12 @@ def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int)
     return words
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _put_bit(words, t, lacking):
     words[t >> 6] |= np.int64(lacking) << (t & 63)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _diagonal_bit(col, row, same, rows, cols):
     """Where slot (col, row) sits in a diagonal-major part: its line (``col - row + rows - 1``
     when the quadrant's two signs are the ``same``, else ``col + row``) times min(rows, cols),
@@ -155,12 +155,12 @@ def sight_grid(graph: NavGraph) -> SightGrid:
     return cached[1]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _can_step(mask, u, d_row, d_col):
     return (mask[u] >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _none_set(bits, lo, hi):
     """No bit of ``bits`` (int64 words) set from bit ``lo`` to bit ``hi`` (lo <= hi)."""
     first, last = lo >> 6, hi >> 6
@@ -175,12 +175,12 @@ def _none_set(bits, lo, hi):
     return bits[last] << (63 - (hi & 63)) == 0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _lacks(bits, t):
     return (bits[t >> 6] >> (t & 63)) & 1 == 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, minor_off, corner_off):
     """The walk of ``sees_node`` in its own axes: n crossings of the main axis (slot
     coordinate p0, direction sp, ``du_main`` in slot ids) and m of the minor one (q0, sq,
@@ -226,7 +226,7 @@ def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, m
     return True
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _pairs_clear(bits, u, c, r, sx, sy, steep, n, m, rows, cols, du_main, du_minor, main_off, corner_off, pair_off):
     """The walk of ``sees_node`` for m < n < 2 m (n main-axis crossings, m minor ones; ``steep``:
     the main axis is the rows'), by diagonal lines. Every minor or corner step is preceded by a
