@@ -5,14 +5,18 @@ one process. The cost of a process's list is the compile seconds of every functi
 counted once (``function_seconds``, from ``kernel_manifest``): a helper that two kernels call
 is compiled once where they sit together and twice where they do not, so kernels sharing a
 costly helper (the map collision chain under both ``physics.move_on_map`` and
-``physics.relax_agents``) gather. ``shares`` minimises the last finish: a greedy start, then
-moves and swaps, from a few orders (``tests/test_precompile.py`` compares it with every
-assignment on small cases).
+``physics.relax_agents``) gather. A function recorded under several kernels (each compiled
+alone) takes its median: the first function to use one of numba's own overloads in a process
+pays for compiling it, which the others recorded with it do not. ``shares`` minimises the last
+finish: a greedy start, then moves, swaps and this process taking a worker's whole list, from a
+few orders (``tests/test_precompile.py`` compares it with every assignment on small cases). It
+counts in whole milliseconds, so a move is taken only when it really finishes sooner.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -21,6 +25,9 @@ from ecs_nav.kernel_manifest import KernelEntry
 WORKER_START_S = 0.6  # CPU s a worker spends starting numba before its first kernel (measured: 0.5-0.7)
 ORDERS = 8
 """Greedy starts ``shares`` tries: largest first, then shuffles (seeded: the same split every run)."""
+MAX_MOVES = 1000
+"""A bound on ``_split``'s moves from one start (each lowers the finishes, so they end sooner:
+about 50 at most for the built-in scenes); a guard, not a limit met."""
 
 
 def units(entries: Sequence[KernelEntry]) -> list[list[KernelEntry]]:
@@ -74,42 +81,43 @@ class _Unit(NamedTuple):
 
 class _Share:
     """One process's list: its units, how many of them need each function (compiled once in a
-    process) and the seconds it takes, changed as units come and go."""
+    process) and when it finishes (``finish``, in ms like ``cost`` and ``start``), changed as
+    units come and go."""
 
-    def __init__(self, start: float, cost: dict[str, float]):
+    def __init__(self, start: int, cost: dict[str, int]):
         self.units: list[_Unit] = []
         self.needs: dict[str, int] = {}
-        self.start = self.seconds = start
+        self.start = self.finish = start
         self.cost = cost
 
-    def added(self, unit: _Unit, without: _Unit | None = None) -> float:
+    def added(self, unit: _Unit, without: _Unit | None = None) -> int:
         """Seconds ``unit`` adds here (after ``without`` has left)."""
         gone = without.needs if without is not None else frozenset()
         return sum(self.cost[f] for f in unit.functions if self.needs.get(f, 0) - (f in gone) <= 0)
 
-    def removed(self, unit: _Unit) -> float:
+    def removed(self, unit: _Unit) -> int:
         """Seconds saved here when ``unit`` leaves."""
         return sum(self.cost[f] for f in unit.functions if self.needs[f] == 1)
 
     def put(self, unit: _Unit) -> None:
-        self.seconds += self.added(unit)
+        self.finish += self.added(unit)
         self.units.append(unit)
         for f in unit.functions:
             self.needs[f] = self.needs.get(f, 0) + 1
 
     def take(self, i: int) -> _Unit:
         unit = self.units.pop(i)
-        self.seconds -= self.removed(unit)
+        self.finish -= self.removed(unit)
         for f in unit.functions:
             self.needs[f] -= 1
         return unit
 
     def trade(self, other: _Share) -> None:
         """Exchange everything to compile with ``other`` (each keeps its start)."""
-        mine = self.seconds - self.start
+        mine = self.finish - self.start
         self.units, other.units = other.units, self.units
         self.needs, other.needs = other.needs, self.needs
-        self.seconds, other.seconds = self.start + other.seconds - other.start, other.start + mine
+        self.finish, other.finish = self.start + other.finish - other.start, other.start + mine
 
 
 def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]]:
@@ -117,53 +125,55 @@ def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]
     be compiled soonest. The first list is this process's; the others start ``WORKER_START_S``
     behind. Lists are compared by their finishes, the last first, then the total (see
     ``_split``); the best of ``ORDERS`` greedy starts is kept (the first that finishes as soon
-    as possible at all ends the search)."""
-    cost: dict[str, float] = {}
+    as possible at all ends the search). A list may be empty: nothing left that would finish
+    sooner there."""
+    recorded: dict[str, list[float]] = {}
     for entry in entries:
         for function, seconds in function_seconds(entry).items():
-            cost[function] = max(cost.get(function, 0.0), seconds)
+            recorded.setdefault(function, []).append(seconds)
+    cost = {function: round(statistics.median(seconds) * 1000) for function, seconds in recorded.items()}  # ms
     todo = []
     for group in units(entries):
         functions = sorted({f for e in group for f in function_seconds(e)})
         todo.append(_Unit(group, tuple(functions), frozenset(functions)))
     todo.sort(key=lambda u: (-sum(cost[f] for f in u.functions), u.entries[0].kernel, u.entries[0].signature))
     # no split finishes before its largest unit nor before an even spread of every function once
-    bound = max(max((sum(cost[f] for f in u.functions) for u in todo), default=0.0),
-                (sum(cost.values()) + (parts - 1) * WORKER_START_S) / parts)
+    start = round(WORKER_START_S * 1000)
+    bound = max(max((sum(cost[f] for f in u.functions) for u in todo), default=0),
+                (sum(cost.values()) + (parts - 1) * start) / parts)
     best = None
     for seed in range(ORDERS):
-        found = _split(todo if seed == 0 else random.Random(seed).sample(todo, len(todo)), parts, cost)
+        found = _split(todo if seed == 0 else random.Random(seed).sample(todo, len(todo)), parts, cost, start)
         if best is None or found[0] < best[0]:
             best = found
-        if best[0][0] <= bound + 1e-9:
+        if best[0][0] <= bound:
             break
     return [[e for unit in share.units for e in unit.entries] for share in best[1]]
 
 
-def _split(order: list[_Unit], parts: int, cost: dict[str, float]) -> tuple[tuple[float, ...], list[_Share]]:
+def _split(order: list[_Unit], parts: int, cost: dict[str, int], start: int) -> tuple[tuple[int, ...], list[_Share]]:
     """The units in ``order``, each to the list where the finishes would be least; then, while
-    one lowers them, the best of: a unit moved, two swapped, this process taking a worker's whole
-    list. Returns (finishes, lists)."""
-    split = [_Share(0.0 if k == 0 else WORKER_START_S, cost) for k in range(parts)]
+    one lowers them, the best of: a unit moved, two swapped, this process (which starts
+    ``start`` ms before the workers) taking a worker's whole list. Returns (finishes, lists)."""
+    split = [_Share(0 if k == 0 else start, cost) for k in range(parts)]
 
-    def score(a: int = 0, at_a: float | None = None, b: int = 0, at_b: float | None = None) -> tuple[float, ...]:
-        """The finishes, last first, then the total, with list ``a`` taking ``at_a`` s and ``b``
-        ``at_b`` s (rounded: a sum in another order is not a better split)."""
-        seconds = [share.seconds for share in split]
+    def score(a: int = 0, at_a: int | None = None, b: int = 0, at_b: int | None = None) -> tuple[int, ...]:
+        """The finishes, last first, then the total, with list ``a`` taking ``at_a`` ms and ``b``
+        ``at_b`` ms."""
+        finish = [share.finish for share in split]
         if at_a is not None:
-            seconds[a] = at_a
+            finish[a] = at_a
         if at_b is not None:
-            seconds[b] = at_b
-        seconds = [round(x, 9) for x in seconds]
-        return (*sorted(seconds, reverse=True), round(sum(seconds), 9))
+            finish[b] = at_b
+        return (*sorted(finish, reverse=True), sum(finish))
 
     for unit in order:
-        k = min(range(parts), key=lambda k: (score(k, split[k].seconds + split[k].added(unit)), k))
+        k = min(range(parts), key=lambda k: (score(k, split[k].finish + split[k].added(unit)), k))
         split[k].put(unit)
-    while True:
+    for _ in range(MAX_MOVES):
         best, move = score(), None
         for b in range(1, parts):
-            candidate = score(0, split[b].seconds - split[b].start, b, split[0].seconds + split[b].start)
+            candidate = score(0, split[b].finish - split[b].start, b, split[0].finish + split[b].start)
             if candidate < best:
                 best, move = candidate, (0, None, b, None)
         for a in range(parts):
@@ -172,19 +182,19 @@ def _split(order: list[_Unit], parts: int, cost: dict[str, float]) -> tuple[tupl
                     continue
                 A, B = split[a], split[b]
                 for i, u in enumerate(A.units):
-                    left = A.seconds - A.removed(u)
-                    candidate = score(a, left, b, B.seconds + B.added(u))
+                    left = A.finish - A.removed(u)
+                    candidate = score(a, left, b, B.finish + B.added(u))
                     if candidate < best:
                         best, move = candidate, (a, i, b, None)
                     if a > b:  # (each swap once)
                         continue
                     for j, v in enumerate(B.units):
                         candidate = score(a, left + A.added(v, without=u),
-                                          b, B.seconds - B.removed(v) + B.added(u, without=v))
+                                          b, B.finish - B.removed(v) + B.added(u, without=v))
                         if candidate < best:
                             best, move = candidate, (a, i, b, j)
         if move is None:
-            return best, split
+            break
         a, i, b, j = move
         if i is None:
             split[a].trade(split[b])
@@ -192,3 +202,4 @@ def _split(order: list[_Unit], parts: int, cost: dict[str, float]) -> tuple[tupl
         if j is not None:
             split[a].put(split[b].take(j))
         split[b].put(split[a].take(i))
+    return score(), split

@@ -37,7 +37,7 @@ class KernelEntry(NamedTuple):
     kernel: str  # "module.function", e.g. "ecs_nav.physics.move_on_map"
     signature: str  # the argument types as numba spells them (for people; the pickle is what is used)
     signature_pickle: str  # base64 of the pickled tuple of numba types
-    seconds: float  # CPU seconds it took in the scene's cold run when recorded (to balance the processes)
+    seconds: float  # CPU seconds it took in the scene's cold run when recorded (the probes' order)
     helpers: tuple[str, ...] = ()  # "module.function (argument types)" of the kernels compiled with it
     seconds_alone: float = 0.0  # CPU seconds it took to compile alone, helpers included
     own_seconds: float = 0.0  # of seconds_alone, the kernel's own part (0: not recorded)

@@ -84,7 +84,8 @@ def compile_seconds(scene: str, ticks: int = RECORD_TICKS) -> dict[str, float]:
     compiled (outermost compilations; CPU s, to 0.1 s so that a re-run changes fewer lines):
     ``{"kernel (argument types)": seconds}``. On an empty cache, what each kernel adds to a
     process that compiles them all, in the scene's order (a helper is paid for by the first
-    kernel that calls it): the figures the processes are balanced by."""
+    kernel that calls it): the order ``precompile`` probes the cache in (the split between
+    processes uses ``helpers_of``'s figures)."""
     from numba.core import event
 
     from ecs_nav.scene import load_scene

@@ -153,7 +153,8 @@ def _precompile(scene: str, workers: int) -> PrecompileReport:
     if workers < 1:
         return PrecompileReport(here + compile_entries(rest), 0, 0)
     own, *theirs = shares(rest, workers + 1)
-    progress(f"{PROGRESS_HEADER}: {len(rest)} more for {scene} in {workers + 1} processes\n")
+    theirs = [share for share in theirs if share]  # (a process with nothing to compile is not started)
+    progress(f"{PROGRESS_HEADER}: {len(rest)} more for {scene} in {len(theirs) + 1} processes\n")
     index = {entry: k for k, entry in enumerate(entries)}
     deadline = time.monotonic() + WORKER_TIMEOUT_S
     procs: list[subprocess.Popen] = []
