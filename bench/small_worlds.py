@@ -6,7 +6,8 @@ floor. ecs_nav runs SteeringSystem (arrive + separation) and PhysicsSystem (inte
 map bounds, agent-agent relaxation) through ``World.step()`` (esper dispatch, timing, events);
 RVO2 sets each agent's preferred velocity towards its goal from Python (its usual use) and
 calls ``do_step()`` (ORCA, k-d tree). Median wall-clock and process CPU microseconds per tick,
-after warm-up ticks; sizes interleaved (ours, then RVO2's, at each size).
+after warm-up ticks; sizes interleaved (ours, then RVO2's, at each size). Then the framework's
+floor: a tick of a world whose systems have nothing to do.
 
     python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200]
 """
@@ -66,6 +67,22 @@ def ours(n: int, ticks: int) -> tuple[float, float]:
     return result
 
 
+def framework_floor(ticks: int) -> dict[str, tuple[float, float]]:
+    """What a tick costs before any system works: ``World.step()`` of a world without systems,
+    and of one with the SteeringSystem and PhysicsSystem but no entity (each returns at once)."""
+    floors = {}
+    for label, systems in (("World.step, no systems", ()), ("World.step, both systems, no entity", (
+            SteeringSystem(), PhysicsSystem()))):  # fmt: skip
+        world = World(seed=0, dt=DT)
+        world.map = MapGeometry((0, 0, SIZE, SIZE))
+        if systems:
+            world.add_systems(*systems)
+        world.run(3)
+        floors[label] = per_tick(world.step, ticks)
+        world.close()
+    return floors
+
+
 def rvo2(n: int, ticks: int) -> tuple[float, float]:
     import pyrvo
 
@@ -112,6 +129,8 @@ def main() -> None:
         ticks = max(20, args.ticks // 10) if n >= 10000 else args.ticks
         (ow, oc), (rw, rc) = ours(n, ticks), rvo2(n, ticks)
         print(f"| {n:,} | {ow:,.0f} ({oc:,.0f}) | {rw:,.0f} ({rc:,.0f}) | {ow / n:,.2f} | {rw / n:,.2f} |")
+    for label, (fw, fc) in framework_floor(args.ticks).items():
+        print(f"| {label} | {fw:,.1f} ({fc:,.1f}) | | | |")
     cw, cc, systems = chase(args.ticks)
     print(f"\nchase scene (2 agents, all five systems): {cw:,.0f} µs/tick wall ({cc:,.0f} CPU)")
     print("per system, mean CPU µs a tick: " + ", ".join(f"{name} {us:,.1f}" for name, us in systems.items()))
