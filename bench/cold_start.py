@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -51,38 +50,36 @@ def load() -> str:
 
 
 def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[float, float, str]]]:
-    cache = tempfile.mkdtemp(prefix="numba-cold-")
-    env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}  # the default
-    env = {**env, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
-    run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
-    rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
-    rows["cold run"].append((*timed(run, env, checkout), load()))
-    one_cache = tempfile.mkdtemp(prefix="numba-cold-")
-    one = {**env, "NUMBA_CACHE_DIR": one_cache, "ECS_NAV_COMPILE_WORKERS": "0"}
-    rows["cold run, one process"].append((*timed(run, one, checkout), load()))
-    shutil.rmtree(one_cache, ignore_errors=True)
-    for _ in range(repeat):
-        rows["warm run"].append((*timed(run, env, checkout), load()))
-    for _ in range(repeat):
-        rows["import ecs_nav"].append((*timed([sys.executable, "-c", "import ecs_nav"], env, checkout), load()))
-    shutil.rmtree(cache, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, \
+            tempfile.TemporaryDirectory(prefix="numba-cold-") as one_cache:  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}  # the default
+        env = {**env, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
+        run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
+        rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
+        rows["cold run"].append((*timed(run, env, checkout), load()))
+        one = {**env, "NUMBA_CACHE_DIR": one_cache, "ECS_NAV_COMPILE_WORKERS": "0"}
+        rows["cold run, one process"].append((*timed(run, one, checkout), load()))
+        for _ in range(repeat):
+            rows["warm run"].append((*timed(run, env, checkout), load()))
+        for _ in range(repeat):
+            rows["import ecs_nav"].append((*timed([sys.executable, "-c", "import ecs_nav"], env, checkout), load()))
     return rows
 
 
 def numba_floor(repeat: int) -> dict[str, list[tuple[float, float, str]]]:
     """numba's own start, whatever the package: the import, and a trivial cached kernel's first call
     on an empty cache (numba's registries, LLVM and one compile) and on the filled one (one load)."""
-    folder = Path(tempfile.mkdtemp(prefix="numba-floor-"))
-    (folder / "trivial_kernel.py").write_text(TRIVIAL_KERNEL)
-    env = {**os.environ, "PYTHONPATH": str(folder), "NUMBA_CACHE_DIR": str(folder / "cache")}
-    call = [sys.executable, "-c", "import trivial_kernel; trivial_kernel.add(1.0, 2.0)"]
-    rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in FLOOR}
-    for _ in range(repeat):
-        rows[FLOOR[0]].append((*timed([sys.executable, "-c", "import numba"], env, folder), load()))
-    rows[FLOOR[1]].append((*timed(call, env, folder), load()))
-    for _ in range(repeat):
-        rows[FLOOR[2]].append((*timed(call, env, folder), load()))
-    shutil.rmtree(folder, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="numba-floor-") as name:
+        folder = Path(name)
+        (folder / "trivial_kernel.py").write_text(TRIVIAL_KERNEL)
+        env = {**os.environ, "PYTHONPATH": str(folder), "NUMBA_CACHE_DIR": str(folder / "cache")}
+        call = [sys.executable, "-c", "import trivial_kernel; trivial_kernel.add(1.0, 2.0)"]
+        rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in FLOOR}
+        for _ in range(repeat):
+            rows[FLOOR[0]].append((*timed([sys.executable, "-c", "import numba"], env, folder), load()))
+        rows[FLOOR[1]].append((*timed(call, env, folder), load()))  # (one: the cache is then filled)
+        for _ in range(repeat):
+            rows[FLOOR[2]].append((*timed(call, env, folder), load()))
     return rows
 
 

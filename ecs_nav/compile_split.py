@@ -27,7 +27,7 @@ ORDERS = 8
 """Greedy starts ``shares`` tries: largest first, then shuffles (seeded: the same split every run)."""
 MAX_MOVES = 1000
 """A bound on ``_split``'s moves from one start (each lowers the finishes, so they end sooner:
-about 50 at most for the built-in scenes); a guard, not a limit met."""
+under 10 for the built-in scenes); a guard, not a limit met."""
 
 
 def units(entries: Sequence[KernelEntry]) -> list[list[KernelEntry]]:
@@ -91,12 +91,12 @@ class _Share:
         self.cost = cost
 
     def added(self, unit: _Unit, without: _Unit | None = None) -> int:
-        """Seconds ``unit`` adds here (after ``without`` has left)."""
+        """Milliseconds ``unit`` adds here (after ``without`` has left)."""
         gone = without.needs if without is not None else frozenset()
         return sum(self.cost[f] for f in unit.functions if self.needs.get(f, 0) - (f in gone) <= 0)
 
     def removed(self, unit: _Unit) -> int:
-        """Seconds saved here when ``unit`` leaves."""
+        """Milliseconds saved here when ``unit`` leaves."""
         return sum(self.cost[f] for f in unit.functions if self.needs[f] == 1)
 
     def put(self, unit: _Unit) -> None:
@@ -180,17 +180,17 @@ def _split(order: list[_Unit], parts: int, cost: dict[str, int], start: int) -> 
             for b in range(parts):
                 if a == b:
                     continue
-                A, B = split[a], split[b]
-                for i, u in enumerate(A.units):
-                    left = A.finish - A.removed(u)
-                    candidate = score(a, left, b, B.finish + B.added(u))
+                giver, taker = split[a], split[b]
+                for i, u in enumerate(giver.units):
+                    left = giver.finish - giver.removed(u)
+                    candidate = score(a, left, b, taker.finish + taker.added(u))
                     if candidate < best:
                         best, move = candidate, (a, i, b, None)
                     if a > b:  # (each swap once)
                         continue
-                    for j, v in enumerate(B.units):
-                        candidate = score(a, left + A.added(v, without=u),
-                                          b, B.finish - B.removed(v) + B.added(u, without=v))
+                    for j, v in enumerate(taker.units):
+                        candidate = score(a, left + giver.added(v, without=u),
+                                          b, taker.finish - taker.removed(v) + taker.added(u, without=v))
                         if candidate < best:
                             best, move = candidate, (a, i, b, j)
         if move is None:
