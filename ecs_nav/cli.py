@@ -1,4 +1,4 @@
-"""The ``ecs-nav`` command: list, validate, run and view scenes.
+"""The ``ecs-nav`` command: list, validate, run and view scenes (and compile their kernels ahead).
 
 Bad input gives a non-zero exit and one line per problem on stderr, never a traceback. Exit
 codes: 0 done; 2 bad input (arguments, scene files, output file names); 3 no OpenGL context or
@@ -165,6 +165,32 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_compile(args) -> int:
+    from ecs_nav.kernel_manifest import numba_version
+    from ecs_nav.precompile import compile_entries, precompile_scenes, scene_entries
+    from ecs_nav.scene import builtin_scenes
+
+    known = builtin_scenes()
+    unknown = [name for name in args.scenes if name not in known]
+    if unknown:
+        raise ValueError(f"compile: not a built-in scene: {', '.join(unknown)} (built-in: {', '.join(known)}; "
+                         "a scene file of your own compiles what it uses on its first run)")
+    scenes = args.scenes or known
+    entries = scene_entries(scenes)
+    if not entries:
+        print(f"ecs-nav compile: the kernel list was made for another numba than {numba_version()} "
+              "(python -m ecs_nav.kernel_recorder writes it again); the kernels compile on first use",
+              file=sys.stderr)
+        return 0
+    start = time.perf_counter()
+    report = precompile_scenes(scenes, args.workers)
+    left = compile_entries(entries)  # loads what the processes compiled; compiles what they did not
+    compiled = report.compiled_here + report.compiled_by_workers + left
+    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({compiled} compiled now, in "
+          f"{report.workers + 1} process{'es' if report.workers else ''}; {time.perf_counter() - start:.1f} s)")
+    return 0
+
+
 def cmd_plot(args) -> int:
     from ecs_nav.plots import is_sweep_table, plot_recording, plot_sweep_table
 
@@ -239,6 +265,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fps", type=_int_at_least(1, 1000), default=30, help="frames per second of --record (default 30)")
     _debug_option(p, shown=True)
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("compile", help="compile the built-in scenes' kernels into numba's cache now",
+                       description="Compile the kernels of the named built-in scenes (default: all of them) "
+                                   "into numba's cache, in parallel processes, so that no first run waits for "
+                                   "them: for an image build or a CI cache. Kernels already cached are loaded.")
+    p.add_argument("scenes", nargs="*", metavar="SCENE", help="built-in scene names (default: every one)")
+    p.add_argument("--workers", type=_int_at_least(0, 64), default=None,
+                   help="processes beside this one (default: one fewer than the CPUs; 0: all here)")
+    _debug_option(p)
+    p.set_defaults(fn=cmd_compile)
 
     p = sub.add_parser("plot", help="draw a recording's or a sweep's plots as PNG files",
                        description="Draw a recording (from run --out) as PNGs: trajectories over the map, a "

@@ -8,7 +8,8 @@ their argument types, ``precompile_scene`` splits them between this process and 
 helper, kernels sharing costly helpers together, a function compiled for several sets of
 argument types all in one process), each compiling its share into numba's cache at the same
 time; the scene then loads every kernel from the cache. The compiled code is the same whichever
-process compiled it, so runs stay bit for bit the same.
+process compiled it, so runs stay bit for bit the same. ``precompile_scenes`` does the same for
+several scenes' kernels at once (``ecs-nav compile``: the cache filled before any first run).
 
 It costs nothing when the cache already holds the kernels: they are compiled here one group
 at a time, cheapest first, which loads them from the cache as the scene would, until one is
@@ -118,22 +119,39 @@ def precompile_scene(scene: str, workers: int | None = None) -> PrecompileReport
 
     Raises:
         ValueError: ``$ECS_NAV_COMPILE_WORKERS`` is not a whole number."""
+    return precompile_scenes([scene], workers)
+
+
+def precompile_scenes(scenes: Sequence[str], workers: int | None = None) -> PrecompileReport:
+    """``precompile_scene`` for the kernels of several built-in scenes at once (each kernel
+    once, ``scene_entries``): ``ecs-nav compile`` fills numba's cache this way before a first
+    run (an image build, a CI cache)."""
     workers = worker_count() if workers is None else workers
     if workers < 1 or getattr(sys, "frozen", False):  # (a frozen app's executable is not python)
         return NOTHING
     try:
-        return _precompile(scene, workers)
+        return _precompile(list(scenes), workers)
     except Exception as exc:  # a first run that compiles one kernel at a time still runs
         progress(f"{PROGRESS_HEADER}: not in parallel ({type(exc).__name__}: {exc}); kernels compile on first use\n")
         return NOTHING
 
 
-def _precompile(scene: str, workers: int) -> PrecompileReport:
+def scene_entries(scenes: Sequence[str]) -> list[KernelEntry]:
+    """The manifest's kernels of the built-in ``scenes``, each kernel and set of argument types
+    once (the first scene's entry), in the scenes' order; [] for a manifest of another numba."""
+    entries: dict[tuple[str, str], KernelEntry] = {}
+    for scene in scenes:
+        for entry in entries_for(scene):
+            entries.setdefault((entry.kernel, entry.signature), entry)
+    return list(entries.values())
+
+
+def _precompile(scenes: list[str], workers: int) -> PrecompileReport:
     from numba import config
 
     if config.DISABLE_JIT:
         return NOTHING
-    entries = entries_for(scene)
+    entries = scene_entries(scenes)
     missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
     groups = sorted(units(missing), key=lambda g: (sum(max(e.seconds_alone, e.seconds) for e in g), g[0].kernel))
     if len(groups) < 2:  # (one group compiles in one process)
@@ -154,13 +172,13 @@ def _precompile(scene: str, workers: int) -> PrecompileReport:
         return PrecompileReport(here + compile_entries(rest), 0, 0)
     own, *theirs = shares(rest, workers + 1)
     theirs = [share for share in theirs if share]  # (a process with nothing to compile is not started)
-    progress(f"{PROGRESS_HEADER}: {len(rest)} more for {scene} in {len(theirs) + 1} processes\n")
+    progress(f"{PROGRESS_HEADER}: {len(rest)} more for {', '.join(scenes)} in {len(theirs) + 1} processes\n")
     index = {entry: k for k, entry in enumerate(entries)}
     deadline = time.monotonic() + WORKER_TIMEOUT_S
     procs: list[subprocess.Popen] = []
     try:
         for share in theirs:
-            procs.append(start_worker(scene, [index[e] for e in share]))
+            procs.append(start_worker(",".join(scenes), [index[e] for e in share]))
         here += compile_entries(own)
         done = sum(_wait(proc, deadline) for proc in procs)
     except BaseException:  # failed or interrupted: no process is left compiling for nobody
@@ -189,14 +207,15 @@ def _wait(proc: subprocess.Popen, deadline: float) -> int:
     return 0
 
 
-def start_worker(scene: str, share: list[int]) -> subprocess.Popen:
-    """A process compiling the entries ``share`` (positions in ``entries_for(scene)``) into
-    numba's cache, with this process's environment and its ecs_nav: the folder above the package
-    as this process imported it (no link resolved: numba's cache folders are named by the
-    source's path) goes first on the worker's path, before the current folder."""
+def start_worker(scenes: str, share: list[int]) -> subprocess.Popen:
+    """A process compiling the entries ``share`` (positions in ``scene_entries`` of the scenes
+    named in ``scenes``, joined by commas) into numba's cache, with this process's environment
+    and its ecs_nav: the folder above the package as this process imported it (no link resolved:
+    numba's cache folders are named by the source's path) goes first on the worker's path, before
+    the current folder."""
     root = str(Path(__file__).parent.parent)
     return subprocess.Popen(
-        [sys.executable, "-c", _WORKER, root, scene, *map(str, share)],
+        [sys.executable, "-c", _WORKER, root, scenes, *map(str, share)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -207,9 +226,10 @@ def start_worker(scene: str, share: list[int]) -> subprocess.Popen:
 
 
 def main(argv: list[str]) -> int:
-    """A worker: ``SCENE K...`` compiles the entries at positions K of ``entries_for(SCENE)``
-    and prints how many kernels it compiled (cache loads not counted)."""
-    entries = entries_for(argv[0])
+    """A worker: ``SCENE[,SCENE...] K...`` compiles the entries at positions K of
+    ``scene_entries`` of those scenes and prints how many kernels it compiled (cache loads not
+    counted)."""
+    entries = scene_entries(argv[0].split(","))
     watch()
     print(compile_entries([entries[int(k)] for k in argv[1:]]))
     return 0

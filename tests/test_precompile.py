@@ -312,6 +312,27 @@ def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory
     assert first["digest"] == second["digest"] == world.state_digest()
 
 
+def test_ecs_nav_compile_fills_the_cache_so_that_the_first_run_compiles_nothing(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT)}
+    count = len(entries_for(COLD_SCENE))
+
+    def ecs_nav(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ecs_nav.cli", *args], capture_output=True, text=True, env=env,
+                              cwd=tmp_path)  # fmt: skip
+
+    first = ecs_nav("compile", COLD_SCENE, "--workers", "1")
+    assert first.returncode == 0, first.stderr
+    compiled = int(re.search(rf"^{count} kernels of {COLD_SCENE} are in numba's cache \((\d+) compiled now, in 2 "
+                             r"processes; ", first.stdout).group(1))  # fmt: skip
+    assert 1 <= compiled <= count  # (a kernel compiled inside another is not compiled again)
+    run = ecs_nav("run", COLD_SCENE, "--headless", "--ticks", "1", "--json")
+    assert run.returncode == 0 and PROGRESS_HEADER not in run.stderr, run.stderr
+    again = ecs_nav("compile", COLD_SCENE)
+    assert f"{count} kernels of {COLD_SCENE} are in numba's cache (0 compiled now, in 1 process; " in again.stdout
+    bad = ecs_nav("compile", "nosuch")
+    assert bad.returncode == 2 and "not a built-in scene: nosuch" in bad.stderr, bad.stderr
+
+
 FAILING = """
 import base64, pickle, subprocess, sys
 from numba import types
