@@ -166,7 +166,10 @@ def cmd_run(args) -> int:
 
 
 def cmd_compile(args) -> int:
-    from ecs_nav.kernel_manifest import numba_version
+    from numba import config
+
+    from ecs_nav.compile_watch import kernels_compiled
+    from ecs_nav.kernel_manifest import dispatcher_of, numba_version, signature_of
     from ecs_nav.precompile import compile_entries, precompile_scenes, scene_entries
     from ecs_nav.scene import builtin_scenes
 
@@ -175,19 +178,27 @@ def cmd_compile(args) -> int:
     if unknown:
         raise ValueError(f"compile: not a built-in scene: {', '.join(unknown)} (built-in: {', '.join(known)}; "
                          "a scene file of your own compiles what it uses on its first run)")
-    scenes = args.scenes or known
+    scenes = list(dict.fromkeys(args.scenes)) or known
     entries = scene_entries(scenes)
-    if not entries:
-        print(f"ecs-nav compile: the kernel list was made for another numba than {numba_version()} "
-              "(python -m ecs_nav.kernel_recorder writes it again); the kernels compile on first use",
+    if config.DISABLE_JIT:
+        print("ecs-nav compile: warning: numba's JIT is disabled (NUMBA_DISABLE_JIT): nothing is compiled",
               file=sys.stderr)
         return 0
-    start = time.perf_counter()
+    if not entries:
+        print(f"ecs-nav compile: warning: no kernel list for numba {numba_version()} (ecs_nav/kernel_manifest.json "
+              "is missing or was made with another; python -m ecs_nav.kernel_recorder writes it); the kernels "
+              "compile on first use", file=sys.stderr)  # fmt: skip
+        return 0
+    start, before = time.perf_counter(), kernels_compiled()
     report = precompile_scenes(scenes, args.workers)
-    left = compile_entries(entries)  # loads what the processes compiled; compiles what they did not
-    compiled = report.compiled_here + report.compiled_by_workers + left
-    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({compiled} compiled now, in "
-          f"{report.workers + 1} process{'es' if report.workers else ''}; {time.perf_counter() - start:.1f} s)")
+    compile_entries(entries)  # loads what the processes compiled; compiles what they did not
+    missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
+    if missing:  # the kernel list is older than a kernel (a packaging error)
+        raise RuntimeError(f"{len(missing)} of {len(entries)} kernels did not compile for their recorded argument "
+                           f"types: {', '.join(sorted({e.kernel for e in missing}))}; they compile on first use")
+    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({kernels_compiled() - before} "
+          f"compiled now, in {report.workers + 1} process{'es' if report.workers else ''}; "
+          f"{time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -231,7 +242,8 @@ DEBUG_HELP = "on an internal error, show the traceback instead of one line"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="ecs-nav", description="Game-AI navigation scenes: list, validate, run headless, view.")
+        prog="ecs-nav", description="Game-AI navigation scenes: list, validate, run headless, view, plot, sweep; "
+                                    "compile their kernels ahead.")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -269,10 +281,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="compile the built-in scenes' kernels into numba's cache now",
                        description="Compile the kernels of the named built-in scenes (default: all of them) "
                                    "into numba's cache, in parallel processes, so that no first run waits for "
-                                   "them: for an image build or a CI cache. Kernels already cached are loaded.")
+                                   "them. Kernels already cached are loaded. numba uses the cache only as the "
+                                   "user who can write it, for the same install path and the same CPU model: "
+                                   "run it as the user who runs the scenes, where they run.")
     p.add_argument("scenes", nargs="*", metavar="SCENE", help="built-in scene names (default: every one)")
     p.add_argument("--workers", type=_int_at_least(0, 64), default=None,
-                   help="processes beside this one (default: one fewer than the CPUs; 0: all here)")
+                   help="processes beside this one (default: $ECS_NAV_COMPILE_WORKERS, else one fewer than the "
+                        "CPUs, at most 7; 0: all here)")
     _debug_option(p)
     p.set_defaults(fn=cmd_compile)
 

@@ -333,6 +333,44 @@ def test_ecs_nav_compile_fills_the_cache_so_that_the_first_run_compiles_nothing(
     assert bad.returncode == 2 and "not a built-in scene: nosuch" in bad.stderr, bad.stderr
 
 
+def test_several_scenes_share_one_list_each_kernel_once_and_a_worker_reads_the_same(monkeypatch):
+    from ecs_nav import precompile
+
+    assert precompile.scene_entries(["chase", "chase"]) == list(entries_for("chase"))
+    both = precompile.scene_entries(["platformer", "chase"])
+    assert both[: len(entries_for("platformer"))] == list(entries_for("platformer"))
+    assert len(both) == len({(e.kernel, e.signature) for e in both})
+    assert {(e.kernel, e.signature) for e in both} == {(e.kernel, e.signature)
+                                                       for s in ("platformer", "chase") for e in entries_for(s)}
+    given = []
+    monkeypatch.setattr(precompile, "compile_entries", lambda entries: given.append(entries) or 0)
+    assert precompile.main(["platformer,chase", "0", str(len(both) - 1)]) == 0
+    assert given == [[both[0], both[-1]]]  # the positions the parent sent, in the parent's list
+
+
+STALE_COMPILE = """
+import base64, pickle, sys
+from numba import types
+from ecs_nav import cli, precompile
+stale = base64.b64encode(pickle.dumps((types.int64,))).decode()
+entries = precompile.entries_for("platformer")
+precompile.entries_for = lambda scene: (entries[0]._replace(signature_pickle=stale), *entries[1:])
+sys.exit(cli.main(["compile", "platformer", "--workers", "0"]))
+"""
+
+
+def test_ecs_nav_compile_says_which_kernels_did_not_compile_and_when_nothing_is_compiled(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", STALE_COMPILE], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 70, proc.stderr
+    assert f"1 of {len(entries_for('platformer'))} kernels did not compile" in proc.stderr
+    assert entries_for("platformer")[0].kernel in proc.stderr
+    off = subprocess.run([sys.executable, "-m", "ecs_nav.cli", "compile", "platformer"], capture_output=True,
+                         text=True, env={**env, "NUMBA_DISABLE_JIT": "1"}, cwd=tmp_path)  # fmt: skip
+    assert off.returncode == 0 and "JIT is disabled" in off.stderr and off.stdout == "", off.stderr
+
+
 FAILING = """
 import base64, pickle, subprocess, sys
 from numba import types
