@@ -11,7 +11,7 @@ shared machine. ``--baseline DIR`` measures another checkout (``git worktree add
 REF``, or ``git archive REF | tar -x -C /tmp/base``) the same way in the same run, for a before/after
 side by side.
 
-    python bench/cold_start.py [--baseline /tmp/base] [--repeat 3] [--scene chase]
+    python bench/cold_start.py [--baseline /tmp/base] [--repeat 3] [--scene chase] [--compile-all]
 """
 
 from __future__ import annotations
@@ -83,11 +83,22 @@ def numba_floor(repeat: int) -> dict[str, list[tuple[float, float, str]]]:
     return rows
 
 
+def compile_all(checkout: Path) -> tuple[float, float, str]:
+    """``ecs-nav compile`` (every built-in scene's kernels, in parallel processes) on an empty
+    cache: (wall s, CPU s, load)."""
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+        env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}
+        env = {**env, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
+        return (*timed([sys.executable, "-m", "ecs_nav.cli", "compile"], env, checkout), load())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, help="another checkout to measure the same way, side by side")
     parser.add_argument("--repeat", type=int, default=3, help="warm runs and imports per checkout (median shown)")
     parser.add_argument("--scene", default="chase")
+    parser.add_argument("--compile-all", action="store_true",
+                        help="also time `ecs-nav compile` of every built-in scene on an empty cache (this checkout)")
     args = parser.parse_args()
     sides = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     results = {name: measure(path, args.scene, args.repeat) for name, path in sides.items()}
@@ -101,6 +112,10 @@ def main() -> None:
             cells += [f"{statistics.median(s[column] for s in samples):.2f}" for column in (0, 1)]
             loads.append(samples[-1][2])
         print(f"| {what} | {' | '.join(cells)} | {', '.join(loads)} |")
+    if args.compile_all:
+        wall, cpu, at = compile_all(ROOT)
+        blanks = " | |" * (len(sides) - 1)  # (the baseline's columns: a checkout may predate the command)
+        print(f"| ecs-nav compile, every built-in scene, cold | {wall:.2f} | {cpu:.2f}{blanks} | {at} |")
     floor = numba_floor(args.repeat)
     for what, samples in floor.items():
         cells = [f"{statistics.median(s[column] for s in samples):.2f}" for column in (0, 1)]
