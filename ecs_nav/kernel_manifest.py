@@ -4,12 +4,13 @@
 
 ``kernel_manifest.json`` beside this file holds, per built-in scene, every kernel the scene
 calls from Python in ``load_scene`` and its first ``RECORD_TICKS`` ticks: its name, its argument
-types (numba type objects, pickled as numba's own cache index pickles them, beside a readable
-spelling), the CPU seconds its compilation added to the scene's first run on an empty cache
-and those it takes alone, and the compiled helpers it compiles with it (``helpers``: the kernels
-of this package it calls, at any depth, each with its argument types). Compiled alone, the
-seconds also split into the kernel's own part (``own_seconds``) and each helper's
-(``helper_seconds``): a process pays for a helper once, whichever kernel needs it first.
+types and its return type (numba type objects, pickled as numba's own cache index pickles
+them, beside a readable spelling of the arguments), the CPU seconds its compilation added to the
+scene's first run on an empty cache and those it takes alone, and the compiled helpers it
+compiles with it (``helpers``: the kernels of this package it calls, at any depth, each with its
+argument types). Compiled alone, the seconds also split into the kernel's own part
+(``own_seconds``) and each helper's (``helper_seconds``): a process pays for a helper once,
+whichever kernel needs it first. ``ecs_nav.aot_build`` compiles the same list ahead of time.
 
 The argument types belong to the numba release that made them: ``entries_for`` gives nothing
 for a manifest made by another release, and a first run then compiles on first use, as it
@@ -42,6 +43,7 @@ class KernelEntry(NamedTuple):
     seconds_alone: float = 0.0  # CPU seconds it took to compile alone, helpers included
     own_seconds: float = 0.0  # of seconds_alone, the kernel's own part (0: not recorded)
     helper_seconds: tuple[float, ...] = ()  # of seconds_alone, each helper's own part (as ``helpers``)
+    return_pickle: str = ""  # base64 of the pickled numba return type ("": not recorded)
 
 
 def numba_version() -> str:
@@ -79,10 +81,26 @@ def entry_from_json(entry: dict) -> KernelEntry:
                           "helper_seconds": tuple(entry.get("helper_seconds", ()))})
 
 
+def decode_types(text: str) -> object:
+    """Numba types from their base64 pickle (``signature_pickle``, ``return_pickle``)."""
+    return pickle.loads(base64.b64decode(text))
+
+
 @functools.lru_cache(maxsize=1024)
 def signature_of(entry: KernelEntry) -> tuple:
     """The entry's argument types (numba type objects)."""
-    return pickle.loads(base64.b64decode(entry.signature_pickle))
+    return decode_types(entry.signature_pickle)
+
+
+@functools.lru_cache(maxsize=1024)
+def return_type_of(entry: KernelEntry):
+    """The entry's return type (a numba type object).
+
+    Raises:
+        ValueError: the manifest was recorded without return types."""
+    if not entry.return_pickle:
+        raise ValueError(f"{entry.kernel}: the manifest has no return type; re-run python -m ecs_nav.kernel_recorder")
+    return decode_types(entry.return_pickle)
 
 
 def dispatcher_of(entry: KernelEntry):

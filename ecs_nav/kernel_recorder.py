@@ -72,10 +72,10 @@ class _SignaturePickler(pickle.Pickler):
         return rebuild, (reconstructor, args, {sys.intern(k): v for k, v in (state or {}).items() if k != "_code"})
 
 
-def pickled_signature(args: tuple) -> str:
-    """Base64 of the pickled argument types (see ``_SignaturePickler``)."""
+def pickled_signature(types: object) -> str:
+    """Base64 of the pickled argument types, or of a return type (see ``_SignaturePickler``)."""
     buffer = io.BytesIO()
-    _SignaturePickler(buffer, protocol=4).dump(args)
+    _SignaturePickler(buffer, protocol=4).dump(types)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -122,7 +122,9 @@ def loaded_kernels(scene: str, ticks: int = RECORD_TICKS) -> list[KernelEntry]:
         if stats.cache_misses:
             raise RuntimeError(f"{kernel_name(dispatcher)} was compiled: run with a cache that holds {scene}'s kernels")
         for args in stats.cache_hits:
-            entries.append(KernelEntry(kernel_name(dispatcher), str(args), pickled_signature(args), 0.0))
+            returns = dispatcher.overloads[args].signature.return_type
+            entries.append(KernelEntry(kernel_name(dispatcher), str(args), pickled_signature(args), 0.0,
+                                       return_pickle=pickled_signature(returns)))  # fmt: skip
     return sorted(entries, key=lambda e: (e.kernel, e.signature))
 
 
@@ -166,8 +168,9 @@ def helpers_of(entry: KernelEntry) -> KernelEntry:
 
 def _child(args: list[str], cache: str) -> object:
     """This module run with ``args`` in a new process on numba cache folder ``cache`` (and no
-    precompiling, which would load kernels the scene may not use): its JSON output."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "ECS_NAV_COMPILE_WORKERS": "0"}
+    precompiling, which would load kernels the scene may not use, and no kernels compiled ahead
+    of time, which would answer the calls to be timed and listed): its JSON output."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "ECS_NAV_COMPILE_WORKERS": "0", "ECS_NAV_AOT": "0"}
     proc = subprocess.run([sys.executable, "-m", "ecs_nav.kernel_recorder", *args], capture_output=True, text=True,
                           env=env)  # fmt: skip
     if proc.returncode != 0:
