@@ -9,7 +9,7 @@ OUT    ?= out
 .PHONY: demo test bench lint clean screenshots
 
 # A venv made without python3-venv (ensurepip) has a python but no pip: make it again.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[dev,media,results,results-check,dask]"
@@ -74,7 +74,7 @@ bench: $(STAMP)
 	$(PY) bench/search_trace.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ecs_nav systems tests bench
+	$(VENV)/bin/ruff check ecs_nav systems tests bench setup.py
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache build *.egg-info

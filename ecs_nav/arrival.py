@@ -20,9 +20,9 @@ shared by the path follower and the flow-field follower: they read and write the
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.spatial import build_grid
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
@@ -42,7 +42,7 @@ separation keeps a walking agent a few decimetres off the agents in front of it,
 short of contact (about 0.2-0.4 m at the default weights)."""
 
 
-@nb.njit(cache=True, inline="always")
+@kernel(inline="always")
 def stands_ahead(dx, dy, touch, rise, body_height, toward_x, toward_y):
     """An arrived agent at offset (dx, dy) and height difference ``rise`` holds this one back:
     within ``touch`` of its centre, on its level, and ahead of it (toward its goal); one beside
@@ -50,7 +50,7 @@ def stands_ahead(dx, dy, touch, rise, body_height, toward_x, toward_y):
     return dx * dx + dy * dy <= touch * touch and abs(rise) < body_height and dx * toward_x + dy * toward_y > 0.0
 
 
-@nb.njit(cache=True)
+@kernel
 def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, arrived_radius,
              arrived_elevation, arrived_key, gap, body_height, max_radius,
              ox, oy, inv_cell, cols, rows, cell_start, cell_items):
@@ -85,7 +85,7 @@ def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, 
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def _settled_scan(pos, radius, elevation, goal_key, toward, candidates, arrived, gap, body_height):
     """``_settled`` without a grid: every candidate against every arrived row, the same tests
     (the grid only skips rows too far to pass the distance test). For a few candidates this
@@ -213,7 +213,7 @@ def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stuck_limit, stuck_distance2):
     """The counting of ``standing_still`` in one pass, in place: returns (k,) bool, the rows
     whose count reached ``stuck_limit`` this tick (their count restarts and their anchor moves

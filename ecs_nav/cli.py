@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -166,8 +167,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_compile(args) -> int:
+    if args.ahead:
+        return compile_ahead(args.scenes)
     from numba import config
 
+    from ecs_nav import aot
     from ecs_nav.compile_watch import kernels_compiled
     from ecs_nav.kernel_manifest import dispatcher_of, numba_version, signature_of
     from ecs_nav.precompile import compile_entries, precompile_scenes, scene_entries
@@ -189,6 +193,13 @@ def cmd_compile(args) -> int:
               "is missing or was made with another; python -m ecs_nav.kernel_recorder writes it); the kernels "
               "compile on first use", file=sys.stderr)  # fmt: skip
         return 0
+    for entry in entries:
+        dispatcher_of(entry)  # (imports the kernel's module, which attaches what the library holds)
+    entries = [e for e in entries if not aot.holds(e.kernel, signature_of(e))]
+    if not entries:
+        print(f"the kernels compiled ahead of time answer every kernel of {', '.join(scenes)}: nothing to compile "
+              f"(with {aot.VARIABLE}=0, numba's cache is filled)")  # fmt: skip
+        return 0
     start, before = time.perf_counter(), kernels_compiled()
     report = precompile_scenes(scenes, args.workers)
     compile_entries(entries)  # loads what the processes compiled; compiles what they did not
@@ -200,6 +211,20 @@ def cmd_compile(args) -> int:
           f"compiled now, in {report.workers + 1} process{'es' if report.workers else ''}; "
           f"{time.perf_counter() - start:.1f} s)")
     return 0
+
+
+def compile_ahead(scenes: list[str]) -> int:
+    """``ecs-nav compile --ahead``: build the library of kernels compiled ahead of time into the
+    installed package (``ecs_nav.aot_build``, in a process of its own)."""
+    from ecs_nav.aot import PACKAGE_DIR
+
+    if scenes:
+        raise ValueError("compile --ahead: it compiles every built-in scene's kernels; name no scene")
+    if not os.access(PACKAGE_DIR, os.W_OK):
+        raise PermissionError(f"compile --ahead: {PACKAGE_DIR} is not writable: run it as the package's owner, or "
+                              "install the package again (installing builds the library)")  # fmt: skip
+    built = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(PACKAGE_DIR)], stdin=subprocess.DEVNULL)
+    return 0 if built.returncode == 0 else EXIT_INTERNAL_ERROR
 
 
 def cmd_plot(args) -> int:
@@ -288,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_int_at_least(0, 64), default=None,
                    help="processes beside this one (default: $ECS_NAV_COMPILE_WORKERS, else one fewer than the "
                         "CPUs, at most 7; 0: all here)")
+    p.add_argument("--ahead", action="store_true",
+                   help="instead, compile every built-in scene's kernels ahead of time into the installed package "
+                        "(what installing it does; needs a C compiler): after a change to the sources")
     _debug_option(p)
     p.set_defaults(fn=cmd_compile)
 

@@ -9,10 +9,10 @@ vectorises it). A caller asks it first and calls ``refuse_non_finite`` only when
 
 from __future__ import annotations
 
-import numba as nb
+from ecs_nav.aot import kernel
 
 
-@nb.njit(cache=True)
+@kernel
 def all_finite(values) -> bool:
     """Whether every element of the float array ``values`` (any shape) is finite: ``x - x`` is
     0 for a finite x and NaN for inf and NaN (numba raises no floating-point warnings)."""

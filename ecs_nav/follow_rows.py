@@ -16,11 +16,12 @@ Shapes: table columns (capacity, ...) indexed by ``rows`` (m,) int64; the follow
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 
-@nb.njit(cache=True)
+
+@kernel
 def waypoint_hits(
     rows,
     pos,
@@ -76,7 +77,7 @@ def waypoint_hits(
     return hits
 
 
-@nb.njit(cache=True)
+@kernel
 def final_approach(rows, pos, once, final, target_row, final_leg, partial, follow_state, stopping_distance,
                    arrival_distance, radius, steer_target, blocked_ticks, group_arrival, anyone_arrived,
                    stop_hysteresis, rearm_radii, stopped_code):  # fmt: skip

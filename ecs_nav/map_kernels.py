@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.shapes import Box, Ramp
 
@@ -59,7 +59,7 @@ def rect_row(shape: Box | Ramp, floor: float) -> list[float]:
 # --- kernels: primitives -----------------------------------------------------------------------
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _clampi(v, n):
     # v is a float; clamp before int() so huge values cannot overflow (and NaN goes to 0)
     if not v >= 0.0:
@@ -69,7 +69,7 @@ def _clampi(v, n):
     return int(v)
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def bucket_range(meta, dims, x0, y0, x1, y1):
     cs = meta[7]
     i0 = _clampi(math.floor((x0 - meta[5]) / cs), dims[0])
@@ -79,20 +79,20 @@ def bucket_range(meta, dims, x0, y0, x1, y1):
     return i0, i1, j0, j1
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def local_coords(r, x, y):
     dx, dy = x - r[0], y - r[1]
     return dx * r[2] + dy * r[3], -dx * r[3] + dy * r[2]
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _slope_mid(r):
     hl = r[4]
     slope = (r[8] - r[7]) / (2.0 * hl) if hl > 0.0 else 0.0
     return slope, 0.5 * (r[7] + r[8])
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _rect_surface(r, s):
     slope, mid = _slope_mid(r)
     if s < -r[4]:
@@ -102,7 +102,7 @@ def _rect_surface(r, s):
     return mid + slope * s
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _shape_top_at(G, item, x, y):
     """Walkable top of shape ``item`` at (x, y), or NaN where (x, y) is off its footprint."""
     rects, circs = G[0], G[1]
@@ -120,7 +120,7 @@ def _shape_top_at(G, item, x, y):
     return np.nan
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def top_among(G, items, first, last, x, y, zmax):
     """Highest walkable top at (x, y) at or below ``zmax`` among the floor and the shapes
     ``items[first:last]``; NaN off the map or where nothing lies below ``zmax``."""
@@ -138,7 +138,7 @@ def top_among(G, items, first, last, x, y, zmax):
     return best
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def top_at(G, x, y, zmax):
     """Highest walkable top at (x, y) at or below ``zmax`` (floor included); NaN off the map."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -147,7 +147,7 @@ def top_at(G, x, y, zmax):
     return top_among(G, bitems, bptr[b], bptr[b + 1], x, y, zmax)
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _clip(f0, f1, t0, t1):
     """Clip [t0, t1] to where f0 + t (f1 - f0) <= -EPS (strictly inside a half-space)."""
     df = f1 - f0
@@ -165,7 +165,7 @@ def _clip(f0, f1, t0, t1):
     return t0, t1
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _seg_hits_rect(r, ax, ay, az, bx, by, bz):
     sa, ta = local_coords(r, ax, ay)
     sb, tb = local_coords(r, bx, by)
@@ -181,7 +181,7 @@ def _seg_hits_rect(r, ax, ay, az, bx, by, bz):
     return t1 - t0 > 1e-12
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _seg_hits_circle(c, ax, ay, az, bx, by, bz):
     t0, t1 = 0.0, 1.0
     t0, t1 = _clip(c[3] - az, c[3] - bz, t0, t1)
@@ -208,7 +208,7 @@ def _seg_hits_circle(c, ax, ay, az, bx, by, bz):
     return t1 - t0 > 1e-12
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def segment_blocked_by(G, ax, ay, az, bx, by, bz):
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
@@ -229,7 +229,7 @@ def segment_blocked_by(G, ax, ay, az, bx, by, bz):
 # --- kernels: walls (the solid in an agent's body band; see ecs_nav.geometry) ------------------
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def rect_wall_span(r, zlo, zhi):
     """(lo, hi) along the rect's axis where it is a wall for the band (zlo, zhi); lo >= hi: none."""
     hl = r[4]
@@ -246,7 +246,7 @@ def rect_wall_span(r, zlo, zhi):
     return -hl, min(st, hl)
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _wall_push(G, item, x, y, zlo, zhi):
     """Closest point of shape ``item``'s wall region to (x, y), and whether (x, y) is inside it.
 
@@ -294,7 +294,7 @@ def _wall_push(G, item, x, y, zlo, zhi):
     return True, x, y, True, ex, ey
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def wall_distance(G, item, x, y, zlo, zhi):
     """Ground-plane distance from (x, y) to shape ``item``'s wall region (inf: no wall, 0: inside)."""
     has, qx, qy, inside, ex, ey = _wall_push(G, item, x, y, zlo, zhi)
@@ -305,7 +305,7 @@ def wall_distance(G, item, x, y, zlo, zhi):
     return math.hypot(x - qx, y - qy)
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _penetration(G, x, y, radius, zlo, zhi):
     """Deepest overlap of the disc (x, y, radius) with any wall region for the band (zlo, zhi)."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -328,7 +328,7 @@ def _penetration(G, x, y, radius, zlo, zhi):
     return worst
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _push_out(G, x, y, radius, zlo, zhi):
     """Move the disc out of every wall it overlaps, one pass, nearest exit per wall."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -357,7 +357,7 @@ def _push_out(G, x, y, radius, zlo, zhi):
     return x, y
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _clamp_bounds(meta, x, y, radius):
     lo_x, hi_x = meta[0] + radius, meta[2] - radius
     lo_y, hi_y = meta[1] + radius, meta[3] - radius
@@ -372,7 +372,7 @@ def _clamp_bounds(meta, x, y, radius):
     return x, y
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _settle(G, x, y, radius, zlo, zhi):
     """Push out of walls (a few passes) and into the bounds; returns (x, y, remaining overlap)."""
     meta = G[2]
@@ -384,7 +384,7 @@ def _settle(G, x, y, radius, zlo, zhi):
     return x, y, _penetration(G, x, y, radius, zlo, zhi)
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _try_move(G, x, y, r, e, mc, bh):
     """Settle the disc at (x, y) against the walls of elevation ``e``, then step onto the surface
     there; if that changes the elevation, the walls change too: settle again against them.
@@ -407,7 +407,7 @@ def _try_move(G, x, y, r, e, mc, bh):
     return cx, cy, h, pen
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _open_floor(G, x0, y0, x1, y1, r, e):
     """True when a disc of radius ``r`` standing on the floor (``e``) sweeps from (x0, y0) to
     (x1, y1) inside the bounds and clear of every shape's footprint box: nothing there can
@@ -432,7 +432,7 @@ def _open_floor(G, x0, y0, x1, y1, r, e):
     return True
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def resolve_disc(G, x, y, nx, ny, radius, e, mc, body_height):
     """One disc (``radius``, standing at elevation ``e``, climbing at most ``mc``) moved from
     (x, y) toward (nx, ny) against the packed map ``G``: returns (x, y, elevation). The compiled
@@ -463,7 +463,7 @@ def resolve_disc(G, x, y, nx, ny, radius, e, mc, body_height):
     return x, y, e
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def resolve_circles_into(G, px, py, nx, ny, radius, elev, max_climb, body_height, out_x, out_y, out_e):
     """``resolve_disc`` for each disc a, written to ``out_x[a], out_y[a], out_e[a]``: the kernel of
     ``MapGeometry.resolve_circles`` (inputs checked there)."""
@@ -472,7 +472,7 @@ def resolve_circles_into(G, px, py, nx, ny, radius, elev, max_climb, body_height
                                                        max_climb[a], body_height)  # fmt: skip
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def surface_heights_into(G, xs, ys, zmax, out):
     """``out[k]`` = ``top_at`` (xs[k], ys[k]) at or below ``zmax[k]``: the kernel of
     ``MapGeometry.surface_height``."""
@@ -480,7 +480,7 @@ def surface_heights_into(G, xs, ys, zmax, out):
         out[k] = top_at(G, xs[k], ys[k], zmax[k])
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def segments_blocked_into(G, a, b, out):
     """``out[k]`` = whether the 3-D segment a[k] -> b[k] ((k, 3) each) passes through a solid: the
     kernel of ``MapGeometry.segment_blocked``."""
@@ -488,7 +488,7 @@ def segments_blocked_into(G, a, b, out):
         out[k] = segment_blocked_by(G, a[k, 0], a[k, 1], a[k, 2], b[k, 0], b[k, 1], b[k, 2])
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def penetrations_into(G, xs, ys, radius, elev, max_climb, body_height, out):
     """``out[k]`` = the deepest overlap of disc k with a wall for its body band: the kernel of
     ``MapGeometry.penetration``."""

@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, resolve_disc
 from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, bin_into_grid, cell_range, relax_displacements
@@ -54,7 +54,7 @@ _OPEN_REACH = 1e-6 + 1e-8
 test adds (1e-6 + its 1e-9 touching tolerance), so a box clear here is clear there."""
 
 
-@nb.njit(cache=True)
+@kernel
 def _mark_shapes(aabbs, ox, oy, inv_cell, cols, rows, free):
     for b in range(aabbs.shape[0]):
         # the cells the box touches, and one more each side: a box is then at least a cell
@@ -84,7 +84,7 @@ NO_OPEN_CELLS = OpenCells(0.0, 0.0, 1.0, 1, 1, np.zeros(1, np.uint8))
 """An ``OpenCells`` with no free cell (every disc takes ``resolve_disc``'s own test)."""
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def moves_freely(meta, F, x, y, nx, ny, radius, e):
     """True when a disc on the floor (``e`` is the floor height ``meta[4]`` of a packed map's
     ``G[2]``) swept from (x, y) to (nx, ny) keeps its swept box inside the bounds and on free
@@ -114,7 +114,7 @@ def moves_freely(meta, F, x, y, nx, ny, radius, e):
     return True
 
 
-@nb.njit(cache=True)
+@kernel
 def integrate(pos, vel, max_speed, dt):
     """Truncate ``vel`` to ``max_speed`` (in place); return ``pos + vel * dt`` (k, 2)."""
     out = np.empty_like(pos)
@@ -129,7 +129,7 @@ def integrate(pos, vel, max_speed, dt):
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def resolve_map(G, F, start, target, radius, elevation, max_climb, body_height):
     """Every disc swept from ``start`` toward ``target`` against the map (``resolve_disc``;
     ``F``: the map's ``OpenCells``, see ``moves_freely``): returns (positions (k, 2),
@@ -147,7 +147,7 @@ def resolve_map(G, F, start, target, radius, elevation, max_climb, body_height):
     return pos, elev
 
 
-@nb.njit(cache=True)
+@kernel
 def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, body_height, tolerance, target, out,
                 elev):
     """``integrate``, ``resolve_map`` and ``slide_velocity`` in one pass (the same arithmetic,
@@ -190,7 +190,7 @@ def move_on_map(G, F, pos, vel, max_speed, dt, radius, elevation, max_climb, bod
         vel[i, 1] = ay * scale
 
 
-@nb.njit(cache=True)
+@kernel
 def substep_need(vel, max_speed, radius, collides, dt, min_radius):
     """The largest ``min(|vel|, max_speed) * dt / max(radius, min_radius)`` over the rows that
     ``collides`` (0 without any; NaN when one of them is NaN): how many radii the fastest
@@ -209,7 +209,7 @@ def substep_need(vel, max_speed, radius, collides, dt, min_radius):
     return need
 
 
-@nb.njit(cache=True)
+@kernel
 def slide_velocity(start, target, resolved, vel, dt, tolerance):
     """Where the map removed motion (``resolved`` differs from ``target`` by more than
     ``tolerance * (1 + step)``), ``vel`` becomes the displacement actually made over ``dt``
@@ -229,7 +229,7 @@ def slide_velocity(start, target, resolved, vel, dt, tolerance):
         vel[i, 1] = ay * scale
 
 
-@nb.njit(cache=True)
+@kernel
 def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
                  tolerance, resolve_factor=COLLISION_RESOLVE_FACTOR):
     """Agent-agent non-penetration: up to ``iterations`` Jacobi passes (DetourCrowd, as
@@ -337,7 +337,7 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
     return passes
 
 
-@nb.njit(cache=True)
+@kernel
 def drop_velocity_into(vel, correction):
     """Contacts moved an agent by ``correction``: remove the component of ``vel`` against it
     (an inelastic contact; the correction itself is not added). In place."""
@@ -350,7 +350,7 @@ def drop_velocity_into(vel, correction):
             vel[i, 1] -= push / norm2 * cy
 
 
-@nb.njit(cache=True)
+@kernel
 def _half_turn(hx, hy):
     """The unit quaternion (cos a/2, sin a/2) of the unit heading (cos a, sin a), a in (-pi, pi],
     without trigonometry: (1 + cos a, sin a) = 2 cos(a/2) (cos a/2, sin a/2)."""
@@ -361,7 +361,7 @@ def _half_turn(hx, hy):
     return w / n, hy / n
 
 
-@nb.njit(cache=True)
+@kernel
 def _yaw_lerp(hx, hy, tx, ty, t):
     qa0, qa1 = _half_turn(hx, hy)
     qb0, qb1 = _half_turn(tx, ty)
@@ -389,7 +389,7 @@ def yaw_lerp(heading: np.ndarray, target: np.ndarray, t: np.ndarray) -> np.ndarr
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def turn_heading(heading, vel, turn_speed, dt, min_speed):
     """The seed's ``Lerp(current, lookRotation, dt * turn_speed)`` toward the velocity (yaw only,
     ``t`` clamped to [0, 1]) for agents faster than ``min_speed``; the rest keep their heading.

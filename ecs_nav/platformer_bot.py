@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.nav.platformer_level import any_solid_in_stripe, is_ground
 from ecs_nav.platformer_physics import GO_DOWN, GO_LEFT, GO_RIGHT, JUMP, CharacterConstants
 
@@ -126,12 +126,12 @@ def jump_frames_table(constants: CharacterConstants, dt: float, clearance: float
     return table
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _reached(pos, prev, cur, max_error):
     return (prev <= cur and pos >= cur) or (prev >= cur and pos <= cur) or abs(pos - cur) <= max_error
 
 
-@numba.njit(cache=True)
+@kernel
 def jump_frames_for_node(tiles, nodes, length, prev_id, on_ground, table):
     """The seed's GetJumpFramesForNode: if the next node is higher and the bot is on ground,
     scan ahead while the nodes rise, stopping at a lower node or one with ground under it."""
@@ -152,7 +152,7 @@ def jump_frames_for_node(tiles, nodes, length, prev_id, on_ground, table):
     return table[min(height, last)]
 
 
-@numba.njit(cache=True)
+@kernel
 def bot_update(
     tiles, x, y, width_tiles, on_ground, on_one_way, prev_x, prev_y, state, nodes, path_len,
     current, jump_frames, stuck_frames, inputs, prev_inputs, tables, replan, max_error,

@@ -28,8 +28,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba
-
+from ecs_nav.aot import kernel
 from ecs_nav.nav.platformer_level import EMPTY, ONE_WAY, SOLID, tile_at
 
 PIXELS_PER_TILE = 16.0
@@ -108,7 +107,7 @@ SERIES = CharacterConstants(
 """The series' constants in tiles and seconds."""
 
 
-@numba.njit(cache=True)
+@kernel
 def _solid_in_rows(tiles, c, r0, r1):
     for r in range(r0, r1 + 1):
         if tile_at(tiles, c, r) == SOLID:
@@ -116,7 +115,7 @@ def _solid_in_rows(tiles, c, r0, r1):
     return False
 
 
-@numba.njit(cache=True)
+@kernel
 def support_under(tiles, x, y, w):
     """What a box with bottom-left (x, y) and width w stands on: 0 nothing, 1 solid (possibly
     with one-way tiles too), 2 one-way platforms only. Needs y on a tile boundary."""
@@ -140,7 +139,7 @@ def support_under(tiles, x, y, w):
     return 0
 
 
-@numba.njit(cache=True)
+@kernel
 def step_characters(
     tiles, dt, x, y, vx, vy, width, height, gravity, max_fall, walk, jump_speed, release,
     inputs, prev_x, prev_y, on_ground, on_one_way, at_ceiling, frames_from_jump_start,
@@ -254,7 +253,7 @@ def step_characters(
             frames_from_jump_start[i] = 0
 
 
-@numba.njit(cache=True)
+@kernel
 def _solid_in_rows_cols(tiles, c0, c1, r):
     for c in range(c0, c1 + 1):
         if tile_at(tiles, c, r) == SOLID:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ecs_nav import aot
 from ecs_nav.compile_split import shares, units
 from ecs_nav.compile_watch import PROGRESS_HEADER, count_compiled_elsewhere, kernels_compiled, progress, watch
 from ecs_nav.kernel_manifest import KernelEntry, dispatcher_of, entries_for, signature_of
@@ -152,7 +153,8 @@ def _precompile(scenes: list[str], workers: int) -> PrecompileReport:
     if config.DISABLE_JIT:
         return NOTHING
     entries = scene_entries(scenes)
-    missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads]
+    missing = [e for e in entries if signature_of(e) not in dispatcher_of(e).overloads  # (imports its module)
+               and not aot.holds(e.kernel, signature_of(e))]  # fmt: skip
     groups = sorted(units(missing), key=lambda g: (sum(max(e.seconds_alone, e.seconds) for e in g), g[0].kernel))
     if len(groups) < 2:  # (one group compiles in one process)
         return NOTHING

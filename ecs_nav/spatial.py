@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
+
+from ecs_nav.aot import kernel
 
 MAX_CELLS_PER_ITEM = 4
 """The grid never has more than ``max(64, MAX_CELLS_PER_ITEM * items)`` cells."""
@@ -78,7 +79,7 @@ def per_item(value, k: int, name: str) -> np.ndarray:
     return v
 
 
-@nb.njit(cache=True)
+@kernel
 def _clamp_cell(v, n):
     """A float cell coordinate as a cell index in [0, n - 1] (NaN goes to 0): clamped as a float
     first, so no value, however large, reaches the integer conversion."""
@@ -89,13 +90,13 @@ def _clamp_cell(v, n):
     return int(v)
 
 
-@nb.njit(cache=True)
+@kernel
 def cell_range(lo, hi, origin, inv_cell, n):
     """Clamped cell indices [c0, c1] covering the interval [lo, hi] on one axis."""
     return _clamp_cell(np.floor((lo - origin) * inv_cell), n), _clamp_cell(np.floor((hi - origin) * inv_cell), n)
 
 
-@nb.njit(cache=True)
+@kernel
 def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
     """Counting sort of boxes into every cell they touch: (cell_start, cell_items)."""
     k = lo.shape[0]
@@ -120,7 +121,7 @@ def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
     return cell_start, cell_items
 
 
-@nb.njit(cache=True)
+@kernel
 def _bounds(lo, hi):
     """(min corner of lo, max corner of hi); zeros for no items (numpy's axis=0 min is slow).
 
@@ -140,7 +141,7 @@ def _bounds(lo, hi):
     return low, high
 
 
-@nb.njit(cache=True)
+@kernel
 def bin_into_grid(lo, hi, cell_size):
     """Bin boxes (lo, hi) into cells of at least ``cell_size``, doubled until the cell cap
     holds: (origin x, origin y, cell size, cols, rows, cell_start, cell_items). ``build_grid``'s
@@ -183,7 +184,7 @@ def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     return UniformGrid(np.array([ox, oy]), cell_size, cols, rows, cell_start, cell_items)
 
 
-@nb.njit(cache=True)
+@kernel
 def _gather(qx, qy, r, sorted_pos, exclude, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
             out_rows, out_d2):
     """Rows (not ``exclude``) strictly within r of (qx, qy), written to out_* unless out_rows is
@@ -209,7 +210,7 @@ def _gather(qx, qy, r, sorted_pos, exclude, ox, oy, inv_cell, cols, rows, cell_s
     return n
 
 
-@nb.njit(cache=True)
+@kernel
 def _take_first(rows, d2, order):
     """rows[:k], d2[:k] = rows[order], d2[order] for k = len(order), element by element (no
     array-to-slice assignment: see ``_bounds``)."""
@@ -219,7 +220,7 @@ def _take_first(rows, d2, order):
         d2[t] = picked_d2[t]
 
 
-@nb.njit(cache=True)
+@kernel
 def _sort_by_distance(rows, d2, n):
     """Sort the first n entries in place by (d2, row): insertion sort for short lists (the usual
     case), else two stable sorts."""
@@ -241,7 +242,7 @@ def _sort_by_distance(rows, d2, n):
         d2[b + 1] = d
 
 
-@nb.njit(cache=True)
+@kernel
 def _neighbours(query, radius, exclude_self, max_neighbours, pos, ox, oy, inv_cell, cols, rows,
                 cell_start, cell_items):
     k = query.shape[0]
@@ -319,7 +320,7 @@ def brute_force_neighbours(pos, radius, max_neighbours: int | None = None):
     return np.asarray(offsets, np.int64), np.asarray(rows, np.int64)
 
 
-@nb.njit(cache=True)
+@kernel
 def relax_displacements(pos, radius, max_radius, movable, active, ids, elevation, body_height, resolve_factor,
                         slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items, disp, touching):
     """The displacements of one Jacobi pass (DetourCrowd), written to ``disp`` (k, 2) for the
@@ -367,7 +368,7 @@ def relax_displacements(pos, radius, max_radius, movable, active, ids, elevation
             disp[i, 1] = sy / contacts
 
 
-@nb.njit(cache=True)
+@kernel
 def relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor):
     """One Jacobi pass of ``relax_overlaps`` (compiled; arrays trusted): every movable agent's
     displacement from the same positions, then all applied. Returns the new (k, 2) positions.

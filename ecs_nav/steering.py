@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
+
+from ecs_nav.aot import kernel
 
 # the behaviours' names and columns live in a light module; here for the systems that read them
 from ecs_nav.behaviours import BEHAVIOURS as BEHAVIOURS
@@ -250,7 +251,7 @@ def wander(pos, vel, heading, wander_target, wander_radius, wander_distance, wan
 
 # --- obstacle and wall avoidance (compiled, with a grid broadphase) ---------------------------
 
-@nb.njit(cache=True)
+@kernel
 def _obstacle_avoidance(pos, heading, radius, box_length, centres, obstacle_radius, ox, oy, inv_cell,
                         cols, rows, cell_start, cell_items):
     k = pos.shape[0]
@@ -352,7 +353,7 @@ def obstacle_avoidance(pos, vel, heading, radius, max_speed, obstacles_centre, o
         *grid.kernel_args())
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
     """One agent's wall avoidance force (see ``wall_avoidance``) as (fx, fy): the agent at
     (px, py) heading (hx, hy) with feelers of ``reach``; walls and their grid's kernel args.
@@ -411,7 +412,7 @@ def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, ro
     return out_x, out_y
 
 
-@nb.njit(cache=True)
+@kernel
 def _wall_avoidance(pos, heading, feeler_length, wall_a, wall_b, ox, oy, inv_cell, cols, rows,
                     cell_start, cell_items):
     k = pos.shape[0]
@@ -471,7 +472,7 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
 
 # --- group behaviours over the neighbour CSR (ecs_nav.spatial.neighbours_within) -------------
 
-@nb.njit(cache=True)
+@kernel
 def _separation(pos, offsets, rows):
     k = pos.shape[0]
     out = np.zeros((k, 2))
@@ -486,7 +487,7 @@ def _separation(pos, offsets, rows):
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def _neighbour_mean(values, offsets, rows):
     """(k, 2) mean of ``values`` over each agent's neighbours; (k,) neighbour counts."""
     k = offsets.shape[0] - 1
@@ -532,7 +533,7 @@ def cohesion(pos, vel, max_speed, offsets, neighbour_rows) -> np.ndarray:
     return np.where((count > 0)[:, None], normalize(seek(pos, vel, centre, max_speed)), 0.0)
 
 
-@nb.njit(cache=True)
+@kernel
 def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
     """One pass over the grid: per agent the neighbour count and the sums of the separation
     push, the neighbours' positions and (``with_heading``) their headings; neighbours strictly
@@ -639,7 +640,7 @@ def combine_weighted_sum(forces, weights, max_force) -> np.ndarray:
     return truncate(total, _col(max_force, forces.shape[0]))
 
 
-@nb.njit(cache=True)
+@kernel
 def _prioritized(forces, weights, max_force):
     k, n = weights.shape
     out = np.zeros((k, 2))
@@ -676,7 +677,7 @@ def combine_prioritized(forces, weights, max_force) -> np.ndarray:
     return _prioritized(forces, weights, np.ascontiguousarray(_col(max_force, k)))
 
 
-@nb.njit(cache=True)
+@kernel
 def _dithered(forces, weights, probabilities, max_force, uniforms):
     k, n = weights.shape
     out = np.zeros((k, 2))

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.behaviours import B
 from ecs_nav.steering import DECELERATION_TWEAKER
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
@@ -56,7 +56,7 @@ _FOLLOW_PATH, _FOLLOW_FLOW = B["follow_path"], B["follow_flow"]
 _FIRST_GROUP = GIVEN.index("separation")
 
 
-@nb.njit(cache=True)
+@kernel
 def _seek(px, py, vx, vy, tx, ty, max_speed):
     dx = tx - px
     dy = ty - py
@@ -66,7 +66,7 @@ def _seek(px, py, vx, vy, tx, ty, max_speed):
     return 0.0 * max_speed - vx, 0.0 * max_speed - vy
 
 
-@nb.njit(cache=True)
+@kernel
 def _arrive(px, py, vx, vy, tx, ty, max_speed, deceleration):
     dx = tx - px
     dy = ty - py
@@ -80,7 +80,7 @@ def _arrive(px, py, vx, vy, tx, ty, max_speed, deceleration):
     return dx * per_dist - vx, dy * per_dist - vy
 
 
-@nb.njit(cache=True)
+@kernel
 def _truncate(x, y, max_len):
     d = math.sqrt(x * x + y * y)
     if d > max_len:
@@ -89,7 +89,7 @@ def _truncate(x, y, max_len):
     return x, y
 
 
-@nb.njit(cache=True)
+@kernel
 def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
                deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
                flow, group_all, group_index, group_count, group_sums, dt):
@@ -210,7 +210,7 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
     return WRITTEN
 
 
-@nb.njit(cache=True)
+@kernel
 def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_first, group_last, used, radius):
     """What the SteeringSystem decides before ``steer_rows``, in one pass over the rows
     [0, len(radius)) (for a small world a handful of numpy reductions cost more than the data):

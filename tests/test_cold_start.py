@@ -1,5 +1,6 @@
-"""A first run on an empty numba cache: it says it is compiling, succeeds, and the next run loads
-the kernels from the cache (quiet), also when the package folder is read-only.
+"""A first run on an empty numba cache, without the kernels compiled ahead of time: it says it is
+compiling, succeeds, and the next run loads the kernels from the cache (quiet), also when the
+package folder is read-only.
 
 Short form (default, `make test`): a one-agent scene that compiles one kernel, about 4 s of CPU
 per empty cache. Full form (``ECS_NAV_SOAK=1``): the chase scene, every kernel of a nav-graph
@@ -58,8 +59,11 @@ def run_json(scene: str, env: dict[str, str], cwd: Path) -> tuple[dict, str]:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without a cache folder or path of its own, and without the kernels compiled
+    ahead of time (``ECS_NAV_AOT=0``): these tests are of numba's cache (tests/test_aot.py runs
+    a first run with the library)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
-    return {**env, **extra}
+    return {**env, "ECS_NAV_AOT": "0", **extra}
 
 
 def test_a_first_run_in_an_empty_cache_says_it_compiles_and_the_second_is_quiet(scene, tmp_path):

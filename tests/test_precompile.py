@@ -42,6 +42,9 @@ from ecs_nav.scene import builtin_scenes, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
+JIT_ONLY = {**os.environ, "ECS_NAV_AOT": "0"}
+"""The environment of the processes here: without the kernels compiled ahead of time, which would
+answer the calls whose compiling these tests watch (tests/test_aot.py tests the library)."""
 COLD_SCENE = "chase" if SOAK else "platformer"
 
 
@@ -258,7 +261,7 @@ def test_a_manifest_of_another_numba_release_is_ignored(tmp_path):
 def loaded_kernels(scene: str) -> set[tuple[str, str]]:
     """What ``scene`` loads from numba's cache in its first RECORD_TICKS ticks, in a new process
     (run twice when the first run had to compile: the second then loads everything)."""
-    env = {**os.environ, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT)}
+    env = {**JIT_ONLY, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT)}
     for _ in range(2):
         proc = subprocess.run(
             [sys.executable, "-m", "ecs_nav.kernel_recorder", "--list", scene, str(RECORD_TICKS)],
@@ -295,7 +298,7 @@ def run_cold(scene: str, env: dict[str, str], cwd: Path) -> tuple[dict, str]:
 
 
 def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
+    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
     first, err = run_cold(COLD_SCENE, env, tmp_path)
     count = len(entries_for(COLD_SCENE))
     assert re.search(rf"{PROGRESS_HEADER}: \d+ more for {COLD_SCENE} in 2 processes", err), err
@@ -313,7 +316,7 @@ def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory
 
 
 def test_ecs_nav_compile_fills_the_cache_so_that_the_first_run_compiles_nothing(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT)}
+    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT)}
     count = len(entries_for(COLD_SCENE))
 
     def ecs_nav(*args: str) -> subprocess.CompletedProcess:
@@ -360,7 +363,7 @@ sys.exit(cli.main(["compile", "platformer", "--workers", "0"]))
 
 
 def test_ecs_nav_compile_says_which_kernels_did_not_compile_and_when_nothing_is_compiled(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**JIT_ONLY, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", STALE_COMPILE], capture_output=True, text=True, env=env,
                           cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 70, proc.stderr
@@ -394,7 +397,7 @@ print(report.compiled_here, report.compiled_by_workers, report.workers, world.st
 
 
 def run_failing(what: str, tmp_path: Path) -> tuple[list[str], str]:
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
+    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
     proc = subprocess.run(
         [sys.executable, "-c", FAILING, "platformer", what], capture_output=True, text=True, env=env, cwd=tmp_path
     )
@@ -441,7 +444,7 @@ print(report.workers, [len(share) for share in started])
 
 
 def test_a_worker_with_nothing_to_compile_is_not_started(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
+    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
     proc = subprocess.run([sys.executable, "-c", EMPTY_SHARE], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split(maxsplit=1) == ["2", "[1, 1]\n"], proc.stdout
@@ -462,14 +465,14 @@ def test_files_in_the_current_folder_do_not_shadow_the_workers_modules(tmp_path)
     (folder / "inspect.py").write_text("raise ImportError('a decoy inspect in the current folder')")
     script = tmp_path / "run.py"
     script.write_text(SHADOWED)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
+    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=folder)
     assert proc.returncode == 0, proc.stderr
     assert "compiled_by_workers=0" not in proc.stdout and "workers=1" in proc.stdout, proc.stdout
 
 
 def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
+    env = {**JIT_ONLY, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
     code = "from ecs_nav.scene import load_scene; w = load_scene('chase'); print(w.tick)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -489,7 +492,7 @@ else:
 
 
 def test_kernels_another_scene_left_in_the_cache_load_and_the_rest_compile_in_parallel(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
+    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
     for step in ("fill", "run"):
         proc = subprocess.run([sys.executable, "-c", PARTIAL, step], capture_output=True, text=True, env=env,
                               cwd=tmp_path)  # fmt: skip

@@ -49,9 +49,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.limits import NAV_NODE_LIMIT
 from ecs_nav.map_kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
@@ -154,14 +154,14 @@ class ScanParams:
 # --- kernels -------------------------------------------------------------------------------------
 
 
-@nb.njit(cache=True)
+@kernel
 def _shape_aabb_hits(G, item, x0, y0, x1, y1):
     """Does shape ``item``'s ground-plane AABB (packed in ``G[6]``) meet the box [x0, x1] x [y0, y1]?"""
     box = G[6][item]
     return box[2] >= x0 and box[0] <= x1 and box[3] >= y0 and box[1] <= y1
 
 
-@nb.njit(cache=True)
+@kernel
 def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, out_h):
     """Elevation of each node slot in ``todo`` (NaN: invalid) into ``out_h``."""
     meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
@@ -229,7 +229,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
 _NEIGHBOURS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)], dtype=np.int64)
 
 
-@nb.njit(cache=True)
+@kernel
 def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spacing, nbrs):
     """Links touching the node slots in ``todo`` (both directions; each pair tested once)."""
     cap = todo.shape[0] * 16

@@ -28,9 +28,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.nav.graph import NavGraph, check_node
 
 _OVERFLOW = -1
@@ -39,7 +39,7 @@ MAX_QUEUE_CLASSES = 8
 push and pop); others the heap."""
 
 
-@numba.njit(cache=True)
+@kernel
 def _dijkstra_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost, dist, hop, heap_key, heap_node):
     """Multi-source Dijkstra into ``dist`` (n,) float64 and ``hop`` (n,) int64 (predecessor, -1 at
     sources and unreached nodes). Edge e leads to ``adj[e] >> shift`` at cost
@@ -108,7 +108,7 @@ def _dijkstra_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost, di
     return settled
 
 
-@numba.njit(cache=True)
+@kernel
 def _start_queues(sources, dist, hop, classes):
     """Every node unreached (dist inf, hop -1) but the sources (dist 0); empty queues:
     (head, tail) per cost class."""
@@ -120,7 +120,7 @@ def _start_queues(sources, dist, hop, classes):
     return np.zeros(classes, dtype=np.int64), np.zeros(classes, dtype=np.int64)
 
 
-@numba.njit(cache=True)
+@kernel
 def _next_to_settle(sources, k, head, tail, queue_key, queue_node, dist):
     """``(u, d, k)``: the next node to settle and its distance -- the sources first (``k``
     counts them), then the smallest queue head, stale entries skipped; u = -1 when all the
@@ -142,7 +142,7 @@ def _next_to_settle(sources, k, head, tail, queue_key, queue_node, dist):
             return u, d, k
 
 
-@numba.njit(cache=True)
+@kernel
 def _class_queue_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost, dist, hop, queue_key, queue_node):
     """Multi-source Dijkstra for graphs with few distinct edge costs (an octile grid has two):
     one FIFO queue per cost class instead of a heap.
@@ -175,7 +175,18 @@ def _class_queue_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost,
     return settled
 
 
-@numba.njit(cache=True)
+class GridSteps(NamedTuple):
+    """A graph whose every edge is a grid step with one cost per direction, as the grid kernel
+    reads it; index b = (d_row + 1) * 3 + (d_col + 1) as in ``NavGraph.step_mask``."""
+
+    mask: np.ndarray  # (n,) uint16 step bits
+    offset: np.ndarray  # (9,) int64 node-id offset of step b
+    cost: np.ndarray  # (9,) float64 cost of step b
+    cost_class: np.ndarray  # (9,) int64 queue of step b (one per distinct cost)
+    classes: int
+
+
+@kernel
 def _grid_queue_kernel(steps, sources, max_cost, dist, hop, queue_key, queue_node):
     """``_class_queue_kernel`` for a graph whose every edge is a grid step with one cost per
     direction (``GridSteps``): a node's edges are the set bits of its step mask, so a
@@ -202,17 +213,6 @@ def _grid_queue_kernel(steps, sources, max_cost, dist, hop, queue_key, queue_nod
                     queue_node[j, tail[j]] = v
                     tail[j] += 1
     return settled
-
-
-class GridSteps(NamedTuple):
-    """A graph whose every edge is a grid step with one cost per direction, as the grid kernel
-    reads it; index b = (d_row + 1) * 3 + (d_col + 1) as in ``NavGraph.step_mask``."""
-
-    mask: np.ndarray  # (n,) uint16 step bits
-    offset: np.ndarray  # (9,) int64 node-id offset of step b
-    cost: np.ndarray  # (9,) float64 cost of step b
-    cost_class: np.ndarray  # (9,) int64 queue of step b (one per distinct cost)
-    classes: int
 
 
 def grid_steps(graph: NavGraph) -> GridSteps | None:
@@ -243,7 +243,7 @@ def grid_steps(graph: NavGraph) -> GridSteps | None:
     return steps
 
 
-@numba.njit(cache=True)
+@kernel
 def _cost_range_per_step(b, costs, low, high):
     """Lowest and highest cost of the edges of each step direction b."""
     for e in range(b.shape[0]):
@@ -251,7 +251,7 @@ def _cost_range_per_step(b, costs, low, high):
         high[b[e]] = max(high[b[e]], costs[e])
 
 
-@numba.njit(cache=True)
+@kernel
 def _step_kernel(mask, cols, sources, steps, queue):
     """Breadth-first steps from ``sources`` into ``steps`` (n,) int32 (-1 unreached) over the
     orthogonal grid steps of ``mask`` (``NavGraph.step_mask`` bits 1, 3, 5, 7: down, left, right,

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.nav.flowfield import FlowField
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
@@ -248,7 +248,7 @@ class FlowFields:
         return b"".join(parts)
 
 
-@nb.njit(cache=True)
+@kernel
 def steer_along(rows, pos, direction, dist, goal_dist, follow_state, despawn_on_arrival, stopping_distance,
                 min_ahead, max_ahead, steer_target, has_steer_target):
     """The flow-field follower's per-row step over the agent table's ``rows`` (k,), from each

@@ -39,9 +39,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.nav.distance import check_sources, distance_field
 from ecs_nav.nav.graph import NavGraph
 from ecs_nav.nav.seed_field import SeedField, heat_map, seed_field, subdivide, tile_directions, vector_field
@@ -65,7 +65,7 @@ class GoalSet(NamedTuple):
     off_centre: np.ndarray  # (k,) bool: the goal point is not its node's position
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _anchor_point(a, anchor, goals, grid):
     """World point of anchor node ``a``: a goal's goal point (a goal is its own anchor), else
     its slot position (computed: nodes sit on their slots)."""
@@ -75,7 +75,7 @@ def _anchor_point(a, anchor, goals, grid):
     return grid.origin_x + (a % grid.cols) * grid.spacing, grid.origin_y + (a // grid.cols) * grid.spacing
 
 
-@numba.njit(cache=True)
+@kernel
 def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid):
     """Resolve (and memoise) the anchor of each reachable node of ``nodes`` and of the chain
     behind it. ``anchor`` (n,) int32: anchor node, _UNKNOWN until computed; a goal node is its
@@ -108,7 +108,7 @@ def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid):
             anchor[w] = a if sees else hop
 
 
-@numba.njit(cache=True)
+@kernel
 def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, sight, grid, off_cells, out_dir,
             out_dist):  # fmt: skip
     """Direction and distance at each point (see the module doc); writes ``out_dir`` (k, 2) and

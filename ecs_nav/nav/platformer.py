@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.nav.platformer_level import TileLevel, is_ground, is_one_way, size_masks, tile_at
 
@@ -68,13 +68,13 @@ class PlatformerPath(NamedTuple):
         return self.cost >= 0
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def jump_value_count(max_jump):
     """Number of jump values in the state space: 0 .. 2m + 13."""
     return 2 * max_jump + 14
 
 
-@numba.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def successor(fits, ground, ceiling, x, y, j, dx, dy, max_jump):
     """The jump value after moving from state (x, y, j) by (dx, dy), or -1 if the move is not
     allowed (see the module docstring). Wrapped into the finite range of :func:`jump_value_count`.
@@ -120,7 +120,7 @@ def successor(fits, ground, ceiling, x, y, j, dx, dy, max_jump):
     return nj
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def step_cost(nj):
     """Cost of a move that ends with jump value ``nj``: one tile plus the series' j / 4 term."""
     return 1 + nj // 4
@@ -130,7 +130,7 @@ _DX = np.array([0, 1, 0, -1], dtype=np.int64)
 _DY = np.array([-1, 0, 1, 0], dtype=np.int64)
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_push(heap, size, key):
     i = size
     heap[i] = key
@@ -143,7 +143,7 @@ def _heap_push(heap, size, key):
     return size + 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_pop(heap, size):
     top = heap[0]
     size -= 1
@@ -162,7 +162,7 @@ def _heap_pop(heap, size):
     return top, size
 
 
-@numba.njit(cache=True)
+@kernel
 def plan_states(fits, ground, ceiling, sx, sy, gx, gy, max_jump, max_expansions):
     """A* from cell (sx, sy) to cell (gx, gy) over (cell, jump value) states.
 
@@ -244,7 +244,7 @@ def plan_states(fits, ground, ceiling, sx, sy, gx, gy, max_jump, max_expansions)
     return cells, jv, g[found], expanded
 
 
-@numba.njit(cache=True)
+@kernel
 def keep_bot_nodes(tiles, cells, jv):
     """The series' node filter: from the full cell path keep the goal, the start, and the nodes
     a bot needs — over or landing next to a one-way platform, the first step of a jump

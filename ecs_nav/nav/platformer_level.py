@@ -26,8 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numba
 import numpy as np
+
+from ecs_nav.aot import kernel
 
 EMPTY = 0
 SOLID = 1
@@ -182,7 +183,7 @@ def load_level(path: str | Path) -> TileLevel:
 # --- compiled tile queries (shared by the planner, the physics and the bot) -------------------
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def tile_at(tiles, x, y):
     """Tile code at (x, y); SOLID outside the grid."""
     if x < 0 or y < 0 or y >= tiles.shape[0] or x >= tiles.shape[1]:
@@ -190,18 +191,18 @@ def tile_at(tiles, x, y):
     return tiles[y, x]
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def is_ground(tiles, x, y):
     """True if a character can stand on tile (x, y): solid or one-way (outside counts as solid)."""
     return tile_at(tiles, x, y) != EMPTY
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def is_one_way(tiles, x, y):
     return tile_at(tiles, x, y) == ONE_WAY
 
 
-@numba.njit(cache=True)
+@kernel
 def box_fits(tiles, x, y, width, height):
     """True if a character whose bottom-left tile is (x, y), ``width`` × ``height`` tiles,
     overlaps no solid tile (one-way tiles do not block)."""
@@ -212,7 +213,7 @@ def box_fits(tiles, x, y, width, height):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def any_solid_in_stripe(tiles, x, y0, y1):
     """True if any tile of column ``x`` between rows y0 and y1 (inclusive, either order) is solid
     (the seed's ``AnySolidBlockInStripe``)."""
@@ -223,7 +224,7 @@ def any_solid_in_stripe(tiles, x, y0, y1):
     return False
 
 
-@numba.njit(cache=True)
+@kernel
 def size_masks(tiles, width, height):
     """Per-cell masks for a character of ``width`` × ``height`` tiles whose bottom-left tile is
     the cell: ``fits`` (overlaps no solid), ``on_ground`` (ground under any of its columns) and

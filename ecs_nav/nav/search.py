@@ -27,9 +27,9 @@ import math
 import operator
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.nav.distance import dijkstra_field
 from ecs_nav.nav.distance import distance_field as distance_field  # re-exported: callers import it from here
 from ecs_nav.nav.graph import NavGraph, check_node
@@ -87,7 +87,7 @@ NODE_DTYPE = np.dtype(
 heap slot and parent share a cache line (four separate arrays were 5-15% slower on the big maps)."""
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _ground_distance(mode, xy, a, b):
     """Heuristic distance between nodes a and b in the ground plane (octile / euclidean / 0)."""
     if mode == 2:
@@ -101,7 +101,7 @@ def _ground_distance(mode, xy, a, b):
     return math.sqrt(dx * dx + dy * dy)
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _before(fa, ha, na, fb, hb, nb):
     """Heap order: lower f, then lower h, then lower node id."""
     if fa != fb:
@@ -111,7 +111,7 @@ def _before(fa, ha, na, fb, hb, nb):
     return na < nb
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _sift_up(heap_node, heap_f, heap_h, nodes, i):
     node, f, h = heap_node[i], heap_f[i], heap_h[i]
     while i > 0:
@@ -125,7 +125,7 @@ def _sift_up(heap_node, heap_f, heap_h, nodes, i):
     nodes[node].pos = i
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _sift_down(heap_node, heap_f, heap_h, nodes, i, size):
     node, f, h = heap_node[i], heap_f[i], heap_h[i]
     while True:
@@ -146,7 +146,7 @@ def _sift_down(heap_node, heap_f, heap_h, nodes, i, size):
     nodes[node].pos = i
 
 
-@numba.njit(cache=True)
+@kernel
 def _search(
     indptr, adj, cost_table, shift, mask, xy,
     sources, goal, mode, h_scale, max_expanded, max_cost,
@@ -221,7 +221,7 @@ def _search(
     return _EXHAUSTED, best, expanded
 
 
-@numba.njit(cache=True)
+@kernel
 def _path_query(indptr, adj, cost_table, shift, mask, xy, start, goal, mode, h_scale, max_expanded,
                 nodes, gen, heap_node, heap_f, heap_h):  # fmt: skip
     """One start → goal search and its path: (code, expanded, nodes start..end, cost)."""
@@ -234,7 +234,7 @@ def _path_query(indptr, adj, cost_table, shift, mask, xy, start, goal, mode, h_s
     return code, expanded, _trace(nodes, end), nodes[end].g
 
 
-@numba.njit(cache=True)
+@kernel
 def _trace(nodes, end):
     """Node ids from the root of ``end``'s search tree to ``end`` (parent = -1 at a root)."""
     k = 0
@@ -250,7 +250,7 @@ def _trace(nodes, end):
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def _trace_many(next_hop, starts):
     """Concatenated paths along ``next_hop`` from each start: (offsets (k+1,), nodes)."""
     k = starts.shape[0]

@@ -39,9 +39,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.nav.graph import NavGraph
 
 SHORT_WALK = 16
@@ -92,12 +92,12 @@ def _lacking_steps(mask: np.ndarray, walkable: np.ndarray, rows: int, cols: int)
     return words
 
 
-@numba.njit(cache=True)
+@kernel
 def _put_bit(words, t, lacking):
     words[t >> 6] |= np.int64(lacking) << (t & 63)
 
 
-@numba.njit(cache=True)
+@kernel
 def _diagonal_bit(col, row, same, rows, cols):
     """Where slot (col, row) sits in a diagonal-major part: its line (``col - row + rows - 1``
     when the quadrant's two signs are the ``same``, else ``col + row``) times min(rows, cols),
@@ -113,7 +113,7 @@ def _diagonal_bit(col, row, same, rows, cols):
     return line * min(rows, cols) + row - first
 
 
-@numba.njit(cache=True)
+@kernel
 def _fill_lacks(mask, walkable, rows, cols, words):
     """Set the bits of ``_lacking_steps`` in ``words`` (zeros; bits no walk reads stay 0)."""
     n = rows * cols
@@ -155,12 +155,12 @@ def sight_grid(graph: NavGraph) -> SightGrid:
     return cached[1]
 
 
-@numba.njit(cache=True)
+@kernel
 def _can_step(mask, u, d_row, d_col):
     return (mask[u] >> ((d_row + 1) * 3 + d_col + 1)) & 1 == 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _none_set(bits, lo, hi):
     """No bit of ``bits`` (int64 words) set from bit ``lo`` to bit ``hi`` (lo <= hi)."""
     first, last = lo >> 6, hi >> 6
@@ -175,12 +175,12 @@ def _none_set(bits, lo, hi):
     return bits[last] << (63 - (hi & 63)) == 0
 
 
-@numba.njit(cache=True)
+@kernel
 def _lacks(bits, t):
     return (bits[t >> 6] >> (t & 63)) & 1 == 1
 
 
-@numba.njit(cache=True)
+@kernel
 def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, minor_off, corner_off):
     """The walk of ``sees_node`` in its own axes: n crossings of the main axis (slot
     coordinate p0, direction sp, ``du_main`` in slot ids) and m of the minor one (q0, sq,
@@ -226,7 +226,7 @@ def _runs_clear(bits, off, stride, u, p0, q0, sp, sq, n, m, du_main, du_minor, m
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _pairs_clear(bits, u, c, r, sx, sy, steep, n, m, rows, cols, du_main, du_minor, main_off, corner_off, pair_off):
     """The walk of ``sees_node`` for m < n < 2 m (n main-axis crossings, m minor ones; ``steep``:
     the main axis is the rows'), by diagonal lines. Every minor or corner step is preceded by a
@@ -269,7 +269,7 @@ def _pairs_clear(bits, u, c, r, sx, sy, steep, n, m, rows, cols, du_main, du_min
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def sees_node(sight, a, b):
     """Line of sight from node slot ``a`` to node slot ``b`` (centre to centre), exactly: the
     walk of the module doc, one range of bits per row, column or diagonal line. ``sight``:
@@ -304,7 +304,7 @@ def sees_node(sight, a, b):
                        (0 if sx > 0 else 1) * n, corner_off)  # fmt: skip
 
 
-@numba.njit(cache=True)
+@kernel
 def sees_point(sight, grid, ax, ay, bx, by):
     """Line of sight from world point a to world point b (floats; False when either point's
     cell is outside the grid or a's cell is not walkable). ``sight``: SightGrid; ``grid``:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
+from ecs_nav.aot import kernel
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, bucket_range, local_coords, rect_wall_span, top_at
@@ -31,7 +31,7 @@ from ecs_nav.nav.build import CLIMB_TOL
 from ecs_nav.shapes import finite_scalar
 
 
-@nb.njit(cache=True)
+@kernel
 def _clip0(f0, f1, t0, t1):
     """Clip [t0, t1] to where f0 + t (f1 - f0) <= 0."""
     df = f1 - f0
@@ -47,7 +47,7 @@ def _clip0(f0, f1, t0, t1):
     return t0, t1
 
 
-@nb.njit(cache=True)
+@kernel
 def _point_seg_dist(px, py, ax, ay, bx, by):
     dx, dy = bx - ax, by - ay
     ll = dx * dx + dy * dy
@@ -55,14 +55,14 @@ def _point_seg_dist(px, py, ax, ay, bx, by):
     return math.hypot(px - ax - t * dx, py - ay - t * dy)
 
 
-@nb.njit(cache=True)
+@kernel
 def _point_rect_dist(s, t, lo, hi, hw):
     ds = max(lo - s, 0.0, s - hi)
     dt = max(-hw - t, 0.0, t - hw)
     return math.hypot(ds, dt)
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi),
     exact up to ``reach`` (shapes farther than that from the segment may be left out: inf).
@@ -107,7 +107,7 @@ def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     return best
 
 
-@nb.njit(cache=True, **NO_REFCOUNT)
+@kernel(**NO_REFCOUNT)
 def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, step):
     length = math.hypot(bx - ax, by - ay)
     n = max(1, int(math.ceil(length / step)))
@@ -126,7 +126,7 @@ def _line_walkable(G, ax, ay, ae, bx, by, be, radius, max_climb, body_height, st
     return not (be == be) or abs(e - be) <= max_climb + CLIMB_TOL
 
 
-@nb.njit(cache=True)
+@kernel
 def _smooth(G, w, radius, max_climb, body_height, step):
     k = w.shape[0]
     keep = np.empty(k, dtype=np.int64)

@@ -1,0 +1,159 @@
+"""Kernels compiled ahead of time: numba's dispatchers, answered by a compiled library where one
+is installed with the package.
+
+numba compiles a kernel on its first call with new argument types, seconds each: on an empty
+cache the chase scene waits about 9 s before its first tick on the 2-core machine of
+``bench/RESULTS.md``. ``ecs_nav.aot_build`` compiles every kernel the built-in scenes call from
+Python, for the argument types they call it with (``kernel_manifest``), ahead of time into one
+extension module, ``aot_kernels`` (numba's AOT compiler, ``numba.pycc``), which carries its
+own index. Installing the package builds it (``setup.py``); ``ecs-nav compile --ahead``
+builds it again in place.
+
+``kernel`` is the decorator of every kernel in the package: ``numba.njit(cache=True, ...)``, with
+the library's code for the argument types it holds put in the dispatcher's own table of compiled
+versions. A call from Python with those types runs it: nothing is compiled or loaded from numba's
+cache. A call with other types, or from another kernel, compiles as it would without the library.
+Both give the same results bit for bit (``tests/test_aot.py`` compares every built-in scene's
+state both ways).
+
+A type a kernel's argument types name (a NamedTuple) must be defined above the kernel, or in a
+module imported before it: the library's versions are attached as the decorator runs.
+
+The library is used only when its index matches what is installed: the numba release that built
+it, and every source file it was compiled from, byte for byte. Otherwise a warning says why, once,
+and every kernel compiles on first use as without it. ``ECS_NAV_AOT=0`` turns it off (the kernel
+recorder and the tests of numba's cache run so).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import json
+import os
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+from numba.core.dispatcher import Dispatcher
+
+from ecs_nav.kernel_manifest import decode_types
+
+LIBRARY = "aot_kernels"
+"""The compiled library's module name, in the package (``ecs_nav.aot_kernels``)."""
+INDEX_EXPORT = "index"
+"""The library's function returning its index (JSON bytes, as a uint8 array)."""
+PACKAGE_DIR = Path(__file__).parent
+"""The folder the index's source paths are relative to (this package's)."""
+VARIABLE = "ECS_NAV_AOT"
+
+
+class AotWarning(UserWarning):
+    """The compiled library is installed but cannot be used; the kernels compile on first use."""
+
+
+def enabled() -> bool:
+    """Whether the library may be used: ``$ECS_NAV_AOT`` is not ``0``."""
+    return os.environ.get(VARIABLE, "").strip() != "0"
+
+
+def source_digest(path: Path) -> str:
+    """The sha256 of a source file's bytes (hex)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def mismatch(index: dict) -> str | None:
+    """Why a library with this index does not belong to what is installed, or None when it does."""
+    if index.get("numba") != numba.__version__:
+        return f"it was built with numba {index.get('numba')}, and numba {numba.__version__} is installed"
+    for name, digest in index["sources"].items():
+        path = PACKAGE_DIR / name
+        if not path.is_file() or source_digest(path) != digest:
+            return f"{name} changed since it was built"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def library() -> dict[str, tuple[tuple[str, Callable], ...]]:
+    """The installed library: ``{"module.function": ((pickled argument types, compiled function),
+    ...)}``; {} when there is none, ``$ECS_NAV_AOT`` is 0, or it does not match (a warning says
+    why). The argument types are decoded as each kernel is decorated (``kernel``): they may name
+    a type of the kernel's own module."""
+    if not enabled():
+        return {}
+    name = f"ecs_nav.{LIBRARY}"
+    try:
+        module = importlib.import_module(name)
+        index = json.loads(bytes(getattr(module, INDEX_EXPORT)()))
+        reason = mismatch(index)
+        if reason is None:
+            found: dict[str, list] = {}
+            for entry in index["kernels"]:
+                compiled = getattr(module, entry["export"])
+                found.setdefault(entry["kernel"], []).append((entry["signature_pickle"], compiled))
+            return {kernel_name: tuple(versions) for kernel_name, versions in found.items()}
+    except ModuleNotFoundError as exc:
+        if exc.name == name:  # not built: kernels compile on first use, as they always could
+            return {}
+        reason = f"it does not load ({exc})"
+    except Exception as exc:  # (a library of another layout or platform is only not used)
+        reason = f"it does not load ({type(exc).__name__}: {exc})"
+    not_used(reason)
+    return {}
+
+
+def not_used(reason: str) -> None:
+    """Warn that the library (or a part of it) is not used, and why."""
+    warnings.warn(f"ecs_nav: kernels compiled ahead of time are not used: {reason}. They compile on first use; "
+                  "`ecs-nav compile --ahead` builds them again.", AotWarning, stacklevel=3)  # fmt: skip
+
+
+_held: dict[str, set[tuple]] = {}
+
+
+def holds(kernel_name: str, args: tuple) -> bool:
+    """Whether the library answers ``kernel_name`` ("module.function") for argument types ``args``
+    (once the kernel's module is imported)."""
+    return args in _held.get(kernel_name, ())
+
+
+def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...]) -> None:
+    """Put compiled ``versions`` ((argument types, function), from the library) in ``dispatcher``'s
+    table: its calls with those types run them. numba's dispatcher has no public way to add a
+    compiled function; ``_insert`` is how its own ``add_overload`` does it. When a kernel calling
+    this one later needs the types compiled by numba, that version is kept in ``overloads`` (the
+    caller links it) but not put in the table a second time."""
+    held = _held.setdefault(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", set())
+    for args, function in versions:
+        dispatcher._insert([t._code for t in args], function, False)
+        held.add(args)
+    numba_add = dispatcher.add_overload
+
+    def add_overload(cres) -> None:
+        args = tuple(cres.signature.args)
+        if args in held:
+            dispatcher.overloads[args] = cres
+        else:
+            numba_add(cres)
+
+    dispatcher.add_overload = add_overload
+
+
+def kernel(function: Callable | None = None, /, **options) -> Callable:
+    """``numba.njit(cache=True, **options)``, with the library's versions of the function attached
+    (``attach``): ``@kernel`` or ``@kernel(inline="always")``."""
+
+    def decorate(function: Callable) -> Callable:
+        dispatcher = numba.njit(cache=True, **options)(function)
+        name = f"{function.__module__}.{function.__name__}"
+        pickled = library().get(name)
+        if pickled and isinstance(dispatcher, Dispatcher):  # (not with numba's JIT disabled)
+            try:
+                attach(dispatcher, tuple((decode_types(types), compiled) for types, compiled in pickled))
+            except (AttributeError, ImportError) as exc:
+                not_used(f"{name}'s argument types do not load ({exc}): a type they name must be defined above it")
+        return dispatcher
+
+    return decorate if function is None else decorate(function)

@@ -1,0 +1,145 @@
+"""Build the library of kernels compiled ahead of time that ``ecs_nav.aot`` uses:
+``python -m ecs_nav.aot_build FOLDER`` writes the extension module ``aot_kernels.<platform
+suffix>`` into FOLDER (``setup.py`` runs it when the package is installed or a wheel is
+built, ``ecs-nav compile --ahead`` into the installed package).
+
+Every kernel and set of argument types that ``kernel_manifest`` lists for the built-in scenes is
+exported from one extension module by numba's AOT compiler, ``numba.pycc``, which needs a C
+compiler to link it. The code is compiled for the CPU family's baseline, not for this machine's
+model, so that a wheel runs wherever its platform tag says. The module carries its index (JSON,
+returned by its function ``index``): each export's kernel and argument types, the numba release,
+and the digest of every source file of the package the build imported, the kernels and every
+constant they read.
+
+``numba.pycc`` is numba's own AOT compiler, marked pending deprecation since numba 0.57 with a
+replacement announced. Where it is missing or fails, the build fails and the package works
+without the library: its kernels compile on first use.
+
+Run it with ``ECS_NAV_AOT=0`` (both callers do): kernels already answered by a library would
+not be compiled here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ecs_nav.aot import INDEX_EXPORT, LIBRARY, PACKAGE_DIR, VARIABLE, source_digest
+from ecs_nav.kernel_manifest import (
+    KernelEntry,
+    dispatcher_of,
+    entry_from_json,
+    numba_version,
+    read_manifest,
+    return_type_of,
+    signature_of,
+)
+
+
+class BuildError(Exception):
+    """The library cannot be built (the message says why)."""
+
+
+def manifest_entries() -> list[KernelEntry]:
+    """Every kernel and set of argument types the manifest lists, each once, in its order.
+
+    Raises:
+        BuildError: there is no manifest, or one recorded with another numba release."""
+    data = read_manifest()
+    if data is None:
+        raise BuildError("there is no kernel manifest (ecs_nav/kernel_manifest.json)")
+    if data.get("numba") != numba_version():
+        raise BuildError(f"the kernel manifest was recorded with numba {data.get('numba')}, and numba "
+                         f"{numba_version()} is installed: run python -m ecs_nav.kernel_recorder")  # fmt: skip
+    entries: dict[tuple[str, str], KernelEntry] = {}
+    for scene_entries in data["scenes"].values():
+        for entry in map(entry_from_json, scene_entries):
+            entries.setdefault((entry.kernel, entry.signature), entry)
+    return list(entries.values())
+
+
+def imported_sources() -> dict[str, str]:
+    """``{path relative to the package folder: sha256}`` of every module of the package imported
+    so far (the top-level systems/ and scenes/ folders of a source tree define no kernel)."""
+    sources = {}
+    for name, module in sorted(sys.modules.items()):
+        path = Path(getattr(module, "__file__", None) or "-").resolve()
+        if (name == "ecs_nav" or name.startswith("ecs_nav.")) and path.suffix == ".py":
+            if path.is_relative_to(PACKAGE_DIR.resolve()):
+                sources[path.relative_to(PACKAGE_DIR.resolve()).as_posix()] = source_digest(path)
+    return sources
+
+
+def build(folder: Path, entries: list[KernelEntry]) -> Path:
+    """Compile ``entries`` (``manifest_entries()``) into ``folder`` (the library and its index,
+    each replaced whole); returns the library's path.
+
+    Raises:
+        BuildError: numba's AOT compiler is missing or fails."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its pending deprecation: see the module doc)
+            from numba.pycc import CC
+    except ImportError as exc:
+        raise BuildError(f"numba {numba_version()} has no AOT compiler (numba.pycc): {exc}") from None
+    library = CC(LIBRARY)
+    library.verbose = False
+    kernels = []
+    for number, entry in enumerate(entries):
+        export = f"k{number}"
+        library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher_of(entry).py_func)
+        kernels.append({"kernel": entry.kernel, "export": export, "signature": entry.signature,
+                        "signature_pickle": entry.signature_pickle})  # fmt: skip
+    index = {"numba": numba_version(), "sources": imported_sources(), "kernels": kernels}
+    library.export(INDEX_EXPORT, "uint8[::1]()")(index_function(json.dumps(index).encode()))
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        library.output_dir = scratch
+        try:
+            library.compile()
+        except Exception as exc:
+            raise BuildError(f"numba.pycc failed: {type(exc).__name__}: {exc}") from exc
+        built = Path(scratch) / library.output_file
+        shutil.move(built, folder / built.name)
+    return folder / built.name
+
+
+def index_function(data: bytes) -> Callable[[], np.ndarray]:
+    """A function returning ``data``, compiled into the library: its index travels inside it."""
+    payload = np.frombuffer(data, np.uint8)
+
+    def index() -> np.ndarray:
+        return payload.copy()
+
+    return index
+
+
+def main(argv: list[str]) -> int:
+    """``python -m ecs_nav.aot_build FOLDER``: 0 when built, 1 (with the reason) when not."""
+    if len(argv) != 1:
+        print("usage: python -m ecs_nav.aot_build FOLDER", file=sys.stderr)
+        return 2
+    os.environ[VARIABLE] = "0"  # (this process compiles every kernel: none answered by an older library)
+    started = time.perf_counter()
+    try:
+        entries = manifest_entries()
+        print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)
+        path = build(Path(argv[0]), entries)
+    except BuildError as exc:
+        print(f"ecs_nav: the kernels were not compiled ahead of time: {exc}", file=sys.stderr)
+        return 1
+    print(f"ecs_nav: {path} built in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

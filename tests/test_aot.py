@@ -1,0 +1,153 @@
+"""The kernels compiled ahead of time (ecs_nav.aot, ecs_nav.aot_build): the library answers the
+calls it holds, numba compiles the rest, and every built-in scene runs the same bit for bit with
+and without it.
+
+The library is built when the package is installed (``pip install -e .``, which ``make`` runs).
+Where it is missing or out of date the tests that need it skip and say so; CI sets
+``ECS_NAV_EXPECT_AOT=1``, which makes them fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numba
+import pytest
+from numba.core import types
+
+from ecs_nav import aot
+from ecs_nav.aot_build import BuildError, manifest_entries
+from ecs_nav.compile_watch import PROGRESS_HEADER
+from ecs_nav.kernel_manifest import dispatcher_of, signature_of
+from ecs_nav.scene import builtin_scenes
+
+ROOT = Path(__file__).resolve().parent.parent
+SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
+TICKS = 3600 if SOAK else 240
+
+
+def needs_library() -> None:
+    """Skip (or fail, under ``ECS_NAV_EXPECT_AOT=1``) when the library is not in use here."""
+    entries = manifest_entries()
+    for entry in entries:
+        dispatcher_of(entry)  # (imports its module: the decorator attaches what the library holds)
+    if not aot.library():
+        why = ("the kernels compiled ahead of time are not installed or out of date here: `pip install -e .` or "
+               "`ecs-nav compile --ahead` builds them")  # fmt: skip
+        if os.environ.get("ECS_NAV_EXPECT_AOT") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def test_attached_versions_answer_their_types_and_numba_compiles_the_rest():
+    @numba.njit(cache=False)
+    def plus_one(x):
+        return x + 1
+
+    @numba.njit(cache=False)
+    def plus_two(x):
+        return x + 2
+
+    plus_two(1)
+    stand_in = plus_two.overloads[(types.int64,)].entry_point  # a compiled function, as the library's are
+    aot.attach(plus_one, (((types.int64,), stand_in),))
+    assert plus_one(1) == 3  # the attached version answers its types ...
+    assert plus_one.signatures == []  # ... and numba compiled nothing
+    assert plus_one(1.5) == 2.5  # other types: numba compiles plus_one itself
+    assert plus_one.signatures == [(types.float64,)]
+
+    @numba.njit(cache=False)
+    def calls_plus_one(x):
+        return plus_one(x)
+
+    assert calls_plus_one(1) == 2  # a kernel calling it links numba's version of the held types
+    assert (types.int64,) in plus_one.overloads
+    assert plus_one(1) == 3  # and calls from Python still get the attached one
+    assert aot.holds(f"{__name__}.plus_one", (types.int64,))
+    assert not aot.holds(f"{__name__}.plus_one", (types.float64,))
+
+
+def test_every_kernel_of_the_manifest_is_answered_by_the_library():
+    needs_library()
+    for entry in manifest_entries():
+        assert aot.holds(entry.kernel, signature_of(entry)), entry.kernel
+
+
+def scene_digests(env: dict[str, str], ticks: int) -> tuple[dict[str, str], str]:
+    """Every built-in scene's state digest after ``ticks`` ticks, in a new process: (digests, stderr)."""
+    code = ("import json, sys; from ecs_nav import load_scene; from ecs_nav.scene import builtin_scenes; "
+            "ticks = int(sys.argv[1]); digests = {}\n"
+            "for name in builtin_scenes():\n"
+            "    world = load_scene(name); world.run(ticks); digests[name] = world.state_digest()\n"
+            "print(json.dumps(digests))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code, str(ticks)], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_every_built_in_scene_runs_the_same_with_and_without_the_library():
+    needs_library()
+    with_library, _ = scene_digests(dict(os.environ), TICKS)
+    compiled, _ = scene_digests({**os.environ, aot.VARIABLE: "0"}, TICKS)
+    assert set(with_library) == set(builtin_scenes())
+    assert with_library == compiled
+
+
+def test_a_first_run_on_an_empty_numba_cache_compiles_nothing(tmp_path):
+    needs_library()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT)}
+    for scene in builtin_scenes():
+        proc = subprocess.run([sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "120",
+                               "--json"], capture_output=True, text=True, env=env, cwd=tmp_path)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert PROGRESS_HEADER not in proc.stderr, f"{scene}: {proc.stderr}"
+        assert "compiled" not in proc.stderr, f"{scene}: {proc.stderr}"
+    assert not list((tmp_path / "numba").rglob("*.nbi")), "numba compiled a kernel the library holds"
+
+
+def test_an_index_that_does_not_match_what_is_installed_is_said(tmp_path):
+    source = tmp_path / "kernels.py"
+    source.write_text("x = 1\n")
+    index = {"numba": numba.__version__, "sources": {"physics.py": aot.source_digest(aot.PACKAGE_DIR / "physics.py")},
+             "kernels": []}  # fmt: skip
+    assert aot.mismatch(index) is None
+    assert aot.mismatch({**index, "numba": "0.1"}) == (f"it was built with numba 0.1, and numba {numba.__version__} "
+                                                        "is installed")  # fmt: skip
+    assert aot.mismatch({**index, "sources": {"physics.py": aot.source_digest(source)}}) == \
+        "physics.py changed since it was built"
+    assert aot.mismatch({**index, "sources": {"gone.py": "0" * 64}}) == "gone.py changed since it was built"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        aot.not_used("physics.py changed since it was built")
+    assert [w.category for w in caught] == [aot.AotWarning]
+    assert "physics.py changed since it was built" in str(caught[0].message)
+    assert "ecs-nav compile --ahead" in str(caught[0].message)
+
+
+def test_the_build_refuses_a_manifest_of_another_numba(monkeypatch):
+    monkeypatch.setattr("ecs_nav.aot_build.read_manifest", lambda: {"numba": "0.1", "scenes": {}})
+    with pytest.raises(BuildError, match="recorded with numba 0.1"):
+        manifest_entries()
+    monkeypatch.setattr("ecs_nav.aot_build.read_manifest", lambda: None)
+    with pytest.raises(BuildError, match="no kernel manifest"):
+        manifest_entries()
+
+
+def test_compile_ahead_names_no_scene():
+    proc = subprocess.run([sys.executable, "-m", "ecs_nav.cli", "compile", "--ahead", "chase"], capture_output=True,
+                          text=True, cwd=ROOT)  # fmt: skip
+    assert proc.returncode == 2
+    assert "name no scene" in proc.stderr
+
+
+def test_ecs_nav_compile_has_nothing_to_do_where_the_library_answers():
+    needs_library()
+    proc = subprocess.run([sys.executable, "-m", "ecs_nav.cli", "compile"], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to compile" in proc.stdout
