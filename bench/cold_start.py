@@ -1,7 +1,9 @@
 """What a new user waits for: ``import ecs_nav``, and ``ecs-nav run chase --headless --ticks 1``
-on an empty numba cache (cold: every kernel the scene uses compiles; by default a built-in scene
-compiles in parallel processes, ``ecs_nav.precompile``; "one process" turns that off with
-``ECS_NAV_COMPILE_WORKERS=0``, which a checkout older than it ignores) and on a filled one (warm).
+on an empty numba cache (cold) and on a filled one (warm). With the kernels compiled ahead of time
+(``ecs_nav.aot``: the checkout's library, built by ``pip install -e .``) nothing compiles; "without
+the library" (``ECS_NAV_AOT=0``) every kernel the scene uses compiles, by default in parallel
+processes (``ecs_nav.precompile``; "one process" turns that off with ``ECS_NAV_COMPILE_WORKERS=0``).
+A checkout older than either variable ignores it.
 Beside them, numba's own floor, the least any numba program pays: ``import numba``, and one
 trivial cached kernel (``a + b`` on two floats) called on an empty cache and on a filled one.
 
@@ -27,7 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WHAT = ("cold run", "cold run, one process", "warm run", "import ecs_nav")
+WHAT = ("cold run", "warm run", "cold run, without the library", "cold run, without the library, one process",
+        "warm run, without the library", "import ecs_nav")
 FLOOR = ("numba floor: import numba", "numba floor: one trivial kernel, cold", "numba floor: one trivial kernel, warm")
 TRIVIAL_KERNEL = "import numba\n\n@numba.njit(cache=True)\ndef add(a, b):\n    return a + b\n"
 
@@ -50,19 +53,22 @@ def load() -> str:
 
 
 def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[float, float, str]]]:
-    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, \
-            tempfile.TemporaryDirectory(prefix="numba-cold-") as one_cache:  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}  # the default
-        env = {**env, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
-        run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
-        rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
-        rows["cold run"].append((*timed(run, env, checkout), load()))
-        one = {**env, "NUMBA_CACHE_DIR": one_cache, "ECS_NAV_COMPILE_WORKERS": "0"}
-        rows["cold run, one process"].append((*timed(run, one, checkout), load()))
-        for _ in range(repeat):
-            rows["warm run"].append((*timed(run, env, checkout), load()))
-        for _ in range(repeat):
-            rows["import ecs_nav"].append((*timed([sys.executable, "-c", "import ecs_nav"], env, checkout), load()))
+    run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
+    rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
+    base = {k: v for k, v in os.environ.items() if k not in ("ECS_NAV_COMPILE_WORKERS", "ECS_NAV_AOT")}  # defaults
+    for library, suffix in ((True, ""), (False, ", without the library")):
+        with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, \
+                tempfile.TemporaryDirectory(prefix="numba-cold-") as one_cache:  # fmt: skip
+            env = {**base, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
+            env |= {} if library else {"ECS_NAV_AOT": "0"}
+            rows[f"cold run{suffix}"].append((*timed(run, env, checkout), load()))
+            if not library:
+                one = {**env, "NUMBA_CACHE_DIR": one_cache, "ECS_NAV_COMPILE_WORKERS": "0"}
+                rows[f"cold run{suffix}, one process"].append((*timed(run, one, checkout), load()))
+            for _ in range(repeat):
+                rows[f"warm run{suffix}"].append((*timed(run, env, checkout), load()))
+            for _ in range(repeat if library else 0):
+                rows["import ecs_nav"].append((*timed([sys.executable, "-c", "import ecs_nav"], env, checkout), load()))
     return rows
 
 
@@ -83,13 +89,23 @@ def numba_floor(repeat: int) -> dict[str, list[tuple[float, float, str]]]:
     return rows
 
 
-def compile_all(checkout: Path) -> tuple[float, float, str]:
-    """``ecs-nav compile`` (every built-in scene's kernels, in parallel processes) on an empty
-    cache: (wall s, CPU s, load)."""
+def compile_all(checkout: Path) -> dict[str, tuple[float, float, str]]:
+    """On an empty numba cache: ``ecs-nav compile`` (every built-in scene's kernels into numba's
+    cache, in parallel processes, ``ECS_NAV_AOT=0``), and the library's build (``python -m
+    ecs_nav.aot_build``, what installing the package runs; into a temporary folder): (wall s, CPU
+    s, load) of each."""
+    env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}
+    env = {**env, "PYTHONPATH": str(checkout), "ECS_NAV_AOT": "0"}
+    found = {}
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
-        env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}
-        env = {**env, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache}
-        return (*timed([sys.executable, "-m", "ecs_nav.cli", "compile"], env, checkout), load())
+        command = [sys.executable, "-m", "ecs_nav.cli", "compile"]
+        found["ecs-nav compile, every built-in scene, cold"] = (*timed(command, {**env, "NUMBA_CACHE_DIR": cache},
+                                                                       checkout), load())  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "ecs_nav.aot_build", out]
+        found["the library's build (what installing runs), cold"] = (*timed(command, {**env, "NUMBA_CACHE_DIR": cache},
+                                                                             checkout), load())  # fmt: skip
+    return found
 
 
 def main() -> None:
@@ -98,7 +114,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="warm runs and imports per checkout (median shown)")
     parser.add_argument("--scene", default="chase")
     parser.add_argument("--compile-all", action="store_true",
-                        help="also time `ecs-nav compile` of every built-in scene on an empty cache (this checkout)")
+                        help="also time `ecs-nav compile` of every built-in scene and the library's build on an empty "
+                             "cache (this checkout)")
     args = parser.parse_args()
     sides = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     results = {name: measure(path, args.scene, args.repeat) for name, path in sides.items()}
@@ -113,9 +130,9 @@ def main() -> None:
             loads.append(samples[-1][2])
         print(f"| {what} | {' | '.join(cells)} | {', '.join(loads)} |")
     if args.compile_all:
-        wall, cpu, at = compile_all(ROOT)
-        blanks = " | |" * (len(sides) - 1)  # (the baseline's columns: a checkout may predate the command)
-        print(f"| ecs-nav compile, every built-in scene, cold | {wall:.2f} | {cpu:.2f}{blanks} | {at} |")
+        blanks = " | |" * (len(sides) - 1)  # (the baseline's columns: a checkout may predate the commands)
+        for what, (wall, cpu, at) in compile_all(ROOT).items():
+            print(f"| {what} | {wall:.2f} | {cpu:.2f}{blanks} | {at} |")
     floor = numba_floor(args.repeat)
     for what, samples in floor.items():
         cells = [f"{statistics.median(s[column] for s in samples):.2f}" for column in (0, 1)]

@@ -1,6 +1,7 @@
 """Which kernels a scene compiles on a first run, and the CPU seconds each takes: a new process
-per checkout with an empty ``NUMBA_CACHE_DIR`` (and ``ECS_NAV_COMPILE_WORKERS=0``: every kernel
-compiled in that process) loads the scene and steps it, and numba's
+per checkout with an empty ``NUMBA_CACHE_DIR`` (``ECS_NAV_COMPILE_WORKERS=0``: every kernel
+compiled in that process; ``ECS_NAV_AOT=0``: none answered by the library of kernels compiled
+ahead of time) loads the scene and steps it, and numba's
 ``numba:compile`` events are timed (CPU, the outermost compilations: a kernel's figure includes
 the helpers it compiles). ``--baseline DIR`` measures another checkout (``git archive REF | tar
 -x -C DIR``) the same way, one after the other.
@@ -45,7 +46,8 @@ def measure(checkout: Path, scene: str, ticks: int) -> dict:
     # one process: a first run's parallel compile (ecs_nav.precompile) would hand kernels to
     # other processes, whose compilations this one does not see
     with tempfile.TemporaryDirectory(prefix="numba-kernels-") as cache:
-        env = {**os.environ, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache, "ECS_NAV_COMPILE_WORKERS": "0"}
+        env = {**os.environ, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache, "ECS_NAV_COMPILE_WORKERS": "0",
+               "ECS_NAV_AOT": "0"}
         out = subprocess.run([sys.executable, "-c", CHILD, scene, str(ticks)], env=env, cwd=checkout,
                              capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
