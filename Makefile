@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml setup.py
 	@$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[dev,media,results,results-check,dask]"
-	@# Ray has no wheel for every platform and Python: without it its sweep test is skipped
-	@$(PY) -m pip install -q -e ".[ray]" || echo "make: ray did not install here; the ray sweep test is skipped"
+	@# Ray has no wheel for every platform and Python: without it its sweep test is skipped. It is
+	@# installed by name (pyproject's `ray` extra) so that the package, and its kernels compiled
+	@# ahead of time (half a minute), are not built a second time
+	@$(PY) -m pip install -q ray || echo "make: ray did not install here; the ray sweep test is skipped"
 	@touch $(STAMP)
 
 # With a display: the interactive viewer on the chase scene. Without one: the same scene

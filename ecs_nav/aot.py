@@ -20,9 +20,10 @@ A type a kernel's argument types name (a NamedTuple) must be defined above the k
 module imported before it: the library's versions are attached as the decorator runs.
 
 The library is used only when its index matches what is installed: the numba release that built
-it, and every source file it was compiled from, byte for byte. Otherwise a warning says why, once,
-and every kernel compiles on first use as without it. ``ECS_NAV_AOT=0`` turns it off (the kernel
-recorder and the tests of numba's cache run so).
+it, a CPU with the instruction set it was compiled for (``cpu_level``), and every module of the
+package its build imported (the kernels, and the constants they read), byte for byte. Otherwise a
+warning says why, once, and every kernel compiles on first use as without it. ``ECS_NAV_AOT=0``
+turns it off (the kernel recorder and the tests of numba's cache run so).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import hashlib
 import importlib
 import json
 import os
+import platform
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +50,13 @@ INDEX_EXPORT = "index"
 PACKAGE_DIR = Path(__file__).parent
 """The folder the index's source paths are relative to (this package's)."""
 VARIABLE = "ECS_NAV_AOT"
+X86_64_V3 = "x86-64-v3"
+"""The CPU level the library is compiled for where the building CPU has it: the x86-64 of 2013 on
+(AVX2, FMA, BMI), at which the kernels run as fast as numba's JIT for this CPU (``bench/RESULTS.md``:
+the architecture's baseline, SSE2, was 3-7% slower in the collision kernels)."""
+X86_64_V3_FEATURES = ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave", "cx16", "popcnt",
+                      "sahf", "sse3", "sse4.1", "sse4.2", "ssse3")  # fmt: skip
+"""LLVM's names of the instruction-set features x86-64-v3 implies."""
 
 
 class AotWarning(UserWarning):
@@ -64,10 +73,32 @@ def source_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def lacking(cpu: str) -> list[str]:
+    """The features of CPU level ``cpu`` ("" for the architecture's baseline, or ``X86_64_V3``)
+    that this CPU lacks (LLVM's names)."""
+    if not cpu:
+        return []
+    import llvmlite.binding as llvm
+
+    have = llvm.get_host_cpu_features()
+    return [feature for feature in X86_64_V3_FEATURES if not have.get(feature, False)]
+
+
+def cpu_level() -> str:
+    """The CPU level to compile the library for here: ``X86_64_V3`` on an x86-64 CPU that has it,
+    else "" (the architecture's baseline)."""
+    if platform.machine().lower() not in ("x86_64", "amd64") or lacking(X86_64_V3):
+        return ""
+    return X86_64_V3
+
+
 def mismatch(index: dict) -> str | None:
     """Why a library with this index does not belong to what is installed, or None when it does."""
     if index.get("numba") != numba.__version__:
         return f"it was built with numba {index.get('numba')}, and numba {numba.__version__} is installed"
+    missing = lacking(index.get("cpu", ""))
+    if missing:
+        return f"it was compiled for {index['cpu']}, and this CPU lacks {', '.join(missing)}"
     for name, digest in index["sources"].items():
         path = PACKAGE_DIR / name
         if not path.is_file() or source_digest(path) != digest:

@@ -5,10 +5,11 @@ built, ``ecs-nav compile --ahead`` into the installed package).
 
 Every kernel and set of argument types that ``kernel_manifest`` lists for the built-in scenes is
 exported from one extension module by numba's AOT compiler, ``numba.pycc``, which needs a C
-compiler to link it. The code is compiled for the CPU family's baseline, not for this machine's
-model, so that a wheel runs wherever its platform tag says. The module carries its index (JSON,
+compiler to link it. The code is compiled for a CPU level, not for this machine's model
+(``aot.cpu_level``: x86-64-v3 where this CPU has it, else the architecture's baseline), so that a
+wheel runs on any CPU of that level; on one without it the library is not used. The module carries its index (JSON,
 returned by its function ``index``): each export's kernel and argument types, the numba release,
-and the digest of every source file of the package the build imported, the kernels and every
+the CPU level, and the digest of every source file of the package the build imported, the kernels and every
 constant they read.
 
 ``numba.pycc`` is numba's own AOT compiler, marked pending deprecation since numba 0.57 with a
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_nav.aot import INDEX_EXPORT, LIBRARY, PACKAGE_DIR, VARIABLE, source_digest
+from ecs_nav.aot import INDEX_EXPORT, LIBRARY, PACKAGE_DIR, VARIABLE, cpu_level, source_digest
 from ecs_nav.kernel_manifest import (
     KernelEntry,
     dispatcher_of,
@@ -93,13 +94,14 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
         raise BuildError(f"numba {numba_version()} has no AOT compiler (numba.pycc): {exc}") from None
     library = CC(LIBRARY)
     library.verbose = False
+    library.target_cpu = cpu_level()
     kernels = []
     for number, entry in enumerate(entries):
         export = f"k{number}"
         library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher_of(entry).py_func)
         kernels.append({"kernel": entry.kernel, "export": export, "signature": entry.signature,
                         "signature_pickle": entry.signature_pickle})  # fmt: skip
-    index = {"numba": numba_version(), "sources": imported_sources(), "kernels": kernels}
+    index = {"numba": numba_version(), "cpu": library.target_cpu, "sources": imported_sources(), "kernels": kernels}
     library.export(INDEX_EXPORT, "uint8[::1]()")(index_function(json.dumps(index).encode()))
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:

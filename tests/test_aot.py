@@ -121,6 +121,22 @@ def test_an_index_that_does_not_match_what_is_installed_is_said(tmp_path):
     assert aot.mismatch({**index, "sources": {"physics.py": aot.source_digest(source)}}) == \
         "physics.py changed since it was built"
     assert aot.mismatch({**index, "sources": {"gone.py": "0" * 64}}) == "gone.py changed since it was built"
+
+
+def test_a_library_for_a_cpu_level_this_cpu_lacks_is_said(monkeypatch):
+    import llvmlite.binding as llvm
+
+    index = {"numba": numba.__version__, "cpu": aot.X86_64_V3, "sources": {}, "kernels": []}
+    without_avx2 = {feature: True for feature in aot.X86_64_V3_FEATURES} | {"avx2": False, "fma": False}
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: without_avx2)
+    assert aot.mismatch(index) == "it was compiled for x86-64-v3, and this CPU lacks avx2, fma"
+    assert aot.mismatch({**index, "cpu": ""}) is None  # the baseline runs anywhere
+    assert aot.cpu_level() == ""  # and is what a build on this CPU would use
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: dict.fromkeys(aot.X86_64_V3_FEATURES, True))
+    assert aot.mismatch(index) is None
+
+
+def test_not_used_warns_with_the_reason_and_the_remedy():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         aot.not_used("physics.py changed since it was built")
