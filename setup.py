@@ -28,10 +28,12 @@ class BuildKernels(build_ext):
         if ext.name != AOT_LIBRARY:
             super().build_extension(ext)
             return
+        built = Path(self.get_ext_fullpath(ext.name))
         if os.environ.get("ECS_NAV_AOT", "").strip() == "0":
+            built.unlink(missing_ok=True)  # (an earlier build's would otherwise be packaged or copied back)
             print("ECS_NAV_AOT=0: the kernels are not compiled ahead of time; they compile on first use")
             return
-        folder = Path(self.get_ext_fullpath(ext.name)).parent
+        folder = built.parent
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         if subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(folder)], cwd=ROOT, env=env).returncode:
             raise ExecError("the kernels were not compiled ahead of time (see above); they compile on first use")

@@ -1,8 +1,8 @@
 """Kernels compiled ahead of time: numba's dispatchers, answered by a compiled library where one
 is installed with the package.
 
-numba compiles a kernel on its first call with new argument types, seconds each: on an empty
-cache the chase scene waits about 9 s before its first tick on the 2-core machine of
+numba compiles a kernel on its first call with new argument types (0.15 s of CPU for the median
+function, up to 2-3 s): on an empty cache the chase scene waits about 9 s before its first tick on the 2-core machine of
 ``bench/RESULTS.md``. ``ecs_nav.aot_build`` compiles every kernel the built-in scenes call from
 Python, for the argument types they call it with (``kernel_manifest``), ahead of time into one
 extension module, ``aot_kernels`` (numba's AOT compiler, ``numba.pycc``), which carries its
@@ -49,11 +49,13 @@ INDEX_EXPORT = "index"
 """The library's function returning its index (JSON bytes, as a uint8 array)."""
 PACKAGE_DIR = Path(__file__).parent
 """The folder the index's source paths are relative to (this package's)."""
-VARIABLE = "ECS_NAV_AOT"
+AOT_VARIABLE = "ECS_NAV_AOT"
+"""The environment variable that turns the library off when set to ``0``."""
 X86_64_V3 = "x86-64-v3"
 """The CPU level the library is compiled for where the building CPU has it: the x86-64 of 2013 on
 (AVX2, FMA, BMI), at which the kernels run as fast as numba's JIT for this CPU (``bench/RESULTS.md``:
-the architecture's baseline, SSE2, was 3-7% slower in the collision kernels)."""
+at the architecture's baseline, SSE2, the 10,000-agent PhysicsSystem took 2.47-2.55 ms against
+2.34-2.43)."""
 X86_64_V3_FEATURES = ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave", "cx16", "popcnt",
                       "sahf", "sse3", "sse4.1", "sse4.2", "ssse3")  # fmt: skip
 """LLVM's names of the instruction-set features x86-64-v3 implies."""
@@ -65,7 +67,7 @@ class AotWarning(UserWarning):
 
 def enabled() -> bool:
     """Whether the library may be used: ``$ECS_NAV_AOT`` is not ``0``."""
-    return os.environ.get(VARIABLE, "").strip() != "0"
+    return os.environ.get(AOT_VARIABLE, "").strip() != "0"
 
 
 def source_digest(path: Path) -> str:
@@ -92,10 +94,30 @@ def cpu_level() -> str:
     return X86_64_V3
 
 
+def numpy_release() -> str:
+    """numpy's major.minor release (numba's code for a numpy function may differ between them)."""
+    import numpy
+
+    return ".".join(numpy.__version__.split(".")[:2])
+
+
+def debug_settings() -> list[str]:
+    """numba's debugging settings that are on (the library was compiled without them)."""
+    config = numba.config
+    settings = {"NUMBA_BOUNDSCHECK": bool(config.BOUNDSCHECK), "NUMBA_DEBUGINFO": bool(config.DEBUGINFO_DEFAULT),
+                "NUMBA_OPT": int(config.OPT) != 3}  # fmt: skip
+    return [name for name, on in settings.items() if on]
+
+
 def mismatch(index: dict) -> str | None:
     """Why a library with this index does not belong to what is installed, or None when it does."""
     if index.get("numba") != numba.__version__:
         return f"it was built with numba {index.get('numba')}, and numba {numba.__version__} is installed"
+    if index.get("numpy") != numpy_release():
+        return f"it was built with numpy {index.get('numpy')}, and numpy {numpy_release()} is installed"
+    debugging = debug_settings()
+    if debugging:
+        return f"it was compiled without numba's debugging settings, and {', '.join(debugging)} is set"
     missing = lacking(index.get("cpu", ""))
     if missing:
         return f"it was compiled for {index['cpu']}, and this CPU lacks {', '.join(missing)}"
@@ -137,8 +159,10 @@ def library() -> dict[str, tuple[tuple[str, Callable], ...]]:
 
 def not_used(reason: str) -> None:
     """Warn that the library (or a part of it) is not used, and why."""
+    remedy = ("`python -m ecs_nav.kernel_recorder` records the kernels for this numba, then `ecs-nav compile "
+              "--ahead` builds them" if "numba" in reason else "`ecs-nav compile --ahead` builds them again")
     warnings.warn(f"ecs_nav: kernels compiled ahead of time are not used: {reason}. They compile on first use; "
-                  "`ecs-nav compile --ahead` builds them again.", AotWarning, stacklevel=3)  # fmt: skip
+                  f"{remedy}.", AotWarning, stacklevel=3)  # fmt: skip
 
 
 _held: dict[str, set[tuple]] = {}
@@ -155,12 +179,14 @@ def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...])
     table: its calls with those types run them. numba's dispatcher has no public way to add a
     compiled function; ``_insert`` is how its own ``add_overload`` does it. When a kernel calling
     this one later needs the types compiled by numba, that version is kept in ``overloads`` (the
-    caller links it) but not put in the table a second time."""
+    caller links it) but not put in the table a second time; ``recompile`` puts the library's back.
+    (Called directly, the library's functions check nothing: an array of another type or shape is
+    read as if it were right.)"""
     held = _held.setdefault(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", set())
-    for args, function in versions:
+    for args, function in versions:  # (``_code``: the number numba's dispatch table keys a type by)
         dispatcher._insert([t._code for t in args], function, False)
         held.add(args)
-    numba_add = dispatcher.add_overload
+    numba_add, numba_recompile = dispatcher.add_overload, dispatcher.recompile
 
     def add_overload(cres) -> None:
         args = tuple(cres.signature.args)
@@ -169,7 +195,13 @@ def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...])
         else:
             numba_add(cres)
 
+    def recompile() -> None:  # (numba's empties the table, the library's versions with it)
+        numba_recompile()
+        for args, function in versions:
+            dispatcher._insert([t._code for t in args], function, False)
+
     dispatcher.add_overload = add_overload
+    dispatcher.recompile = recompile
 
 
 def kernel(function: Callable | None = None, /, **options) -> Callable:

@@ -12,19 +12,19 @@ returned by its function ``index``): each export's kernel and argument types, th
 the CPU level, and the digest of every source file of the package the build imported, the kernels and every
 constant they read.
 
-``numba.pycc`` is numba's own AOT compiler, marked pending deprecation since numba 0.57 with a
-replacement announced. Where it is missing or fails, the build fails and the package works
+``numba.pycc`` is numba's own AOT compiler, marked pending deprecation since numba 0.57
+("Replacement technology is being developed"). It needs setuptools, Python's headers and a C
+compiler. Where it is missing or fails, the build fails and the package works
 without the library: its kernels compile on first use.
 
-Run it with ``ECS_NAV_AOT=0`` (both callers do): kernels already answered by a library would
-not be compiled here.
+``main`` sets ``ECS_NAV_AOT=0`` for its process: kernels already answered by a library would not
+be compiled here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -33,8 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from numba.core import config as numba_config
 
-from ecs_nav.aot import INDEX_EXPORT, LIBRARY, PACKAGE_DIR, VARIABLE, cpu_level, source_digest
+from ecs_nav.aot import AOT_VARIABLE, INDEX_EXPORT, LIBRARY, PACKAGE_DIR, cpu_level, numpy_release, source_digest
 from ecs_nav.kernel_manifest import (
     KernelEntry,
     dispatcher_of,
@@ -44,6 +45,18 @@ from ecs_nav.kernel_manifest import (
     return_type_of,
     signature_of,
 )
+
+EXPORTED_OPTIONS = frozenset({"nopython", "boundscheck", "inline", "_nrt", "cache"})
+"""The kernel options whose absence from numba.pycc's export changes no result: the export
+compiles without bounds checks (so ``boundscheck`` only when not set), with reference counting
+(``_nrt``), and inlines what LLVM chooses to. Any other option (``fastmath``, ``error_model``,
+...) would differ between the two paths, so the build refuses it."""
+
+
+def unexported_options(dispatcher) -> list[str]:
+    """The options ``dispatcher`` is compiled with that numba.pycc's export would not apply."""
+    return sorted(name for name, value in dispatcher.targetoptions.items()
+                  if name not in EXPORTED_OPTIONS or (name == "boundscheck" and value))  # fmt: skip
 
 
 class BuildError(Exception):
@@ -81,8 +94,8 @@ def imported_sources() -> dict[str, str]:
 
 
 def build(folder: Path, entries: list[KernelEntry]) -> Path:
-    """Compile ``entries`` (``manifest_entries()``) into ``folder`` (the library and its index,
-    each replaced whole); returns the library's path.
+    """Compile ``entries`` (``manifest_entries()``) into ``folder`` (the library, replaced whole);
+    returns its path.
 
     Raises:
         BuildError: numba's AOT compiler is missing or fails."""
@@ -91,27 +104,35 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
             warnings.simplefilter("ignore")  # (its pending deprecation: see the module doc)
             from numba.pycc import CC
     except ImportError as exc:
-        raise BuildError(f"numba {numba_version()} has no AOT compiler (numba.pycc): {exc}") from None
+        raise BuildError(f"numba's AOT compiler (numba.pycc) does not import: {exc}") from None
     library = CC(LIBRARY)
     library.verbose = False
     library.target_cpu = cpu_level()
     kernels = []
     for number, entry in enumerate(entries):
         export = f"k{number}"
-        library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher_of(entry).py_func)
+        dispatcher = dispatcher_of(entry)
+        dropped = unexported_options(dispatcher)
+        if dropped:
+            raise BuildError(f"{entry.kernel} is compiled with {', '.join(dropped)}, which numba.pycc's export "
+                             "would not apply: add it to the export or drop it from the kernel")  # fmt: skip
+        library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher.py_func)
         kernels.append({"kernel": entry.kernel, "export": export, "signature": entry.signature,
                         "signature_pickle": entry.signature_pickle})  # fmt: skip
-    index = {"numba": numba_version(), "cpu": library.target_cpu, "sources": imported_sources(), "kernels": kernels}
+    index = {"numba": numba_version(), "numpy": numpy_release(), "cpu": library.target_cpu,
+             "sources": imported_sources(), "kernels": kernels}  # fmt: skip
     library.export(INDEX_EXPORT, "uint8[::1]()")(index_function(json.dumps(index).encode()))
     folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch:
+    # built beside its place and renamed over it: a process that has the old one loaded keeps it
+    # (copied over in place across file systems, the loaded file would change under it: SIGBUS)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".aot-build-") as scratch:
         library.output_dir = scratch
         try:
             library.compile()
         except Exception as exc:
             raise BuildError(f"numba.pycc failed: {type(exc).__name__}: {exc}") from exc
         built = Path(scratch) / library.output_file
-        shutil.move(built, folder / built.name)
+        os.replace(built, folder / built.name)
     return folder / built.name
 
 
@@ -130,12 +151,17 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m ecs_nav.aot_build FOLDER", file=sys.stderr)
         return 2
-    os.environ[VARIABLE] = "0"  # (this process compiles every kernel: none answered by an older library)
+    os.environ[AOT_VARIABLE] = "0"  # (this process compiles every kernel: none answered by an older library)
     started = time.perf_counter()
     try:
-        entries = manifest_entries()
-        print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)
-        path = build(Path(argv[0]), entries)
+        # numba's cache checks a helper against its own file only, not the constants it imports:
+        # the library is compiled from the sources as they are, on an empty cache
+        with tempfile.TemporaryDirectory(prefix="ecs-nav-aot-numba-") as cache:
+            os.environ["NUMBA_CACHE_DIR"] = cache
+            numba_config.reload_config()
+            entries = manifest_entries()
+            print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)
+            path = build(Path(argv[0]), entries)
     except BuildError as exc:
         print(f"ecs_nav: the kernels were not compiled ahead of time: {exc}", file=sys.stderr)
         return 1

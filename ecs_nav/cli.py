@@ -198,7 +198,7 @@ def cmd_compile(args) -> int:
     entries = [e for e in entries if not aot.holds(e.kernel, signature_of(e))]
     if not entries:
         print(f"the kernels compiled ahead of time answer every kernel of {', '.join(scenes)}: nothing to compile "
-              f"(with {aot.VARIABLE}=0, numba's cache is filled)")  # fmt: skip
+              f"(run it with {aot.AOT_VARIABLE}=0 to fill numba's cache instead)")  # fmt: skip
         return 0
     start, before = time.perf_counter(), kernels_compiled()
     report = precompile_scenes(scenes, args.workers)
@@ -223,8 +223,10 @@ def compile_ahead(scenes: list[str]) -> int:
     if not os.access(PACKAGE_DIR, os.W_OK):
         raise PermissionError(f"compile --ahead: {PACKAGE_DIR} is not writable: run it as the package's owner, or "
                               "install the package again (installing builds the library)")  # fmt: skip
-    built = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(PACKAGE_DIR)], stdin=subprocess.DEVNULL)
-    return 0 if built.returncode == 0 else EXIT_INTERNAL_ERROR
+    # run from the folder holding the package: a file in the current folder cannot shadow a module
+    built = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(PACKAGE_DIR)], stdin=subprocess.DEVNULL,
+                           cwd=PACKAGE_DIR.parent)  # fmt: skip
+    return 0 if built.returncode == 0 else EXIT_MISSING_PACKAGE
 
 
 def cmd_plot(args) -> int:
@@ -308,14 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
                                    "into numba's cache, in parallel processes, so that no first run waits for "
                                    "them. Kernels already cached are loaded. numba uses the cache only as the "
                                    "user who can write it, for the same install path and the same CPU model: "
-                                   "run it as the user who runs the scenes, where they run.")
+                                   "run it as the user who runs the scenes, where they run. Kernels the "
+                                   "kernels compiled ahead of time answer (see --ahead) are skipped: where they "
+                                   "answer every one, nothing is compiled.")
     p.add_argument("scenes", nargs="*", metavar="SCENE", help="built-in scene names (default: every one)")
     p.add_argument("--workers", type=_int_at_least(0, 64), default=None,
                    help="processes beside this one (default: $ECS_NAV_COMPILE_WORKERS, else one fewer than the "
                         "CPUs, at most 7; 0: all here)")
     p.add_argument("--ahead", action="store_true",
                    help="instead, compile every built-in scene's kernels ahead of time into the installed package "
-                        "(what installing it does; needs a C compiler): after a change to the sources")
+                        "(what installing it does; needs a C compiler, Python's headers and setuptools): after a "
+                        "change to the sources")
     _debug_option(p)
     p.set_defaults(fn=cmd_compile)
 
@@ -371,7 +376,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = args.fn(args)
         if kernels_compiled() > compiled:
-            print(f"compiled {kernels_compiled() - compiled} kernels; numba cached them, later runs load them",
+            from ecs_nav import aot  # (numba is loaded by now)
+
+            ahead = "" if aot.library() or not aot.enabled() else (
+                " (no kernels compiled ahead of time are in use here: `ecs-nav compile --ahead` builds them)")
+            print(f"compiled {kernels_compiled() - compiled} kernels; numba cached them, later runs load them{ahead}",
                   file=sys.stderr)
         return code
     except SceneError as exc:

@@ -72,7 +72,7 @@ class _SignaturePickler(pickle.Pickler):
         return rebuild, (reconstructor, args, {sys.intern(k): v for k, v in (state or {}).items() if k != "_code"})
 
 
-def pickled_signature(types: object) -> str:
+def pickled_types(types: object) -> str:
     """Base64 of the pickled argument types, or of a return type (see ``_SignaturePickler``)."""
     buffer = io.BytesIO()
     _SignaturePickler(buffer, protocol=4).dump(types)
@@ -123,8 +123,8 @@ def loaded_kernels(scene: str, ticks: int = RECORD_TICKS) -> list[KernelEntry]:
             raise RuntimeError(f"{kernel_name(dispatcher)} was compiled: run with a cache that holds {scene}'s kernels")
         for args in stats.cache_hits:
             returns = dispatcher.overloads[args].signature.return_type
-            entries.append(KernelEntry(kernel_name(dispatcher), str(args), pickled_signature(args), 0.0,
-                                       return_pickle=pickled_signature(returns)))  # fmt: skip
+            entries.append(KernelEntry(kernel_name(dispatcher), str(args), pickled_types(args), 0.0,
+                                       return_pickle=pickled_types(returns)))  # fmt: skip
     return sorted(entries, key=lambda e: (e.kernel, e.signature))
 
 

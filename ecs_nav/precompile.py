@@ -15,7 +15,8 @@ It costs nothing when the cache already holds the kernels: they are compiled her
 at a time, cheapest first, which loads them from the cache as the scene would, until one is
 not there; the rest are then compiled in parallel (a scene that shares kernels with another
 that ran before loads those it meets first; any met later load in the process they fall to). It
-also does nothing for a scene the manifest does not list, for a manifest of another numba
+also does nothing for a scene the manifest does not list, for kernels the library of kernels
+compiled ahead of time answers (``ecs_nav.aot``: with it, nothing), for a manifest of another numba
 release, on one CPU, in a frozen app (its executable is not a Python to start), with numba's
 JIT disabled, or with ``ECS_NAV_COMPILE_WORKERS=0``. Whatever fails here (a worker, a
 manifest older than a kernel) costs only time: what was not compiled compiles on first use, as

@@ -68,6 +68,8 @@ def test_attached_versions_answer_their_types_and_numba_compiles_the_rest():
     assert calls_plus_one(1) == 2  # a kernel calling it links numba's version of the held types
     assert (types.int64,) in plus_one.overloads
     assert plus_one(1) == 3  # and calls from Python still get the attached one
+    plus_one.recompile()  # (numba's empties the table)
+    assert plus_one(1) == 3 and plus_one(1.5) == 2.5
     assert aot.holds(f"{__name__}.plus_one", (types.int64,))
     assert not aot.holds(f"{__name__}.plus_one", (types.float64,))
 
@@ -78,22 +80,50 @@ def test_every_kernel_of_the_manifest_is_answered_by_the_library():
         assert aot.holds(entry.kernel, signature_of(entry)), entry.kernel
 
 
-def scene_digests(env: dict[str, str], ticks: int) -> tuple[dict[str, str], str]:
-    """Every built-in scene's state digest after ``ticks`` ticks, in a new process: (digests, stderr)."""
-    code = ("import json, sys; from ecs_nav import load_scene; from ecs_nav.scene import builtin_scenes; "
+def test_the_build_requires_the_numba_the_manifest_was_recorded_with():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # (Python 3.10)
+        import tomli as tomllib
+
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    recorded = json.loads((ROOT / "ecs_nav" / "kernel_manifest.json").read_text())["numba"]
+    assert f"numba=={recorded}" in requires
+
+
+def test_the_build_refuses_a_kernel_option_its_export_would_drop():
+    from ecs_nav.aot_build import unexported_options
+
+    def twice(x):
+        return x * 2.0
+
+    assert unexported_options(numba.njit(cache=False)(twice)) == []
+    assert unexported_options(numba.njit(cache=False, inline="always", _nrt=False)(twice)) == []
+    assert unexported_options(numba.njit(cache=False, fastmath=True)(twice)) == ["fastmath"]
+    assert unexported_options(numba.njit(cache=False, boundscheck=True)(twice)) == ["boundscheck"]
+    assert unexported_options(numba.njit(cache=False, error_model="numpy")(twice)) == ["error_model"]
+
+
+def scene_digests(env: dict[str, str], ticks: int) -> tuple[dict[str, str], int]:
+    """Every built-in scene's state digest after ``ticks`` ticks, in a new process: (digests, how
+    many kernels the library answered there)."""
+    code = ("import json, sys; from ecs_nav import aot, load_scene; from ecs_nav.scene import builtin_scenes; "
             "ticks = int(sys.argv[1]); digests = {}\n"
             "for name in builtin_scenes():\n"
             "    world = load_scene(name); world.run(ticks); digests[name] = world.state_digest()\n"
-            "print(json.dumps(digests))")  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", code, str(ticks)], capture_output=True, text=True, env=env, cwd=ROOT)
+            "print(json.dumps([digests, len(aot.library())]))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-W", "error::ecs_nav.aot.AotWarning", "-c", code, str(ticks)],
+                          capture_output=True, text=True, env=env, cwd=ROOT)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout), proc.stderr
+    digests, answered = json.loads(proc.stdout)
+    return digests, answered
 
 
 def test_every_built_in_scene_runs_the_same_with_and_without_the_library():
     needs_library()
-    with_library, _ = scene_digests(dict(os.environ), TICKS)
-    compiled, _ = scene_digests({**os.environ, aot.VARIABLE: "0"}, TICKS)
+    with_library, answered = scene_digests(dict(os.environ), TICKS)
+    compiled, none = scene_digests({**os.environ, aot.AOT_VARIABLE: "0"}, TICKS)
+    assert answered == len({entry.kernel for entry in manifest_entries()}) and none == 0
     assert set(with_library) == set(builtin_scenes())
     assert with_library == compiled
 
@@ -113,8 +143,8 @@ def test_a_first_run_on_an_empty_numba_cache_compiles_nothing(tmp_path):
 def test_an_index_that_does_not_match_what_is_installed_is_said(tmp_path):
     source = tmp_path / "kernels.py"
     source.write_text("x = 1\n")
-    index = {"numba": numba.__version__, "sources": {"physics.py": aot.source_digest(aot.PACKAGE_DIR / "physics.py")},
-             "kernels": []}  # fmt: skip
+    index = {"numba": numba.__version__, "numpy": aot.numpy_release(),
+             "sources": {"physics.py": aot.source_digest(aot.PACKAGE_DIR / "physics.py")}, "kernels": []}  # fmt: skip
     assert aot.mismatch(index) is None
     assert aot.mismatch({**index, "numba": "0.1"}) == (f"it was built with numba 0.1, and numba {numba.__version__} "
                                                         "is installed")  # fmt: skip
@@ -123,10 +153,20 @@ def test_an_index_that_does_not_match_what_is_installed_is_said(tmp_path):
     assert aot.mismatch({**index, "sources": {"gone.py": "0" * 64}}) == "gone.py changed since it was built"
 
 
+def test_a_library_of_another_numpy_or_under_numba_debugging_is_not_used(monkeypatch):
+    index = {"numba": numba.__version__, "numpy": aot.numpy_release(), "sources": {}, "kernels": []}
+    assert aot.mismatch(index) is None
+    assert aot.mismatch({**index, "numpy": "1.26"}) == (f"it was built with numpy 1.26, and numpy "
+                                                       f"{aot.numpy_release()} is installed")  # fmt: skip
+    monkeypatch.setattr(numba.config, "BOUNDSCHECK", 1)
+    assert aot.mismatch(index) == "it was compiled without numba's debugging settings, and NUMBA_BOUNDSCHECK is set"
+
+
 def test_a_library_for_a_cpu_level_this_cpu_lacks_is_said(monkeypatch):
     import llvmlite.binding as llvm
 
-    index = {"numba": numba.__version__, "cpu": aot.X86_64_V3, "sources": {}, "kernels": []}
+    index = {"numba": numba.__version__, "numpy": aot.numpy_release(), "cpu": aot.X86_64_V3, "sources": {},
+             "kernels": []}  # fmt: skip
     without_avx2 = {feature: True for feature in aot.X86_64_V3_FEATURES} | {"avx2": False, "fma": False}
     monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: without_avx2)
     assert aot.mismatch(index) == "it was compiled for x86-64-v3, and this CPU lacks avx2, fma"

@@ -36,7 +36,8 @@ def build_wheel(folder: Path) -> Path:
     # parallel test workers (pytest -n) each build once: one at a time, as they share build/lib
     with open(ROOT / "build" / ".wheel-lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        shutil.rmtree(ROOT / "build" / "lib", ignore_errors=True)
+        for built in (ROOT / "build").glob("lib*"):  # (build/lib, and build/lib.<platform> of extensions)
+            shutil.rmtree(built, ignore_errors=True)
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
                               capture_output=True, text=True, env={**os.environ, "ECS_NAV_AOT": "0"})
     skip_if_index_unreachable(proc, "building a wheel (setuptools)")
