@@ -159,8 +159,13 @@ def library() -> dict[str, tuple[tuple[str, Callable], ...]]:
 
 def not_used(reason: str) -> None:
     """Warn that the library (or a part of it) is not used, and why."""
-    remedy = ("`python -m ecs_nav.kernel_recorder` records the kernels for this numba, then `ecs-nav compile "
-              "--ahead` builds them" if "numba" in reason else "`ecs-nav compile --ahead` builds them again")
+    if reason.startswith("it was built with numba "):
+        remedy = ("`python -m ecs_nav.kernel_recorder` records the kernels for this numba, then `ecs-nav compile "
+                  "--ahead` builds them")  # fmt: skip
+    elif "debugging settings" in reason:
+        remedy = "without those settings they are used again"
+    else:
+        remedy = "`ecs-nav compile --ahead` builds them again"
     warnings.warn(f"ecs_nav: kernels compiled ahead of time are not used: {reason}. They compile on first use; "
                   f"{remedy}.", AotWarning, stacklevel=3)  # fmt: skip
 
