@@ -207,3 +207,23 @@ def test_ecs_nav_compile_has_nothing_to_do_where_the_library_answers():
                           env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "nothing to compile" in proc.stdout
+
+
+def test_a_read_only_install_with_the_library_compiles_nothing_and_writes_nothing(tmp_path):
+    from test_cold_start import read_only_copy
+
+    needs_library()
+    site = read_only_copy(tmp_path)  # (the library's file is copied with the package)
+    user_cache = tmp_path / "user-cache"
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(user_cache), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    try:
+        proc = subprocess.run([sys.executable, "-W", "error::ecs_nav.aot.AotWarning", "-m", "ecs_nav.cli", "run",
+                               "chase", "--headless", "--ticks", "60", "--json"], capture_output=True, text=True,
+                              env=env, cwd=tmp_path)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert PROGRESS_HEADER not in proc.stderr and "compiled" not in proc.stderr
+        assert not list(user_cache.rglob("*.nbi")), "numba compiled a kernel the library holds"
+    finally:
+        for path in site.rglob("*"):
+            path.chmod(path.stat().st_mode | 0o200)
