@@ -31,6 +31,8 @@ class BuildKernels(build_ext):
         built = Path(self.get_ext_fullpath(ext.name))
         if os.environ.get("ECS_NAV_AOT", "").strip() == "0":
             built.unlink(missing_ok=True)  # (an earlier build's would otherwise be packaged or copied back)
+            if self.inplace or getattr(self, "editable_mode", False):  # (and one in the source tree used)
+                (ROOT / "ecs_nav" / built.name).unlink(missing_ok=True)
             print("ECS_NAV_AOT=0: the kernels are not compiled ahead of time; they compile on first use")
             return
         folder = built.parent

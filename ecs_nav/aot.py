@@ -19,10 +19,12 @@ state both ways).
 A type a kernel's argument types name (a NamedTuple) must be defined above the kernel, or in a
 module imported before it: the library's versions are attached as the decorator runs.
 
-The library is used only when its index matches what is installed: the numba release that built
-it, a CPU with the instruction set it was compiled for (``cpu_level``), and every module of the
-package its build imported (the kernels, and the constants they read), byte for byte. Otherwise a
-warning says why, once, and every kernel compiles on first use as without it. ``ECS_NAV_AOT=0``
+The library is used only when its index matches what is installed: the numba release and numpy
+major.minor release that built it, a CPU with the instruction set it was compiled for
+(``cpu_level``), and every module of the package its build imported (the kernels, and the
+constants they read), byte for byte; and not under numba's debugging settings (bounds checks,
+debug information, another optimisation level). Otherwise a warning says why, once, and every
+kernel compiles on first use as without it. ``ECS_NAV_AOT=0``
 turns it off (the kernel recorder and the tests of numba's cache run so).
 """
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -105,7 +108,7 @@ def debug_settings() -> list[str]:
     """numba's debugging settings that are on (the library was compiled without them)."""
     config = numba.config
     settings = {"NUMBA_BOUNDSCHECK": bool(config.BOUNDSCHECK), "NUMBA_DEBUGINFO": bool(config.DEBUGINFO_DEFAULT),
-                "NUMBA_OPT": int(config.OPT) != 3}  # fmt: skip
+                "NUMBA_OPT": int(config.OPT) != 3 or bool(getattr(config.OPT, "is_opt_max", False))}  # fmt: skip
     return [name for name, on in settings.items() if on]
 
 
@@ -157,9 +160,16 @@ def library() -> dict[str, tuple[tuple[str, Callable], ...]]:
     return {}
 
 
+def installed() -> bool:
+    """Whether the library's module is installed (used or not)."""
+    return importlib.util.find_spec(f"ecs_nav.{LIBRARY}") is not None
+
+
 def not_used(reason: str) -> None:
     """Warn that the library (or a part of it) is not used, and why."""
-    if reason.startswith("it was built with numba "):
+    if "must be defined above it" in reason:
+        remedy = "this is a bug in ecs_nav"
+    elif reason.startswith("it was built with numba "):
         remedy = ("`python -m ecs_nav.kernel_recorder` records the kernels for this numba, then `ecs-nav compile "
                   "--ahead` builds them")  # fmt: skip
     elif "debugging settings" in reason:
@@ -171,6 +181,11 @@ def not_used(reason: str) -> None:
 
 
 _held: dict[str, set[tuple]] = {}
+
+
+def attached() -> set[str]:
+    """The kernels ("module.function") the library answers for, among those imported so far."""
+    return {name for name, held in _held.items() if held}
 
 
 def holds(kernel_name: str, args: tuple) -> bool:

@@ -4,21 +4,22 @@ suffix>`` into FOLDER (``setup.py`` runs it when the package is installed or a w
 built, ``ecs-nav compile --ahead`` into the installed package).
 
 Every kernel and set of argument types that ``kernel_manifest`` lists for the built-in scenes is
-exported from one extension module by numba's AOT compiler, ``numba.pycc``, which needs a C
-compiler to link it. The code is compiled for a CPU level, not for this machine's model
-(``aot.cpu_level``: x86-64-v3 where this CPU has it, else the architecture's baseline), so that a
-wheel runs on any CPU of that level; on one without it the library is not used. The module carries its index (JSON,
-returned by its function ``index``): each export's kernel and argument types, the numba release,
-the CPU level, and the digest of every source file of the package the build imported, the kernels and every
+exported from one extension module by numba's AOT compiler, ``numba.pycc``. The code is compiled
+for a CPU level, not for this machine's model (``aot.cpu_level``: x86-64-v3 where this CPU has it,
+else the architecture's baseline), so that a wheel runs on any CPU of that level; on one without
+it the library is not used. The module carries its index (JSON, returned by its function
+``index``): each export's kernel and argument types, the numba and numpy releases, the CPU level,
+and the digest of every source file of the package the build imported, the kernels and every
 constant they read.
 
 ``numba.pycc`` is numba's own AOT compiler, marked pending deprecation since numba 0.57
 ("Replacement technology is being developed"). It needs setuptools, Python's headers and a C
-compiler. Where it is missing or fails, the build fails and the package works
+compiler. Where it is missing or fails, the build fails with a message and the package works
 without the library: its kernels compile on first use.
 
-``main`` sets ``ECS_NAV_AOT=0`` for its process: kernels already answered by a library would not
-be compiled here.
+``main`` compiles on an empty numba cache, as numba compiles by default (its debugging settings
+removed from the environment), with ``ECS_NAV_AOT=0``: kernels already answered by a library
+would not be compiled here.
 """
 
 from __future__ import annotations
@@ -54,9 +55,16 @@ compiles without bounds checks (so ``boundscheck`` only when not set), with refe
 
 
 def unexported_options(dispatcher) -> list[str]:
-    """The options ``dispatcher`` is compiled with that numba.pycc's export would not apply."""
-    return sorted(name for name, value in dispatcher.targetoptions.items()
-                  if name not in EXPORTED_OPTIONS or (name == "boundscheck" and value))  # fmt: skip
+    """The options ``dispatcher`` is compiled with that numba.pycc's export would not apply (its
+    ``locals`` types among them)."""
+    dropped = [name for name, value in dispatcher.targetoptions.items()
+               if name not in EXPORTED_OPTIONS or (name == "boundscheck" and value)]  # fmt: skip
+    return sorted(dropped + (["locals"] if dispatcher.locals else []))
+
+
+DEBUG_SETTINGS = ("NUMBA_BOUNDSCHECK", "NUMBA_DEBUGINFO", "NUMBA_OPT", "NUMBA_DISABLE_JIT")
+"""numba's environment settings the build ignores (``ecs_nav.aot`` does not use the library under
+the first three)."""
 
 
 class BuildError(Exception):
@@ -105,20 +113,25 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
             from numba.pycc import CC
     except ImportError as exc:
         raise BuildError(f"numba's AOT compiler (numba.pycc) does not import: {exc}") from None
-    library = CC(LIBRARY)
-    library.verbose = False
-    library.target_cpu = cpu_level()
     kernels = []
-    for number, entry in enumerate(entries):
-        export = f"k{number}"
-        dispatcher = dispatcher_of(entry)
-        dropped = unexported_options(dispatcher)
-        if dropped:
-            raise BuildError(f"{entry.kernel} is compiled with {', '.join(dropped)}, which numba.pycc's export "
-                             "would not apply: add it to the export or drop it from the kernel")  # fmt: skip
-        library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher.py_func)
-        kernels.append({"kernel": entry.kernel, "export": export, "signature": entry.signature,
-                        "signature_pickle": entry.signature_pickle})  # fmt: skip
+    try:
+        library = CC(LIBRARY)  # (it looks for a C compiler)
+        library.verbose = False
+        library.target_cpu = cpu_level()
+        for number, entry in enumerate(entries):
+            export = f"k{number}"
+            dispatcher = dispatcher_of(entry)
+            dropped = unexported_options(dispatcher)
+            if dropped:
+                raise BuildError(f"{entry.kernel} is compiled with {', '.join(dropped)}, which numba.pycc's export "
+                                 "would not apply: add it to the export or drop it from the kernel")  # fmt: skip
+            library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher.py_func)
+            kernels.append({"kernel": entry.kernel, "export": export, "signature": entry.signature,
+                            "signature_pickle": entry.signature_pickle})  # fmt: skip
+    except BuildError:
+        raise
+    except Exception as exc:  # (no C compiler; a kernel pycc cannot export)
+        raise BuildError(f"numba.pycc: {type(exc).__name__}: {exc}") from exc
     index = {"numba": numba_version(), "numpy": numpy_release(), "cpu": library.target_cpu,
              "sources": imported_sources(), "kernels": kernels}  # fmt: skip
     library.export(INDEX_EXPORT, "uint8[::1]()")(index_function(json.dumps(index).encode()))
@@ -127,10 +140,13 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
     # (copied over in place across file systems, the loaded file would change under it: SIGBUS)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".aot-build-") as scratch:
         library.output_dir = scratch
+        system_temp, tempfile.tempdir = tempfile.tempdir, scratch  # (pycc's own build folder: removed with it)
         try:
             library.compile()
         except Exception as exc:
             raise BuildError(f"numba.pycc failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            tempfile.tempdir = system_temp
         built = Path(scratch) / library.output_file
         os.replace(built, folder / built.name)
     return folder / built.name
@@ -158,6 +174,8 @@ def main(argv: list[str]) -> int:
         # the library is compiled from the sources as they are, on an empty cache
         with tempfile.TemporaryDirectory(prefix="ecs-nav-aot-numba-") as cache:
             os.environ["NUMBA_CACHE_DIR"] = cache
+            for setting in DEBUG_SETTINGS:  # (the library is compiled as numba compiles by default)
+                os.environ.pop(setting, None)
             numba_config.reload_config()
             entries = manifest_entries()
             print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)

@@ -378,8 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         if kernels_compiled() > compiled:
             from ecs_nav import aot  # (numba is loaded by now)
 
-            ahead = "" if aot.library() or not aot.enabled() else (
-                " (no kernels compiled ahead of time are in use here: `ecs-nav compile --ahead` builds them)")
+            ahead = "" if aot.installed() or not aot.enabled() else (
+                " (no kernels compiled ahead of time are installed: `ecs-nav compile --ahead` builds them)")
             print(f"compiled {kernels_compiled() - compiled} kernels; numba cached them, later runs load them{ahead}",
                   file=sys.stderr)
         return code

@@ -102,18 +102,20 @@ def test_the_build_refuses_a_kernel_option_its_export_would_drop():
     assert unexported_options(numba.njit(cache=False, fastmath=True)(twice)) == ["fastmath"]
     assert unexported_options(numba.njit(cache=False, boundscheck=True)(twice)) == ["boundscheck"]
     assert unexported_options(numba.njit(cache=False, error_model="numpy")(twice)) == ["error_model"]
+    assert unexported_options(numba.njit(cache=False, locals={"x": numba.float32})(twice)) == ["locals"]
 
 
 def scene_digests(env: dict[str, str], ticks: int) -> tuple[dict[str, str], int]:
-    """Every built-in scene's state digest after ``ticks`` ticks, in a new process: (digests, how
-    many kernels the library answered there)."""
-    code = ("import json, sys; from ecs_nav import aot, load_scene; from ecs_nav.scene import builtin_scenes; "
+    """Every built-in scene's state digest after ``ticks`` ticks, in a new process that fails on an
+    ``AotWarning``: (digests, how many kernels the library answered there)."""
+    code = ("import json, sys, warnings\nfrom ecs_nav import aot, load_scene\n"
+            "from ecs_nav.scene import builtin_scenes\n"
+            "warnings.simplefilter('error', aot.AotWarning)  # (before any kernel is decorated)\n"
             "ticks = int(sys.argv[1]); digests = {}\n"
             "for name in builtin_scenes():\n"
             "    world = load_scene(name); world.run(ticks); digests[name] = world.state_digest()\n"
-            "print(json.dumps([digests, len(aot.library())]))")  # fmt: skip
-    proc = subprocess.run([sys.executable, "-W", "error::ecs_nav.aot.AotWarning", "-c", code, str(ticks)],
-                          capture_output=True, text=True, env=env, cwd=ROOT)  # fmt: skip
+            "print(json.dumps([digests, len(aot.attached())]))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code, str(ticks)], capture_output=True, text=True, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     digests, answered = json.loads(proc.stdout)
     return digests, answered
@@ -218,10 +220,12 @@ def test_a_read_only_install_with_the_library_compiles_nothing_and_writes_nothin
     env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(user_cache), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("NUMBA_CACHE_DIR", None)
     try:
-        proc = subprocess.run([sys.executable, "-W", "error::ecs_nav.aot.AotWarning", "-m", "ecs_nav.cli", "run",
-                               "chase", "--headless", "--ticks", "60", "--json"], capture_output=True, text=True,
-                              env=env, cwd=tmp_path)  # fmt: skip
+        code = ("import sys, warnings\nfrom ecs_nav import aot\nwarnings.simplefilter('error', aot.AotWarning)\n"
+                "from ecs_nav.cli import main\n"
+                "sys.exit(main(['run', 'chase', '--headless', '--ticks', '60', '--json']))")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
+        assert "AotWarning" not in proc.stderr
         assert PROGRESS_HEADER not in proc.stderr and "compiled" not in proc.stderr
         assert not list(user_cache.rglob("*.nbi")), "numba compiled a kernel the library holds"
     finally:
