@@ -203,10 +203,12 @@ def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...])
     (Called directly, the library's functions check nothing: an array of another type or shape is
     read as if it were right.)"""
     held = _held.setdefault(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", set())
-    for args, function in versions:  # (``_code``: the number numba's dispatch table keys a type by)
-        dispatcher._insert([t._code for t in args], function, False)
-        held.add(args)
+    held.update(args for args, _ in versions)
     numba_add, numba_recompile = dispatcher.add_overload, dispatcher.recompile
+
+    def insert() -> None:
+        for args, function in versions:  # (``_code``: the number numba's dispatch table keys a type by)
+            dispatcher._insert([t._code for t in args], function, False)
 
     def add_overload(cres) -> None:
         args = tuple(cres.signature.args)
@@ -217,9 +219,9 @@ def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...])
 
     def recompile() -> None:  # (numba's empties the table, the library's versions with it)
         numba_recompile()
-        for args, function in versions:
-            dispatcher._insert([t._code for t in args], function, False)
+        insert()
 
+    insert()
     dispatcher.add_overload = add_overload
     dispatcher.recompile = recompile
 

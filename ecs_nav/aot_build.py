@@ -40,10 +40,10 @@ from ecs_nav.aot import AOT_VARIABLE, INDEX_EXPORT, LIBRARY, PACKAGE_DIR, cpu_le
 from ecs_nav.kernel_manifest import (
     KernelEntry,
     dispatcher_of,
-    entry_from_json,
     numba_version,
     read_manifest,
     return_type_of,
+    scene_entries,
     signature_of,
 )
 
@@ -82,11 +82,7 @@ def manifest_entries() -> list[KernelEntry]:
     if data.get("numba") != numba_version():
         raise BuildError(f"the kernel manifest was recorded with numba {data.get('numba')}, and numba "
                          f"{numba_version()} is installed: run python -m ecs_nav.kernel_recorder")  # fmt: skip
-    entries: dict[tuple[str, str], KernelEntry] = {}
-    for scene_entries in data["scenes"].values():
-        for entry in map(entry_from_json, scene_entries):
-            entries.setdefault((entry.kernel, entry.signature), entry)
-    return list(entries.values())
+    return scene_entries(list(data["scenes"]))
 
 
 def imported_sources() -> dict[str, str]:

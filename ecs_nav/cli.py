@@ -173,8 +173,8 @@ def cmd_compile(args) -> int:
 
     from ecs_nav import aot
     from ecs_nav.compile_watch import kernels_compiled
-    from ecs_nav.kernel_manifest import dispatcher_of, numba_version, signature_of
-    from ecs_nav.precompile import compile_entries, precompile_scenes, scene_entries
+    from ecs_nav.kernel_manifest import dispatcher_of, numba_version, scene_entries, signature_of
+    from ecs_nav.precompile import compile_entries, precompile_scenes
     from ecs_nav.scene import builtin_scenes
 
     known = builtin_scenes()

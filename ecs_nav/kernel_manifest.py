@@ -25,6 +25,7 @@ import base64
 import functools
 import json
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -84,6 +85,16 @@ def entry_from_json(entry: dict) -> KernelEntry:
 def decode_types(text: str) -> object:
     """Numba types from their base64 pickle (``signature_pickle``, ``return_pickle``)."""
     return pickle.loads(base64.b64decode(text))
+
+
+def scene_entries(scenes: Sequence[str]) -> list[KernelEntry]:
+    """The manifest's kernels of the built-in ``scenes``, each kernel and set of argument types
+    once (the first scene's entry), in the scenes' order; [] for a manifest of another numba."""
+    entries: dict[tuple[str, str], KernelEntry] = {}
+    for scene in scenes:
+        for entry in entries_for(scene):
+            entries.setdefault((entry.kernel, entry.signature), entry)
+    return list(entries.values())
 
 
 @functools.lru_cache(maxsize=1024)

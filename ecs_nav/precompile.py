@@ -37,7 +37,7 @@ from typing import NamedTuple
 from ecs_nav import aot
 from ecs_nav.compile_split import shares, units
 from ecs_nav.compile_watch import PROGRESS_HEADER, count_compiled_elsewhere, kernels_compiled, progress, watch
-from ecs_nav.kernel_manifest import KernelEntry, dispatcher_of, entries_for, signature_of
+from ecs_nav.kernel_manifest import KernelEntry, dispatcher_of, scene_entries, signature_of
 
 WORKERS_VARIABLE = "ECS_NAV_COMPILE_WORKERS"
 MAX_WORKERS = 7
@@ -136,16 +136,6 @@ def precompile_scenes(scenes: Sequence[str], workers: int | None = None) -> Prec
     except Exception as exc:  # a first run that compiles one kernel at a time still runs
         progress(f"{PROGRESS_HEADER}: not in parallel ({type(exc).__name__}: {exc}); kernels compile on first use\n")
         return NOTHING
-
-
-def scene_entries(scenes: Sequence[str]) -> list[KernelEntry]:
-    """The manifest's kernels of the built-in ``scenes``, each kernel and set of argument types
-    once (the first scene's entry), in the scenes' order; [] for a manifest of another numba."""
-    entries: dict[tuple[str, str], KernelEntry] = {}
-    for scene in scenes:
-        for entry in entries_for(scene):
-            entries.setdefault((entry.kernel, entry.signature), entry)
-    return list(entries.values())
 
 
 def _precompile(scenes: list[str], workers: int) -> PrecompileReport:

@@ -35,6 +35,7 @@ from ecs_nav.kernel_manifest import (
     entries_for,
     numba_version,
     read_manifest,
+    scene_entries,
     signature_of,
 )
 from ecs_nav.precompile import MAX_WORKERS, WORKERS_VARIABLE, cgroup_cpus, worker_count
@@ -339,8 +340,8 @@ def test_ecs_nav_compile_fills_the_cache_so_that_the_first_run_compiles_nothing(
 def test_several_scenes_share_one_list_each_kernel_once_and_a_worker_reads_the_same(monkeypatch):
     from ecs_nav import precompile
 
-    assert precompile.scene_entries(["chase", "chase"]) == list(entries_for("chase"))
-    both = precompile.scene_entries(["platformer", "chase"])
+    assert scene_entries(["chase", "chase"]) == list(entries_for("chase"))
+    both = scene_entries(["platformer", "chase"])
     assert both[: len(entries_for("platformer"))] == list(entries_for("platformer"))
     assert len(both) == len({(e.kernel, e.signature) for e in both})
     assert {(e.kernel, e.signature) for e in both} == {(e.kernel, e.signature)
@@ -354,10 +355,10 @@ def test_several_scenes_share_one_list_each_kernel_once_and_a_worker_reads_the_s
 STALE_COMPILE = """
 import base64, pickle, sys
 from numba import types
-from ecs_nav import cli, precompile
+from ecs_nav import cli, kernel_manifest
 stale = base64.b64encode(pickle.dumps((types.int64,))).decode()
-entries = precompile.entries_for("platformer")
-precompile.entries_for = lambda scene: (entries[0]._replace(signature_pickle=stale), *entries[1:])
+entries = kernel_manifest.entries_for("platformer")
+kernel_manifest.entries_for = lambda scene: (entries[0]._replace(signature_pickle=stale), *entries[1:])
 sys.exit(cli.main(["compile", "platformer", "--workers", "0"]))
 """
 
@@ -377,7 +378,7 @@ def test_ecs_nav_compile_says_which_kernels_did_not_compile_and_when_nothing_is_
 FAILING = """
 import base64, pickle, subprocess, sys
 from numba import types
-from ecs_nav import precompile
+from ecs_nav import kernel_manifest, precompile
 from ecs_nav.compile_watch import report_progress
 from ecs_nav.scene import load_scene
 if sys.argv[2] == "worker":  # a worker that cannot start compiling
@@ -386,8 +387,8 @@ if sys.argv[2] == "worker":  # a worker that cannot start compiling
         stderr=subprocess.PIPE, text=True)
 else:  # a manifest older than a kernel: every entry's argument types are wrong
     stale = base64.b64encode(pickle.dumps((types.int64,))).decode()
-    entries = precompile.entries_for(sys.argv[1])
-    precompile.entries_for = lambda scene: tuple(e._replace(signature_pickle=stale) for e in entries)
+    entries = kernel_manifest.entries_for(sys.argv[1])
+    kernel_manifest.entries_for = lambda scene: tuple(e._replace(signature_pickle=stale) for e in entries)
 report_progress(True)
 report = precompile.precompile_scene(sys.argv[1], workers=1)
 world = load_scene(sys.argv[1])
@@ -481,8 +482,8 @@ def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
 
 PARTIAL = """
 import sys
-from ecs_nav import precompile
-entries = sorted(precompile.entries_for("platformer"), key=lambda e: (e.seconds, e.kernel))
+from ecs_nav import kernel_manifest, precompile
+entries = sorted(kernel_manifest.entries_for("platformer"), key=lambda e: (e.seconds, e.kernel))
 if sys.argv[1] == "fill":  # the cache gets the cheaper half, as another scene would have left it
     precompile.compile_entries(entries[: len(entries) // 2])
 else:
