@@ -1,5 +1,14 @@
 """PhysicsSystem: the single owner of position (ARCHITECTURE.md, step 5 of the tick).
 
+Two paths give the same results, bit for bit (tests compare them on randomised worlds, and every
+scene's state digest):
+
+* the one-call tick (``ecs_nav.physics_rows.move_rows``): one kernel gathers the moving rows
+  and runs the steps below with the kernels of ``ecs_nav.physics``; a small world pays one
+  call instead of about forty numpy calls and eight kernel calls;
+* the reference path (``compiled=False``, and a tick the kernel refuses, where it raises the
+  precise error): those kernels called from Python on columns gathered by numpy.
+
 Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compiled kernels of
 ``ecs_nav.physics`` over whole columns (no per-agent Python):
 
@@ -65,6 +74,7 @@ from ecs_nav.systems.platformer_stage import move_characters
 from ecs_nav import physics as kernels
 from ecs_nav.finite import all_finite
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS
+from ecs_nav.physics_rows import MOVED, move_rows
 from ecs_nav.world import System, refuse_non_finite
 
 HEADING_EPSILON = 1e-3
@@ -102,13 +112,17 @@ class PhysicsSystem(System):
         max_substeps: the most sub-steps a tick is cut into so that no colliding agent moves
             more than its radius between two relaxations (agents faster than ``max_substeps``
             radii per tick can still pass through each other); 1 turns sub-stepping off.
+        compiled: run the tick as one kernel (``ecs_nav.physics_rows``); False: the reference
+            path, the kernels of ``ecs_nav.physics`` called on columns gathered by numpy (the same
+            results bit for bit; tests compare the two). Either way a non-finite result is refused
+            by the reference path, which names the entities.
     """
 
     name = "PhysicsSystem"
 
     def __init__(self, relax_iterations: int = 16, body_height: float = 2.0,
                  heading_epsilon: float = HEADING_EPSILON, relax_tolerance: float = RELAX_TOLERANCE,
-                 max_substeps: int = MAX_SUBSTEPS):
+                 max_substeps: int = MAX_SUBSTEPS, compiled: bool = True):
         if int(relax_iterations) < 0:
             raise ValueError(f"PhysicsSystem.relax_iterations: must be >= 0, got {relax_iterations!r}")
         if not (body_height > 0 and np.isfinite(body_height)):
@@ -120,6 +134,7 @@ class PhysicsSystem(System):
         if isinstance(max_substeps, bool) or int(max_substeps) < 1:
             raise ValueError(f"PhysicsSystem.max_substeps: must be >= 1, got {max_substeps!r}")
         self.max_substeps = int(max_substeps)
+        self.compiled = bool(compiled)
         self.relax_iterations = int(relax_iterations)
         self.relax_tolerance = float(relax_tolerance)
         self.body_height = float(body_height)
@@ -129,6 +144,23 @@ class PhysicsSystem(System):
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
+        t = world.table
+        n = t.n
+        if n == 0:
+            return
+        gmap = world.map
+        G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
+        F = self._open_cells(G) if gmap is not None else _NO_OPEN_CELLS
+        if self.compiled and move_rows(
+                n, t.is_agent, t.has_velocity, t.has_collider, t.entity, t.pos, t.vel, t.elevation, t.heading,
+                t.prev_pos, t.radius, t.max_speed, t.max_climb, t.turn_speed, G, F, gmap is not None, float(world.dt),
+                self.max_substeps, MIN_COLLISION_RADIUS, self.body_height, self.relax_iterations,
+                self.relax_tolerance, COLLISION_TOLERANCE, self.heading_epsilon) == MOVED:
+            return
+        self._reference_update(world, G, F)  # (a refused tick: it raises, naming the entities)
+
+    def _reference_update(self, world, G, F) -> None:
+        """The tick through the kernels of ``ecs_nav.physics`` on columns gathered by numpy."""
         t = world.table
         n = t.n
         moving = t.is_agent[:n] & t.has_velocity[:n]
@@ -157,10 +189,7 @@ class PhysicsSystem(System):
         if n_collide >= 2:
             csel = slice(0, n) if n_collide == n else collide.nonzero()[0]
             relax = (csel, radius[csel], max_climb[csel], moving[csel], t.entity[:n][csel])
-        gmap = world.map
-        G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
-        F = self._open_cells(G) if gmap is not None else _NO_OPEN_CELLS
-        step = (G, F, gmap is not None, max_speed, radius[sel], max_climb[sel], relax)
+        step = (G, F, world.map is not None, max_speed, radius[sel], max_climb[sel], relax)
         pos = pos0
         for _ in range(substeps):
             pos, vel, elev = self._move(t, sel, step, pos, vel, elev, world.dt / substeps)
