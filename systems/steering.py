@@ -12,7 +12,12 @@ randomised worlds to 1e-12, and their state digests):
   neighbour sums (``ecs_nav.steering.flock_sums``, one pass over a grid of the agents), wall
   avoidance (``wall_forces``), the flow field sampled at each agent, and flee, pursuit, evade,
   wander and obstacle avoidance (and the group behaviours under a neighbour cap) through the
-  reference functions. It is compiled on the first tick that has a steering row.
+  reference functions. It is compiled on the first tick that has a steering row. When no row
+  uses a behaviour whose force is computed here (flee, pursuit, evade, wander, obstacle
+  avoidance, follow_flow, a group behaviour under a cap), the whole tick is one call instead,
+  ``steer_tick``: the survey, wall avoidance, the neighbour pass and the row kernel. It is tried
+  first unless the tick before needed such a force; when a row needs one it writes nothing and
+  the tick takes the calls above.
 * the reference path: ``ecs_nav.steering``'s vectorised functions, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
   the prioritised and dithered combiners (a tick with any such row takes it for every row), a
@@ -73,7 +78,16 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 from ecs_nav import steering as st
 from ecs_nav.finite import all_finite
 from ecs_nav.spatial import bin_into_grid
-from ecs_nav.steering_rows import GIVEN, GIVEN_BEHAVIOURS, WRITTEN, steer_rows, steering_survey
+from ecs_nav.steering_rows import (
+    CALLER_INPUTS,
+    GIVEN,
+    GIVEN_BEHAVIOURS,
+    NEEDS_INPUT,
+    WRITTEN,
+    steer_rows,
+    steer_tick,
+    steering_survey,
+)
 from ecs_nav.world import System
 
 __all__ = ["DITHER_PROBABILITIES", "DITHER_STREAM", "WANDER_STREAM", "SteeringSystem"]
@@ -96,6 +110,9 @@ _NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
 _GIVEN_OFF = np.zeros(len(GIVEN), bool)
 _NO_FLOW = np.zeros((0, 2))
 _NO_NEIGHBOURS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6)))
+_NO_WALLS = (np.zeros((0, 2)), np.zeros((0, 2)), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64))
+"""``steer_tick``'s walls of a world without any: (walls_a, walls_b, *grid.kernel_args())."""
+_CALLER_INPUTS_CAPPED = CALLER_INPUTS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
 _QUIET = {"invalid": "ignore", "over": "ignore", "divide": "ignore"}
 """``np.errstate`` around the numpy paths: a non-finite input makes them warn on their way to a
 non-finite output, which is refused with the entities named. The kernels raise no numpy
@@ -123,6 +140,8 @@ class SteeringSystem(System):
         """Ticks steered by the reference path (``compiled=False``, a prioritised or dithered
         row, or an input the kernel refused)."""
         self._kernel_walls = None  # (the cached walls they come from, the walls wall_forces takes)
+        self._whole_tick = True
+        """Try ``steer_tick`` first: the last tick's rows needed no force computed here."""
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -160,8 +179,8 @@ class SteeringSystem(System):
         self._walls = (a, b, st.wall_grid(a, b, 4.0))
 
     def _wall_inputs(self, world):
-        """(walls_a, walls_b, grid kernel args) of the segments longer than MIN_WALL_LENGTH (what
-        ``wall_avoidance`` keeps), or None without walls; cached with the geometry."""
+        """(walls_a, walls_b, *grid.kernel_args()) of the segments longer than MIN_WALL_LENGTH
+        (what ``wall_avoidance`` keeps), or None without walls; cached with the geometry."""
         _, walls = self._geometry(world)
         if self._kernel_walls is None or self._kernel_walls[0] is not walls:
             with np.errstate(**_QUIET):
@@ -177,7 +196,7 @@ class SteeringSystem(System):
                 a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
                 grid = st.wall_grid(a, b, 4.0)
             if a.shape[0]:
-                kept = (np.ascontiguousarray(a), np.ascontiguousarray(b), grid.kernel_args())
+                kept = (np.ascontiguousarray(a), np.ascontiguousarray(b), *grid.kernel_args())
         self._kernel_walls = (walls, kept)
 
     # --- the tick ----------------------------------------------------------------------------
@@ -191,11 +210,21 @@ class SteeringSystem(System):
 
     def _steer_compiled(self, world) -> bool:
         """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
-        nothing (a row it leaves to the reference path)."""
+        nothing (a row it leaves to the reference path). ``steer_tick`` first, one call, unless the
+        last tick needed forces computed here; when it asks for them, ``steer_rows`` with them."""
         table = world.table
         n = table.n
         if n == 0 or not np.count_nonzero(table.has_steering[:n]):
             return True  # nothing steers: nothing to write (and nothing compiled)
+        if self._whole_tick:
+            status = steer_tick(
+                n, table.has_steering, table.is_agent, table.has_velocity, table.combiner, table.weights,
+                table.neighbour_radius, table.pos, table.vel, table.heading, table.max_speed, table.max_force,
+                table.mass, table.deceleration, table.has_steer_target, table.steer_target, table.follow_state,
+                table.feeler_length, table.force, self.max_neighbours is not None,
+                self._wall_inputs(world) or _NO_WALLS, float(world.dt))
+            if status != NEEDS_INPUT:
+                return status == WRITTEN
         W = table.weights[:n]
         # non-zero weights over every row (at worst an input is prepared that no row reads), and
         # the group behaviours' radius per row, in one pass
@@ -203,6 +232,8 @@ class SteeringSystem(System):
         n_members, max_radius = steering_survey(table.has_steering[:n], table.is_agent[:n], W,
                                                    table.neighbour_radius[:n], _SEPARATION, _COHESION, used, radius)
         group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
+        self._whole_tick = not np.count_nonzero(
+            used & (CALLER_INPUTS if self.max_neighbours is None else _CALLER_INPUTS_CAPPED))
         steering = table.has_steering[:n]
         given, given_on, new_wander = None, _GIVEN_OFF.copy(), None
 
@@ -242,8 +273,7 @@ class SteeringSystem(System):
         walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
         if walls is not None:  # the compiled loop of wall_avoidance, without its checks and copies
             i = rows_using(B["wall_avoidance"])
-            hand_in(_WALL_SLOT, i, st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], walls[0],
-                                                  walls[1], *walls[2]))
+            hand_in(_WALL_SLOT, i, st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], *walls))
         if given is None:
             given = _NO_GIVEN
         flow = _NO_FLOW

@@ -2,6 +2,8 @@
 path (``SteeringSystem(compiled=False)``): the same forces, velocities and wander targets on
 randomised worlds that use every behaviour and every input; and ``behaviour_forces``."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from ecs_nav.systems.steering import SteeringSystem
@@ -13,6 +15,7 @@ from ecs_nav import steering as st
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.grid import grid_graph
 from ecs_nav.shapes import Box, Circle
+from ecs_nav.steering_rows import CALLER_INPUTS
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.testing import Integrate
 
@@ -21,9 +24,9 @@ OUTPUTS = ("force", "vel", "wander_target")
 
 
 def random_world(seed: int, count: int, compiled: bool, max_neighbours=None, flow=True, neighbours_only=2,
-                 steps_with=None) -> tuple[World, list[int]]:
-    """A world whose rows use every behaviour with random weights and inputs (built the same for
-    both paths from ``seed``)."""
+                 steps_with=None, behaviours=BEHAVIOURS) -> tuple[World, list[int]]:
+    """A world whose rows use every behaviour (of ``behaviours``) with random weights and inputs
+    (built the same for both paths from ``seed``)."""
     rng = np.random.default_rng(seed)
     w = World(seed=seed % 997)
     w.add_systems(SteeringSystem(max_neighbours=max_neighbours, compiled=compiled), *(steps_with or ()))
@@ -42,7 +45,8 @@ def random_world(seed: int, count: int, compiled: bool, max_neighbours=None, flo
         ents.append(w.spawn(Position(*rng.uniform(-10, 10, 2)), Velocity(*rng.uniform(-1, 1, 2)), Agent(),
                             Collider(0.3)))
     for _ in range(count):
-        weights = {b: float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.5, 0.25])) for b in BEHAVIOURS}
+        weights = {b: float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.5, 0.25])) if b in behaviours else 0.0
+                   for b in BEHAVIOURS}
         pos = rng.uniform(-10, 10, 2).round(int(rng.integers(0, 3)))  # coincident agents happen
         target = tuple(pos) if rng.random() < 0.2 else tuple(rng.uniform(-11, 11, 2))
         target_entity = None
@@ -100,6 +104,62 @@ def test_row_kernel_equals_the_reference_path(seed, count, max_neighbours, flow)
     assert worlds[1].system("SteeringSystem").reference_ticks == 4
     for w in worlds:
         w.close()
+
+
+WHOLE_TICK = [b for b in BEHAVIOURS if not CALLER_INPUTS[st.B[b]]]
+"""The behaviours ``steer_tick`` computes itself: a world using only these steers in one call."""
+
+
+@settings(max_examples=30, deadline=None)
+@given(hs.integers(0, 2**31), hs.integers(1, 90), hs.booleans())
+def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, count, with_map):
+    """``steer_tick`` (survey, wall avoidance, neighbour pass and ``steer_rows`` in one call) on
+    worlds that use only the behaviours it computes itself, with and without walls, below and
+    above ``_SMALL_WORLD`` rows: the reference path's outputs exactly, ``steer_rows`` never
+    called from Python."""
+    worlds = [random_world(seed, count, compiled, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
+              for compiled in (True, False)]
+    if not with_map:
+        for w in worlds:
+            w.map = None
+    with mock.patch("ecs_nav.systems.steering.steer_rows", side_effect=AssertionError("steer_rows called")):
+        for _ in range(4):
+            for w in worlds:
+                w.step()
+            for c in OUTPUTS:
+                np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0
+    assert worlds[0].state_digest() == worlds[1].state_digest()
+    for w in worlds:
+        w.close()
+
+
+def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it():
+    """A row given a weight for wander (a force the system computes before the kernel) moves the
+    tick to ``steer_rows`` with that force handed in; when no row uses it any more, the next tick
+    is one call again. A neighbour cap does the same for the group behaviours."""
+    w, ents = random_world(4, 12, True, steps_with=[Integrate()], behaviours=WHOLE_TICK)
+    reference, _ = random_world(4, 12, False, steps_with=[Integrate()], behaviours=WHOLE_TICK)
+    from ecs_nav.systems import steering as steering_system
+
+    calls = []
+    real = steering_system.steer_rows
+    with mock.patch.object(steering_system, "steer_rows", side_effect=lambda *a: calls.append(1) or real(*a)):
+        row = w.table.row_of(ents[-1])
+        for world in (w, reference):
+            world.table.weights[world.table.row_of(ents[-1]), st.B["wander"]] = 1.0
+            world.run(3)
+        assert len(calls) == 3
+        for world in (w, reference):
+            world.table.weights[row, st.B["wander"]] = 0.0
+            world.run(3)
+        assert len(calls) == 4  # the first tick after still takes two (the tick before needed wander), then one
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(w.table.live(c), reference.table.live(c), err_msg=c)
+    capped, _ = random_world(4, 12, True, max_neighbours=3, behaviours=["separation", "seek"])
+    with mock.patch.object(steering_system, "steer_rows", side_effect=lambda *a: calls.append(1) or real(*a)):
+        capped.run(2)
+    assert len(calls) == 6
 
 
 def test_every_behaviour_and_follow_state_is_exercised():
