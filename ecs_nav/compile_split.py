@@ -4,8 +4,8 @@ The unit of the split is ``units``: a function compiled for two sets of argument
 one process. The cost of a process's list is the compile seconds of every function in it, each
 counted once (``function_seconds``, from ``kernel_manifest``): a helper that two kernels call
 is compiled once where they sit together and twice where they do not, so kernels sharing a
-costly helper (the map collision chain under both ``physics.move_on_map`` and
-``physics.relax_agents``) gather. A function recorded under several kernels (each compiled
+costly helper (the map's segment tests under both ``nav.build._link_nodes`` and
+``map_kernels.segments_blocked_into``) gather. A function recorded under several kernels (each compiled
 alone) takes its median: the first function to use one of numba's own overloads in a process
 pays for compiling it, which the others recorded with it do not. ``shares`` minimises the last
 finish: a greedy start, then moves, swaps and this process taking a worker's whole list, from a

@@ -226,10 +226,12 @@ def test_a_helper_recorded_under_several_kernels_costs_its_median():
 
 
 def test_kernels_sharing_the_map_chain_compile_in_one_process():
-    # the chase's split: move_on_map and relax_agents both compile the map collision chain
+    # the chase's split: the graph build's node linking and the PathfindSystem's last leg to the goal both
+    # compile the map's segment tests
     entries = entries_for("chase")
     together = [share for share in shares(entries, 2)
-                if {"ecs_nav.physics.move_on_map", "ecs_nav.physics.relax_agents"} <= {e.kernel for e in share}]
+                if {"ecs_nav.nav.build._link_nodes", "ecs_nav.map_kernels.segments_blocked_into"}
+                <= {e.kernel for e in share}]
     assert together, [[e.kernel for e in share] for share in shares(entries, 2)]
 
 
