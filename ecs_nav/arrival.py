@@ -214,12 +214,14 @@ def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt
 
 
 @kernel
-def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stuck_limit, stuck_distance2):
-    """The counting of ``standing_still`` in one pass, in place: returns (k,) bool, the rows
-    whose count reached ``stuck_limit`` this tick (their count restarts and their anchor moves
-    to where they stand, as for every row that is not standing still)."""
-    reached = np.zeros(rows.size, np.bool_)
+def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stuck_limit, stuck_distance2, reached):
+    """The counting of ``standing_still`` in one pass, in place: ``reached`` (k,) bool receives
+    the rows whose count reached ``stuck_limit`` this tick (their count restarts and their anchor
+    moves to where they stand, as for every row that is not standing still); returns how many.
+    (The caller's array, not a returned one: see ``follow_rows.waypoint_hits``.)"""
+    n_reached = 0
     for k in range(rows.size):
+        reached[k] = False
         i = rows[k]
         state = follow_state[i]
         dx = pos[i, 0] - stuck_anchor[i, 0]
@@ -228,12 +230,13 @@ def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stu
         count = stuck_ticks[i] + 1 if still else 0
         if count >= stuck_limit:
             reached[k] = True
+            n_reached += 1
             count = 0
         stuck_ticks[i] = count
         if not (still and not reached[k]):
             stuck_anchor[i, 0] = pos[i, 0]
             stuck_anchor[i, 1] = pos[i, 1]
-    return reached
+    return n_reached
 
 
 def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
@@ -247,9 +250,9 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     array of live row ids, which is used as given (the followers' own row arrays)."""
     index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else np.arange(table.n)[rows]
     distance = float(stuck_distance)
-    stuck = _count_still(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
-                         table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance)
-    if np.count_nonzero(stuck):
+    stuck = np.empty(index.size, np.bool_)
+    if _count_still(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
+                    table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance, stuck):
         at = stuck.nonzero()[0]
         rows_at = index[at]
         in_queue = queueing(table, rows_at, table.steer_target[rows_at] - table.pos[rows_at])

@@ -40,15 +40,19 @@ def waypoint_hits(
     has_nxt,
     last_once,
     out_pos,
+    hits,
 ):
-    """(m,) bool: the rows whose current waypoint is reached or whose next one is within reach
-    this tick (see the module doc). ``out_pos`` (m, 2) receives the rows' positions."""
+    """``hits`` (m,) bool receives the rows whose current waypoint is reached or whose next one
+    is within reach this tick (see the module doc), and ``out_pos`` (m, 2) the rows' positions;
+    returns how many hit. (Written into the caller's arrays: an array a kernel returns costs its
+    call numba's boxing, 2-3 µs a call from the library compiled ahead of time, ``ecs_nav.aot``.)"""
     m = rows.size
-    hits = np.zeros(m, np.bool_)
+    n_hits = 0
     for k in range(m):
         i = rows[k]
         px, py = pos[i, 0], pos[i, 1]
         out_pos[k, 0], out_pos[k, 1] = px, py
+        hits[k] = False
         if not active[k] or final_leg[k]:
             continue
         r = path_radius[i]
@@ -69,36 +73,40 @@ def waypoint_hits(
         level = not planned[k] or abs(elev - cur_z[k]) < climb
         if level and (near or swept or crossed):
             hits[k] = True
+            n_hits += 1
             continue
         if has_nxt[k] and not last_once[k]:
             tnx, tny = px - nxt[k, 0], py - nxt[k, 1]
             if tnx * tnx + tny * tny <= r2 and (not planned[k] or abs(elev - nxt_z[k]) < climb):
                 hits[k] = True
-    return hits
+                n_hits += 1
+    return n_hits
 
 
 @kernel
 def final_approach(rows, pos, once, final, target_row, final_leg, partial, follow_state, stopping_distance,
                    arrival_distance, radius, steer_target, blocked_ticks, group_arrival, anyone_arrived,
-                   stop_hysteresis, rearm_radii, stopped_code):  # fmt: skip
+                   stop_hysteresis, rearm_radii, stopped_code, moving, to_final, dist, arrive, candidates,
+                   rearm):  # fmt: skip
     """The once-path rows' approach to their final target (``once`` (m,) bool), before group
     arrival: the final target is ``final`` or, where ``target_row >= 0``, where that row stands
-    now; a row on its final leg steers at it (``steer_target`` written). Returns (``moving``
-    (m,) the rows with a target entity, ``to_final`` (m, 2) and ``dist`` (m,) from ``pos`` to the
-    final target, ``arrive`` (m,) on their way (not ``stopped_code``) and within their
-    ``stopping_distance``, ``candidates`` (m,) on their way, not arriving, not on a partial path
-    -- the rows group arrival may settle (none without ``group_arrival``, nor when nobody has
-    ``anyone_arrived``: no arrived agent holds anyone back) --, ``rearm`` (m,)
-    stopped and further than their re-arm distance, and the count of stopped rows). With
-    ``group_arrival``, ``blocked_ticks`` of every row of ``rows`` that is not a candidate is
-    zeroed."""
+    now; a row on its final leg steers at it (``steer_target`` written). Writes, for every row of
+    ``rows`` (zero or False where not ``once``): ``moving`` (m,) the rows with a target entity,
+    ``to_final`` (m, 2) and ``dist`` (m,) from ``pos`` to the final target, ``arrive`` (m,) on
+    their way (not ``stopped_code``) and within their ``stopping_distance``, ``candidates`` (m,)
+    on their way, not arriving, not on a partial path -- the rows group arrival may settle (none
+    without ``group_arrival``, nor when nobody has ``anyone_arrived``: no arrived agent holds
+    anyone back) --, ``rearm`` (m,) stopped and further than their re-arm distance. Returns the
+    count of stopped rows. With ``group_arrival``, ``blocked_ticks`` of every row of ``rows``
+    that is not a candidate is zeroed. (The caller's arrays, not returned ones: see
+    ``waypoint_hits``.)"""
     m = rows.size
-    moving = np.zeros(m, np.bool_)
-    to_final = np.zeros((m, 2))
-    dist = np.zeros(m)
-    arrive = np.zeros(m, np.bool_)
-    candidates = np.zeros(m, np.bool_)
-    rearm = np.zeros(m, np.bool_)
+    moving[:] = False
+    arrive[:] = False
+    candidates[:] = False
+    rearm[:] = False
+    to_final[:] = 0.0
+    dist[:] = 0.0
     stopped = 0
     for k in range(m):
         i = rows[k]
@@ -128,4 +136,4 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
             rearm[k] = d > max(stop, arrival_distance[i]) + margin
         if group_arrival and not candidates[k]:
             blocked_ticks[i] = 0
-    return moving, to_final, dist, arrive, candidates, rearm, stopped
+    return stopped

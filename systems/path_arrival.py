@@ -30,11 +30,14 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
     ((m,) bool, some true); ``pos`` and ``last``: (m, 2) their positions now and at the
     previous tick."""
     f, table, rows = follower, world.table, follower.rows
-    moving, to_final, dist, arrive, candidates, rearm, stopped_before = final_approach(
+    m = rows.size
+    moving, arrive, candidates, rearm = np.empty((4, m), np.bool_)
+    to_final, dist = np.empty((m, 2)), np.empty(m)
+    stopped_before = final_approach(
         rows, table.pos, once, f.final, f.target_row, f.final_leg, f.partial, table.follow_state,
         table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
         f.group_arrival, f.group_arrival and arrived_rows(table).size > 0, f.stop_hysteresis, REARM_RADII,
-        FOLLOW_STOPPED)  # fmt: skip
+        FOLLOW_STOPPED, moving, to_final, dist, arrive, candidates, rearm)  # fmt: skip
     if np.count_nonzero(candidates):  # group arrival
         toward = table.steer_target[rows[candidates]] - pos[candidates]
         arrive[candidates] = held_back(table, rows[candidates], toward, (pos - last)[candidates], world.dt,

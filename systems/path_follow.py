@@ -406,11 +406,14 @@ class PathFollowSystem(System):
         last = self.last_pos
 
         # --- waypoint tests: one compiled pass (ecs_nav.follow_rows) ---------------------
-        pos = np.empty((m, 2))
-        hits = waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
-                             self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt, self.nxt_z,
-                             self.has_nxt, self.last_once, pos)
-        for i in hits.nonzero()[0].tolist():
+        pos, hits = np.empty((m, 2)), np.empty(m, np.bool_)
+        if waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
+                         self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt, self.nxt_z,
+                         self.has_nxt, self.last_once, pos, hits):
+            hit_rows = hits.nonzero()[0].tolist()
+        else:
+            hit_rows = []
+        for i in hit_rows:
             if self.last_once[i]:
                 self._enter_final_leg(world, i, emit=True)
                 continue
