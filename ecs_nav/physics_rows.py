@@ -6,8 +6,8 @@ agent-agent relaxation against the map, the velocity left after contacts, the he
 lerp, the NaN guard). Its reference path does it with the kernels of ``ecs_nav.physics``, called
 from Python on the moving rows gathered by numpy; this kernel gathers the same rows and calls the
 same kernels in the same order, so its positions, velocities, elevations and headings equal the
-reference path's bit for bit (``PhysicsSystem(compiled=False)``; tests compare the two, and every
-scene's state digest). It exists for small worlds: the reference path's tick is about forty numpy
+reference path's bit for bit (``PhysicsSystem(compiled=False)``; tests compare the two on
+randomised worlds and on every built-in scene that moves agents). It exists for small worlds: the reference path's tick is about forty numpy
 calls and eight kernel calls around the work, several times the work itself below a hundred
 agents; this is one call.
 

@@ -357,7 +357,8 @@ def obstacle_avoidance(pos, vel, heading, radius, max_speed, obstacles_centre, o
 def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
     """One agent's wall avoidance force (see ``wall_avoidance``) as (fx, fy): the agent at
     (px, py) heading (hx, hy) with feelers of ``reach``; walls and their grid's kernel args.
-    ``wall_forces`` (``wall_avoidance``'s loop, the SteeringSystem's too) calls it per agent, so
+    ``wall_avoidance``'s loop and the SteeringSystem's (``steering_rows.wall_avoidance_rows``) call
+    it per agent, so
     it is compiled without reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``): the
     incref/decref of its four arrays per call made that loop 1.45x slower."""
     cos_f = np.cos(WALL_FEELER_ANGLE)
@@ -421,12 +422,6 @@ def _wall_avoidance(pos, heading, feeler_length, wall_a, wall_b, ox, oy, inv_cel
         out[i, 0], out[i, 1] = wall_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i],
                                           wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
     return out
-
-
-wall_forces = _wall_avoidance
-"""``wall_avoidance``'s compiled loop, for callers that keep their walls ready: (pos, heading,
-feeler_length (k,), walls_a, walls_b, *grid.kernel_args()) -> (k, 2), all contiguous float64;
-walls of length > MIN_WALL_LENGTH only."""
 
 
 def wall_grid(walls_a, walls_b, cell_size: float) -> UniformGrid:

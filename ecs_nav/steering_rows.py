@@ -15,13 +15,16 @@ the field sampled at each agent beforehand). The behaviours that need noise, a t
 a search of their own -- flee, pursuit, evade, wander, obstacle and wall avoidance, and the
 group behaviours under a neighbour cap -- come in as forces the caller computed, only when some
 row uses them (``GIVEN``). So the kernel stays small and calls no other kernel (one called from
-another is compiled into it again), and a scene compiles the kernels of those behaviours only if
-it uses them.
+another is compiled into it again), and a scene compiles the reference functions of those
+behaviours only if it uses them.
 
 ``steer_tick`` is the whole tick in one call for the common case: when no row uses a behaviour
 of ``CALLER_INPUTS``, it surveys the weights, computes wall avoidance and the neighbour sums
-itself, as the caller would, and calls ``steer_rows``. A small world then pays one kernel call a
-tick instead of a dozen numpy and kernel calls.
+itself with the kernels the caller would call (``wall_avoidance_rows``, ``neighbour_pass``), and
+calls ``steer_rows``. A small world then pays one kernel call a tick instead of a dozen numpy and
+kernel calls. It holds those kernels compiled into it: a scene compiles it (on a first run
+without the kernels compiled ahead of time, ``ecs_nav.aot``) on its first tick with a steering
+row, whether or not its rows then need the caller's forces.
 
 Nothing is written unless every steering row passes: a combiner other than 0, a mass <= 0 or a
 non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
@@ -47,7 +50,7 @@ REFUSED = 1
 """``steer_rows`` return codes: the table was updated; nothing was written (see the module doc)."""
 NEEDS_INPUT = 2
 """``steer_tick``'s third return code: a row uses a behaviour whose force the caller computes
-(``CALLER_INPUTS``); nothing was written."""
+(``CALLER_INPUTS``, or a group behaviour under a neighbour cap); nothing was written."""
 
 STOP_SPEED = 1e-9
 """A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
@@ -63,14 +66,15 @@ _SEEK, _ARRIVE = B["seek"], B["arrive"]
 _SEPARATION, _ALIGNMENT, _COHESION = B["separation"], B["alignment"], B["cohesion"]
 _FOLLOW_PATH, _FOLLOW_FLOW = B["follow_path"], B["follow_flow"]
 _FIRST_GROUP = GIVEN.index("separation")
-_WALL_SLOT = GIVEN.index("wall_avoidance")
+WALL_SLOT = GIVEN.index("wall_avoidance")
+"""Wall avoidance's slot in ``given``."""
 _WALL = B["wall_avoidance"]
 
 CALLER_INPUTS = np.isin(np.arange(len(B)), [B[b] for b in ("flee", "pursuit", "evade", "wander",
                                                              "obstacle_avoidance", "follow_flow")])
 """The behaviours ``steer_tick`` leaves to its caller (by column of the weights): those that need
-noise, a target entity, the map's circles or the flow field (and the group behaviours under a
-neighbour cap)."""
+noise, a target entity, the map's circles or the flow field. (Under a neighbour cap, the group
+behaviours too: ``steer_tick``'s ``capped``.)"""
 
 
 @kernel
@@ -260,56 +264,82 @@ def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_fir
 
 
 @kernel
+def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, out):
+    """Wall avoidance (``ecs_nav.steering.wall_force``) of the steering rows [0, n) with a non-zero
+    wall avoidance weight, written to their rows of ``out`` (n, 2) (the other rows are left as
+    they are). ``walls``: (walls_a, walls_b, *grid.kernel_args()) of the walls longer than
+    ``MIN_WALL_LENGTH``."""
+    walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items = walls
+    for i in range(n):
+        if has_steering[i] and weights[i, _WALL] != 0.0:
+            out[i, 0], out[i, 1] = wall_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i],
+                                              walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
+
+
+@kernel
+def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, max_radius, with_heading):
+    """The group behaviours' neighbour sums over the rows [0, n) that are agents (``is_agent`` or
+    ``has_steering``, ``n_members`` of them): ``flock_sums`` over a grid of their positions with
+    cells of ``max_radius`` (at least 1e-6). ``radius`` (n,): each row's group radius
+    (``steering_survey``'s). Returns (whether every member's position is finite -- nothing else
+    is computed otherwise --, each row's index among the members or -1, count, sums)."""
+    index = np.full(n, -1, np.int64)
+    m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
+    m = 0
+    for i in range(n):
+        if is_agent[i] or has_steering[i]:
+            index[i] = m
+            m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
+            m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
+            m_radius[m] = radius[i]
+            m += 1
+    if not all_finite(m_pos):
+        return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
+    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
+    count, sums = flock_sums(m_pos, m_heading, m_radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
+                             cell_items)
+    return True, index, count, sums
+
+
+@kernel
 def steer_tick(n, has_steering, is_agent, has_velocity, combiner, weights, neighbour_radius, pos, vel, heading,
                max_speed, max_force, mass, deceleration, has_steer_target, steer_target, follow_state, feeler_length,
                force, capped, walls, dt):
     """The SteeringSystem's whole tick in one call when no row needs a force its caller computes:
-    ``steering_survey``, wall avoidance (``walls``: (walls_a, walls_b, *grid.kernel_args()) of
-    the map's walls, empty arrays without any), the neighbour pass of the group behaviours
-    (``flock_sums`` over a grid of the agents: ``is_agent`` or ``has_steering``) and
-    ``steer_rows``, with what the caller would hand in computed as it would. Returns
-    ``steer_rows``' code, or NEEDS_INPUT with nothing written when some row uses a behaviour of
-    ``CALLER_INPUTS`` (or, ``capped``: under a neighbour cap, a group behaviour) or a group
-    radius is NaN. Table columns as ``steer_rows``; ``feeler_length`` and ``neighbour_radius``
+    ``steering_survey``, ``wall_avoidance_rows`` (``walls``: as there, empty arrays without any
+    wall), ``neighbour_pass`` and ``steer_rows``, what the caller would hand in computed as it
+    would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner is not the
+    weighted sum, or a group radius is not finite), or NEEDS_INPUT with nothing written when some
+    row uses a behaviour of ``CALLER_INPUTS`` (or, ``capped``: under a neighbour cap, a group
+    behaviour). Table columns as ``steer_rows``; ``feeler_length`` and ``neighbour_radius``
     read."""
+    for i in range(n):
+        if has_steering[i] and combiner[i] != 0:
+            return REFUSED
     n_behaviours = weights.shape[1]
     used, radius = np.empty(n_behaviours, np.bool_), np.empty(n)
     n_members, max_radius = steering_survey(has_steering[:n], is_agent[:n], weights[:n], neighbour_radius[:n],
                                             _SEPARATION, _COHESION, used, radius)
     group = used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION]
-    if (capped and group) or max_radius != max_radius:
+    if capped and group:
         return NEEDS_INPUT
     for b in range(n_behaviours):
         if used[b] and CALLER_INPUTS[b]:
             return NEEDS_INPUT
-    walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items = walls
+    if group and not math.isfinite(max_radius):
+        return REFUSED  # (the reference path raises)
     given_on = np.zeros(len(GIVEN), np.bool_)
-    given = np.empty((len(GIVEN), n if used[_WALL] else 0, 2))
-    if used[_WALL] and walls_a.shape[0] > 0:  # wall avoidance, for the rows that use it
-        given_on[_WALL_SLOT] = True
-        for i in range(n):
-            if has_steering[i] and weights[i, _WALL] != 0.0:
-                given[_WALL_SLOT, i, 0], given[_WALL_SLOT, i, 1] = wall_force(
-                    pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i], walls_a, walls_b, ox, oy,
-                    inv_cell, cols, rows, cell_start, cell_items)
-    # the neighbour pass (the SteeringSystem's ``_neighbour_sums``)
-    index = np.full(n, -1, np.int64)
-    count, sums = np.zeros(0, np.int64), np.zeros((0, 6))
+    walls_on = used[_WALL] and walls[0].shape[0] > 0
+    given = np.empty((len(GIVEN), n if walls_on else 0, 2))
+    if walls_on:
+        given_on[WALL_SLOT] = True
+        wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, given[WALL_SLOT])
+    index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
     if group:
-        m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
-        m = 0
-        for i in range(n):
-            if is_agent[i] or has_steering[i]:
-                index[i] = m
-                m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
-                m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
-                m_radius[m] = radius[i]
-                m += 1
-        if not all_finite(m_pos):
+        finite, index, count, sums = neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members,
+                                                    max_radius, used[_ALIGNMENT])
+        if not finite:
             return REFUSED  # (the reference path names the entities)
-        g_ox, g_oy, cell, g_cols, g_rows, g_start, g_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
-        count, sums = flock_sums(m_pos, m_heading, m_radius, used[_ALIGNMENT], g_ox, g_oy, 1.0 / cell, g_cols,
-                                 g_rows, g_start, g_items)
     return steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
                       deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
                       np.zeros((0, 2)), group, index, count, sums, dt)

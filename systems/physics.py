@@ -1,7 +1,7 @@
 """PhysicsSystem: the single owner of position (ARCHITECTURE.md, step 5 of the tick).
 
-Two paths give the same results, bit for bit (tests compare them on randomised worlds, and every
-scene's state digest):
+Two paths give the same results, bit for bit (tests compare them on randomised worlds and on
+every built-in scene that moves agents):
 
 * the one-call tick (``ecs_nav.physics_rows.move_rows``): one kernel gathers the moving rows
   and runs the steps below with the kernels of ``ecs_nav.physics``; a small world pays one

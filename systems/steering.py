@@ -9,8 +9,8 @@ randomised worlds to 1e-12, and their state digests):
   row's seek, arrive, follow_path, follow_flow and group behaviours, the weighted sum, the
   truncation and the new velocity. A small world pays a few kernel calls, not a numpy call per
   behaviour, and a crowd no (k, 2) temporaries. Before it, only when some row uses them: the
-  neighbour sums (``ecs_nav.steering.flock_sums``, one pass over a grid of the agents), wall
-  avoidance (``wall_forces``), the flow field sampled at each agent, and flee, pursuit, evade,
+  neighbour sums (``neighbour_pass``, one pass over a grid of the agents), wall avoidance
+  (``wall_avoidance_rows``), the flow field sampled at each agent, and flee, pursuit, evade,
   wander and obstacle avoidance (and the group behaviours under a neighbour cap) through the
   reference functions. It is compiled on the first tick that has a steering row. When no row
   uses a behaviour whose force is computed here (flee, pursuit, evade, wander, obstacle
@@ -64,6 +64,8 @@ writes nothing and hands the tick to the reference path, which raises).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from ecs_nav.systems.steering_reference import (  # the streams and probabilities: re-exported
     DITHER_PROBABILITIES,
@@ -76,17 +78,18 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav import steering as st
-from ecs_nav.finite import all_finite
-from ecs_nav.spatial import bin_into_grid
 from ecs_nav.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
     GIVEN_BEHAVIOURS,
     NEEDS_INPUT,
+    WALL_SLOT,
     WRITTEN,
+    neighbour_pass,
     steer_rows,
     steer_tick,
     steering_survey,
+    wall_avoidance_rows,
 )
 from ecs_nav.world import System
 
@@ -105,7 +108,6 @@ _GIVEN_CAPPED = _GIVEN_ALWAYS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
 """The behaviours the row kernel is handed through the reference path (by column): the group
 behaviours only under a cap; obstacle and wall avoidance have direct calls."""
 _OBSTACLE_SLOT = GIVEN.index("obstacle_avoidance")
-_WALL_SLOT = GIVEN.index("wall_avoidance")
 _NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
 _GIVEN_OFF = np.zeros(len(GIVEN), bool)
 _NO_FLOW = np.zeros((0, 2))
@@ -139,7 +141,7 @@ class SteeringSystem(System):
         self.reference_ticks = 0
         """Ticks steered by the reference path (``compiled=False``, a prioritised or dithered
         row, or an input the kernel refused)."""
-        self._kernel_walls = None  # (the cached walls they come from, the walls wall_forces takes)
+        self._kernel_walls = None  # (the cached walls they come from, the walls wall_avoidance_rows takes)
         self._whole_tick = True
         """Try ``steer_tick`` first: the last tick's rows needed no force computed here."""
         self.wall_min_height = float(wall_min_height)
@@ -243,14 +245,18 @@ class SteeringSystem(System):
             i = np.flatnonzero(steering & (W[:, b] != 0.0))
             return slice(0, n) if i.size == n else i
 
-        def hand_in(slot, rows, forces):
+        def slot_of(slot):  # the (n, 2) forces of a GIVEN slot, handed in
             nonlocal given
             if given is None:
                 given = np.empty((len(GIVEN), n, 2))
-            if not isinstance(rows, slice):
-                given[slot] = 0.0
-            given[slot, rows] = forces
             given_on[slot] = True
+            return given[slot]
+
+        def hand_in(slot, rows, forces):
+            out = slot_of(slot)
+            if not isinstance(rows, slice):
+                out[:] = 0.0
+            out[rows] = forces
 
         wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
         if np.count_nonzero(wanted):  # flee, pursuit, evade, wander; capped group: the reference functions
@@ -271,9 +277,9 @@ class SteeringSystem(System):
                     table.pos[i], table.vel[i], table.heading[i], table.radius[i], table.max_speed[i], circles[0],
                     circles[1], table.detection_box_length[i], grid=circles[2]))
         walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
-        if walls is not None:  # the compiled loop of wall_avoidance, without its checks and copies
-            i = rows_using(B["wall_avoidance"])
-            hand_in(_WALL_SLOT, i, st.wall_forces(table.pos[i], table.heading[i], table.feeler_length[i], *walls))
+        if walls is not None:  # wall avoidance's compiled loop, into the rows that use it (those the kernel reads)
+            wall_avoidance_rows(n, table.has_steering, table.weights, table.pos, table.heading, table.feeler_length,
+                                walls, slot_of(WALL_SLOT))
         if given is None:
             given = _NO_GIVEN
         flow = _NO_FLOW
@@ -301,25 +307,16 @@ class SteeringSystem(System):
 
     @staticmethod
     def _neighbour_sums(table, radius, n_members: int, max_radius: float, with_heading: bool):
-        """``flock``'s neighbour pass for the row kernel: (index (n,) of each row among the agents
+        """``neighbour_pass`` for the row kernel: (index (n,) of each row among the agents
         (``is_agent`` or ``has_steering``, ``n_members`` of them) or -1, count, sums). ``radius``
         (n,): ``steering_survey``'s, 0 for the rows without a group behaviour; ``max_radius``: its
-        largest over the members. None for a non-finite position (``build_grid`` refuses it)."""
-        n = table.n
-        if n_members == n:  # every row takes part (the usual crowd): views, not gathers
-            index, pos, heading = np.arange(n), table.pos[:n], table.heading[:n]
-        else:
-            rows = np.flatnonzero(table.is_agent[:n] | table.has_steering[:n])
-            index = np.full(n, -1, np.int64)
-            index[rows] = np.arange(rows.size)
-            pos, heading, radius = table.pos[rows], table.heading[rows], radius[rows]
-        if not all_finite(pos):
+        largest over the members (a steering row is among them). None for a non-finite position
+        or group radius: the reference path refuses it."""
+        if not math.isfinite(max_radius):
             return None
-        # (a steering row is among them: max_radius is a member's)
-        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(max_radius), 1e-6))
-        count, sums = st.flock_sums(pos, heading, radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
-                                    cell_items)
-        return index, count, sums
+        finite, index, count, sums = neighbour_pass(table.n, table.is_agent, table.has_steering, table.pos,
+                                                    table.heading, radius, n_members, max_radius, with_heading)
+        return (index, count, sums) if finite else None
 
     def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:
         """The force (N, before weighting and combining) that each behaviour with a non-zero

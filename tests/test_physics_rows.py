@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from ecs_nav.systems.physics import PhysicsSystem
 
-from ecs_nav import Agent, Collider, Position, Velocity, World
+from ecs_nav import Agent, Collider, Position, Velocity, World, load_scene
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.shapes import Box, Circle, Ramp
 from ecs_nav.testing import DriveTo
@@ -47,6 +47,10 @@ def random_world(seed: int, compiled: bool, with_map: bool = True, **physics) ->
     return world
 
 
+def refuse_reference(*args):
+    raise AssertionError("the compiled world took the reference path")
+
+
 def assert_same_worlds(compiled: World, reference: World) -> None:
     a, b = compiled.table.snapshot(), reference.table.snapshot()
     for name in a:
@@ -59,11 +63,7 @@ def assert_same_worlds(compiled: World, reference: World) -> None:
 def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, with_map, monkeypatch):
     compiled, reference = random_world(seed, True, with_map), random_world(seed, False, with_map)
     reference.run(45)
-
-    def refuse(*args):
-        raise AssertionError("the compiled world took the reference path")
-
-    monkeypatch.setattr(PhysicsSystem, "_reference_update", refuse)
+    monkeypatch.setattr(PhysicsSystem, "_reference_update", refuse_reference)
     compiled.run(45)
     assert_same_worlds(compiled, reference)
     moved = compiled.table.live("pos") != compiled.table.live("prev_pos")
@@ -72,11 +72,13 @@ def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, with_map,
 
 @pytest.mark.parametrize("settings", [{"max_substeps": 1}, {"relax_iterations": 0}, {"relax_iterations": 1},
                                       {"heading_epsilon": 10.0}, {"body_height": 0.5}])
-def test_both_paths_agree_under_every_setting(settings):
+def test_both_paths_agree_under_every_setting(settings, monkeypatch):
     for seed in range(3):
         compiled, reference = random_world(seed, True, **settings), random_world(seed, False, **settings)
-        compiled.run(30)
         reference.run(30)
+        with monkeypatch.context() as patch:
+            patch.setattr(PhysicsSystem, "_reference_update", refuse_reference)
+            compiled.run(30)
         assert_same_worlds(compiled, reference)
 
 
@@ -118,7 +120,8 @@ def test_a_refused_tick_writes_nothing_and_names_the_entity(column, value, match
         np.testing.assert_array_equal(before[name], after[name], err_msg=name)
 
 
-def test_a_world_without_moving_rows_is_left_alone():
+def test_a_world_without_moving_rows_is_left_alone(monkeypatch):
+    monkeypatch.setattr(PhysicsSystem, "_reference_update", refuse_reference)
     world = World(seed=0)
     world.map = MapGeometry(BOUNDS)
     world.spawn(Position(0, 0), Collider(0.5))
@@ -129,3 +132,14 @@ def test_a_world_without_moving_rows_is_left_alone():
     after = world.table.snapshot()
     for name in before:
         np.testing.assert_array_equal(before[name], after[name], err_msg=name)
+
+
+@pytest.mark.parametrize("scene", ["chase", "crowd", "gather", "patrol", "steering", "evacuation"])
+def test_every_built_in_scene_moves_the_same_on_both_paths(scene):
+    worlds = [load_scene(scene) for _ in range(2)]
+    worlds[1].system("PhysicsSystem").compiled = False
+    for world in worlds:
+        world.run(20 if scene == "evacuation" else 120)
+    assert worlds[0].state_digest() == worlds[1].state_digest()
+    for world in worlds:
+        world.close()

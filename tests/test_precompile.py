@@ -225,7 +225,7 @@ def test_a_helper_recorded_under_several_kernels_costs_its_median():
     assert finishes(split)[0] == 3200 < finishes([[a, b, c], [d]])[0] == 3600
 
 
-def test_kernels_sharing_the_map_chain_compile_in_one_process():
+def test_kernels_sharing_the_map_segment_tests_compile_in_one_process():
     # the chase's split: the graph build's node linking and the PathfindSystem's last leg to the goal both
     # compile the map's segment tests
     entries = entries_for("chase")

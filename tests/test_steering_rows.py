@@ -160,6 +160,44 @@ def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it()
     with mock.patch.object(steering_system, "steer_rows", side_effect=lambda *a: calls.append(1) or real(*a)):
         capped.run(2)
     assert len(calls) == 6
+    for world in (w, reference, capped):
+        world.close()
+
+
+def test_a_prioritised_row_sends_the_tick_to_the_reference_path_before_any_work():
+    """``steer_tick`` refuses at once (before the survey and the neighbour pass) when a steering
+    row combines by priority; the reference path then steers every row, as without it."""
+    worlds = []
+    for compiled in (True, False):
+        w, ents = random_world(6, 10, compiled, behaviours=WHOLE_TICK)
+        w.table.combiner[w.table.row_of(ents[-1])] = 1
+        with mock.patch("ecs_nav.systems.steering.steer_rows", side_effect=AssertionError("steer_rows called")):
+            w.run(2)
+        assert w.system("SteeringSystem").reference_ticks == 2
+        worlds.append(w)
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+
+
+@pytest.mark.parametrize("radius", [np.nan, np.inf])
+@pytest.mark.parametrize("other", ["seek", "wander"])
+def test_a_group_radius_that_is_not_finite_is_refused_on_every_path(radius, other):
+    """A neighbour radius written into the table as NaN or infinity (the component refuses both):
+    the one-call tick (``other`` = seek), the two-call tick (wander) and the reference path all
+    raise the reference path's error, and write nothing."""
+    for compiled in (True, False):
+        w = World(seed=0)
+        w.add_systems(SteeringSystem(compiled=compiled))
+        a = w.spawn(Position(0, 0), Velocity(), Agent(),
+                    SteeringWeights({"separation": 1.0, other: 1.0}, target=(3, 0)))
+        w.spawn(Position(1, 0), Velocity(), Agent(), SteeringWeights({"separation": 1.0, "seek": 1.0}, target=(3, 0)))
+        w.table.neighbour_radius[w.table.row_of(a)] = radius
+        before = outputs(w)
+        with pytest.raises(ValueError, match="cell_size must be finite"):
+            w.step()
+        for c in OUTPUTS:
+            np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+        w.close()
 
 
 def test_every_behaviour_and_follow_state_is_exercised():
