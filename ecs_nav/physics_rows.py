@@ -7,9 +7,11 @@ lerp, the NaN guard). Its reference path does it with the kernels of ``ecs_nav.p
 from Python on the moving rows gathered by numpy; this kernel gathers the same rows and calls the
 same kernels in the same order, so its positions, velocities, elevations and headings equal the
 reference path's bit for bit (``PhysicsSystem(compiled=False)``; tests compare the two on
-randomised worlds and on every built-in scene that moves agents). It exists for small worlds: the reference path's tick is about forty numpy
-calls and eight kernel calls around the work, several times the work itself below a hundred
-agents; this is one call.
+randomised worlds and on every built-in scene that moves agents). It exists for small worlds:
+the reference path's tick is about forty numpy calls and eight kernel calls around the work,
+several times the work itself below a hundred agents; this is one call. When every row moves
+(the usual crowd) it reads the columns in place instead of gathering them, so a crowd's tick
+allocates what the reference path's does.
 
 Nothing is written unless every result is finite: a non-finite velocity, position, elevation or
 heading makes it return ``REFUSED`` with the table untouched, and the caller takes the reference
@@ -163,7 +165,11 @@ def move_rows(n, is_agent, has_velocity, has_collider, entity, pos, vel, elevati
     turn_heading(heading_k, vel_k, turn_k, dt, heading_epsilon)
 
     # the NaN guard: nothing is written unless everything is finite
-    if not (all_finite(moved) and all_finite(vel_k) and all_finite(heading_k) and all_finite(elev)):
+    # (elevations as one (1, k) row: all_finite is then compiled in here for (k, 2)-shaped arrays only,
+    # as in the SteeringSystem's kernels, and a first run without the kernels compiled ahead of time
+    # may compile the two systems' kernels in two processes: ecs_nav.compile_split.units)
+    if not (all_finite(moved) and all_finite(vel_k) and all_finite(heading_k)
+            and all_finite(elev.reshape((1, k)))):
         return REFUSED
     for j in range(k):
         i = sel[j]
