@@ -283,16 +283,19 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, m
     cells of ``max_radius`` (at least 1e-6). ``radius`` (n,): each row's group radius
     (``steering_survey``'s). Returns (whether every member's position is finite -- nothing else
     is computed otherwise --, each row's index among the members or -1, count, sums)."""
-    index = np.full(n, -1, np.int64)
-    m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
-    m = 0
-    for i in range(n):
-        if is_agent[i] or has_steering[i]:
-            index[i] = m
-            m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
-            m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
-            m_radius[m] = radius[i]
-            m += 1
+    if n_members == n:  # every row takes part (the usual crowd): the columns in place
+        index, m_pos, m_heading, m_radius = np.arange(n), pos[:n], heading[:n], radius[:n]
+    else:
+        index = np.full(n, -1, np.int64)
+        m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
+        m = 0
+        for i in range(n):
+            if is_agent[i] or has_steering[i]:
+                index[i] = m
+                m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
+                m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
+                m_radius[m] = radius[i]
+                m += 1
     if not all_finite(m_pos):
         return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
     ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
