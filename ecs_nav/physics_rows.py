@@ -33,6 +33,22 @@ REFUSED = 1
 """``move_rows`` return codes: the table was updated; nothing was written (see the module doc)."""
 
 
+@kernel(inline="always")
+def _take_rows(rows, pos, elevation, out_pos, out_elevation):
+    """``out_pos[j], out_elevation[j] = pos[rows[j]], elevation[rows[j]]`` for every j."""
+    for j in range(rows.size):
+        i = rows[j]
+        out_pos[j, 0], out_pos[j, 1], out_elevation[j] = pos[i, 0], pos[i, 1], elevation[i]
+
+
+@kernel(inline="always")
+def _put_rows(rows, pos, elevation, out_pos, out_elevation):
+    """``out_pos[rows[j]], out_elevation[rows[j]] = pos[j], elevation[j]`` for every j."""
+    for j in range(rows.size):
+        i = rows[j]
+        out_pos[i, 0], out_pos[i, 1], out_elevation[i] = pos[j, 0], pos[j, 1], elevation[j]
+
+
 @kernel
 def move_rows(n, is_agent, has_velocity, has_collider, entity, pos, vel, elevation, heading, prev_pos, radius,
               max_speed, max_climb, turn_speed, G, F, use_map, dt, max_substeps, min_radius, body_height,
@@ -125,29 +141,21 @@ def move_rows(n, is_agent, has_velocity, has_collider, entity, pos, vel, elevati
             all_pos, all_elev = out.copy(), elev
         else:
             all_pos, all_elev = pos[:n].copy(), elevation[:n].copy()
-            for j in range(k):
-                i = sel[j]
-                all_pos[i, 0], all_pos[i, 1], all_elev[i] = out[j, 0], out[j, 1], elev[j]
+            _put_rows(sel[:k], out, elev, all_pos, all_elev)
         if every_collides:
             c_pos, c_elev = all_pos, all_elev
         else:
             c_pos, c_elev = np.empty((n_collide, 2)), np.empty(n_collide)
-            for c in range(n_collide):
-                i = csel[c]
-                c_pos[c, 0], c_pos[c, 1], c_elev[c] = all_pos[i, 0], all_pos[i, 1], all_elev[i]
+            _take_rows(csel, all_pos, all_elev, c_pos, c_elev)
         relax_agents(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, body_height,
                      relax_iterations, relax_tolerance)
         if not every_collides:
-            for c in range(n_collide):
-                i = csel[c]
-                all_pos[i, 0], all_pos[i, 1], all_elev[i] = c_pos[c, 0], c_pos[c, 1], c_elev[c]
+            _put_rows(csel, c_pos, c_elev, all_pos, all_elev)
         if every:
             relaxed, elev = all_pos, all_elev
         else:
             relaxed = np.empty((k, 2))
-            for j in range(k):
-                i = sel[j]
-                relaxed[j, 0], relaxed[j, 1], elev[j] = all_pos[i, 0], all_pos[i, 1], all_elev[i]
+            _take_rows(sel[:k], all_pos, all_elev, relaxed, elev)
         # the contacts removed motion: drop the velocity component against the correction
         correction = np.empty((k, 2))
         for j in range(k):
