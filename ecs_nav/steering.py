@@ -358,8 +358,7 @@ def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, ro
     """One agent's wall avoidance force (see ``wall_avoidance``) as (fx, fy): the agent at
     (px, py) heading (hx, hy) with feelers of ``reach``; walls and their grid's kernel args.
     ``wall_avoidance``'s loop and the SteeringSystem's (``steering_rows.wall_avoidance_rows``) call
-    it per agent, so
-    it is compiled without reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``): the
+    it per agent, so it is compiled without reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``): the
     incref/decref of its four arrays per call made that loop 1.45x slower."""
     cos_f = np.cos(WALL_FEELER_ANGLE)
     sin_f = np.sin(WALL_FEELER_ANGLE)

@@ -101,8 +101,8 @@ N_BEHAVIOURS = len(st.BEHAVIOURS)
 _SEPARATION, _ALIGNMENT, _COHESION = GROUP
 assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
 _SMALL_WORLD = 64
-"""Up to this many rows, obstacle and wall avoidance are computed for every row (views of the
-columns) rather than gathered for the rows that use them."""
+"""Up to this many rows, obstacle avoidance is computed for every row (views of the columns)
+rather than gathered for the rows that use it."""
 _GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander")])
 _GIVEN_CAPPED = _GIVEN_ALWAYS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
 """The behaviours the row kernel is handed through the reference path (by column): the group
