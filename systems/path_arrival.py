@@ -33,7 +33,7 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
     m = rows.size
     moving, arrive, candidates, rearm = np.empty((4, m), np.bool_)
     to_final, dist = np.empty((m, 2)), np.empty(m)
-    stopped_before = final_approach(
+    final_approach(
         rows, table.pos, once, f.final, f.target_row, f.final_leg, f.partial, table.follow_state,
         table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
         f.group_arrival, f.group_arrival and arrived_rows(table).size > 0, f.stop_hysteresis, REARM_RADII,
@@ -66,10 +66,11 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
                 world.emit(TargetReached(int(f.ents[i]), world.tick))
                 if f.leave[i]:
                     world.despawn(int(f.ents[i]))
-    if stopped_before or np.count_nonzero(arrive):  # (no row is STOPPED otherwise)
-        stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
-        if np.count_nonzero(stopped):
-            face(world, rows[stopped], to_final[stopped])
+    # the STOPPED rows face their target. Every tick, with no row too: the kernel is then called on a
+    # scene's first ticks, which the kernel manifest records (ecs_nav.kernel_manifest.RECORD_TICKS),
+    # and a first run finds it compiled ahead of time instead of compiling it when an agent arrives
+    stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
+    face(world, rows[stopped], to_final[stopped])
 
 
 def face(world, rows: np.ndarray, look: np.ndarray) -> None:
