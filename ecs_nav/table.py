@@ -2,7 +2,13 @@
 
 Live rows are always ``[0:n)``. Each column is a numpy array with a leading row axis; systems
 work on whole-column slices (``table.pos[:table.n]``) instead of looping over entities.
-Growth is amortised (capacity doubles). Removing a row swaps the last row into the hole and
+Growth is amortised (capacity doubles).
+
+Every column is a C-contiguous view of one byte buffer (``buffer``), at the byte offset
+``layout[c]`` for the c-th column (``COLUMNS``' order). A kernel that reads many columns takes
+the buffer and the layout, two arguments, and carves the columns it reads
+(``ecs_nav.table_columns``): each array handed to a compiled kernel costs its call time, and
+the systems' one-call ticks read twenty columns. Removing a row swaps the last row into the hole and
 re-points the moved entity's bound component views, so removal is O(1) and rows stay dense.
 """
 
@@ -78,6 +84,13 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
     }
 
 
+COLUMNS = tuple(default_columns(0))
+"""The default columns' names, in their order in the buffer (``COLUMNS.index(name)`` is a
+column's place in ``layout``)."""
+
+COLUMN_ALIGNMENT = 8
+"""Every column starts at a multiple of this many bytes of the buffer (the widest item)."""
+
 FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED = 0, 1, 2, 3
 """``follow_state`` codes: no path; seek the current waypoint; arrive at the last one; arrived
 and stopped (brake, face the target)."""
@@ -88,6 +101,9 @@ class AgentTable:
 
     Columns are attributes (``table.pos``) holding the full-capacity arrays; only rows
     ``[0:n)`` are live. Use :meth:`live` for a view of the live rows of one column.
+    ``buffer`` (uint8) holds them all; ``layout`` (int64, one more than the columns) holds
+    where each column starts in it, in the order of ``columns``, and where the last ends. Both
+    are replaced when the table grows.
     """
 
     def __init__(self, columns: Mapping[str, ColumnSpec], capacity: int = 64):
@@ -95,10 +111,7 @@ class AgentTable:
         self._capacity = max(int(capacity), 1)
         self.n = 0
         self._columns: dict[str, np.ndarray] = {}
-        for name, spec in self._specs.items():
-            arr = np.empty((self._capacity, *spec.shape), dtype=spec.dtype)
-            self._columns[name] = arr
-            setattr(self, name, arr)
+        self._carve(self._capacity)
         self._row_by_entity = np.full(64, -1, np.int64)  # entity id -> row (-1: none)
         self._views: list[list] = [[] for _ in range(self._capacity)]
 
@@ -254,12 +267,32 @@ class AgentTable:
             views[row] = []
         self.n = last + 1
 
+    def _carve(self, capacity: int) -> None:
+        """A new buffer for ``capacity`` rows and every column as a view of it (contents
+        undefined); the old columns stay readable through the references held to them."""
+        starts, size = [], 0
+        for spec in self._specs.values():
+            starts.append(size)
+            nbytes = capacity * int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+            size += -(-nbytes // COLUMN_ALIGNMENT) * COLUMN_ALIGNMENT
+        self.buffer = np.empty(size, np.uint8)
+        self.layout = np.array([*starts, size], np.int64)
+        for (name, spec), start, end in zip(self._specs.items(), starts, self.layout[1:].tolist()):
+            count = capacity * int(np.prod(spec.shape, dtype=np.int64))
+            column = self.buffer[start:end].view(spec.dtype)[:count].reshape((capacity, *spec.shape))
+            self._columns[name] = column
+            setattr(self, name, column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns' names, in their order in ``layout``."""
+        return tuple(self._specs)
+
     def _grow(self, capacity: int) -> None:
-        for name, arr in self._columns.items():
-            bigger = np.empty((capacity, *arr.shape[1:]), dtype=arr.dtype)
-            bigger[: self.n] = arr[: self.n]
-            self._columns[name] = bigger
-            setattr(self, name, bigger)
+        old = dict(self._columns)
+        self._carve(capacity)
+        for name, arr in old.items():
+            self._columns[name][: self.n] = arr[: self.n]
         self._views.extend([] for _ in range(capacity - self._capacity))
         self._capacity = capacity
 

@@ -149,3 +149,58 @@ def test_despawn_many_equals_despawning_one_by_one():
     assert bulk.state_digest() == one.state_digest()
     one.close()
     bulk.close()
+
+
+def test_every_column_is_a_view_of_the_buffer_where_the_layout_says_before_and_after_growth():
+    """The columns live in one buffer, each C-contiguous at ``layout``'s byte offset (a multiple
+    of 8), none overlapping the next; growth carves a new buffer and keeps every live value."""
+    from ecs_nav.behaviours import BEHAVIOURS
+    from ecs_nav.table import COLUMN_ALIGNMENT, COLUMNS, default_columns
+
+    table = AgentTable(default_columns(len(BEHAVIOURS)), capacity=3)
+    assert table.columns == COLUMNS
+    rng = np.random.default_rng(0)
+    written = {name: [] for name in COLUMNS}
+    for entity in range(40):  # grows at 3, 6, 12 and 24 rows
+        row = table.add_row(entity)
+        for name in COLUMNS:
+            column = getattr(table, name)
+            if name != "entity":
+                column[row] = rng.uniform(-5, 5, column.shape[1:]).astype(column.dtype)
+            written[name].append(column[row].copy())
+        address = table.buffer.ctypes.data
+        for c, name in enumerate(COLUMNS):
+            column = getattr(table, name)
+            np.testing.assert_array_equal(column[: table.n], np.array(written[name]), err_msg=name)
+            assert column.flags.c_contiguous and column.shape[0] == table.capacity, name
+            start = column.ctypes.data - address
+            assert start == table.layout[c] and start % COLUMN_ALIGNMENT == 0, name
+            assert start + column.nbytes <= table.layout[c + 1], name
+        assert table.layout[-1] == table.buffer.nbytes
+    assert table.capacity == 48
+
+
+def test_the_kernels_carve_the_same_columns_the_table_holds():
+    """``ecs_nav.table_columns``: each named column a kernel carves from (buffer, layout) is the
+    table's own array, the same values in the same memory."""
+    from ecs_nav import table_columns as tc
+
+    with World() as world:
+        for k in range(70):  # past the first capacity
+            world.spawn(Position(k, -k), Velocity(1.0, k), Agent(max_speed=1.0 + k), Collider(0.1 + k / 100),
+                        SteeringWeights({"seek": k / 10, "arrive": 1.0}, target=(k, 2 * k)))
+        t = world.table
+        carve = {np.float64: tc.float_column, np.bool_: tc.flag_column, np.int8: tc.int8_column,
+                 np.int64: tc.int64_column}
+        names = [n for n in dir(tc) if n.isupper() and n != "COLUMNS"]
+        assert len(names) == 25
+        for name in names:
+            column = getattr(t, name.lower())
+            if column.ndim == 2:
+                fn = tc.float_pairs if column.shape[1] == 2 and name != "WEIGHTS" else tc.float_rows
+            else:
+                fn = carve[column.dtype.type]
+            carved = fn(t.buffer, t.layout, getattr(tc, name), t.capacity)
+            assert carved.dtype == column.dtype and carved.shape == column.shape, name
+            assert carved.ctypes.data == column.ctypes.data, name
+            np.testing.assert_array_equal(carved, column, err_msg=name)
