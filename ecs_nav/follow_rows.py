@@ -96,10 +96,9 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
     their way (not ``stopped_code``) and within their ``stopping_distance``, ``candidates`` (m,)
     on their way, not arriving, not on a partial path -- the rows group arrival may settle (none
     without ``group_arrival``, nor when nobody has ``anyone_arrived``: no arrived agent holds
-    anyone back) --, ``rearm`` (m,) stopped and further than their re-arm distance. Returns the
-    count of stopped rows. With ``group_arrival``, ``blocked_ticks`` of every row of ``rows``
-    that is not a candidate is zeroed. (The caller's arrays, not returned ones: see
-    ``waypoint_hits``.)"""
+    anyone back) --, ``rearm`` (m,) stopped and further than their re-arm distance. With
+    ``group_arrival``, ``blocked_ticks`` of every row of ``rows`` that is not a candidate is
+    zeroed. (The caller's arrays, not returned ones: see ``waypoint_hits``.)"""
     m = rows.size
     moving[:] = False
     arrive[:] = False
@@ -107,7 +106,6 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
     rearm[:] = False
     to_final[:] = 0.0
     dist[:] = 0.0
-    stopped = 0
     for k in range(m):
         i = rows[k]
         if not once[k]:
@@ -131,9 +129,7 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
             arrive[k] = d <= stop
             candidates[k] = group_arrival and anyone_arrived and not arrive[k] and not partial[k]
         else:
-            stopped += 1
             margin = stop_hysteresis if j >= 0 else max(stop_hysteresis, rearm_radii * radius[i])
             rearm[k] = d > max(stop, arrival_distance[i]) + margin
         if group_arrival and not candidates[k]:
             blocked_ticks[i] = 0
-    return stopped

@@ -27,6 +27,9 @@ import numpy as np
 from ecs_nav.aot import kernel
 from ecs_nav.finite import all_finite
 from ecs_nav.physics import drop_velocity_into, integrate, move_on_map, relax_agents, substep_need, turn_heading
+from ecs_nav.table_columns import (ELEVATION, ENTITY, HAS_COLLIDER, HAS_VELOCITY, HEADING, IS_AGENT, MAX_CLIMB,
+                                   MAX_SPEED, POS, PREV_POS, RADIUS, TURN_SPEED, VEL, flag_column, float_column,
+                                   float_pairs, int64_column)
 
 MOVED = 0
 REFUSED = 1
@@ -50,15 +53,29 @@ def _put_rows(rows, pos, elevation, out_pos, out_elevation):
 
 
 @kernel
-def move_rows(n, is_agent, has_velocity, has_collider, entity, pos, vel, elevation, heading, prev_pos, radius,
-              max_speed, max_climb, turn_speed, G, F, use_map, dt, max_substeps, min_radius, body_height,
-              relax_iterations, relax_tolerance, collision_tolerance, heading_epsilon):
+def move_rows(n, capacity, buffer, layout, G, F, use_map, dt, max_substeps, min_radius, body_height, relax_iterations,
+              relax_tolerance, collision_tolerance, heading_epsilon):
     """One PhysicsSystem tick of rows [0, n) of the table; returns MOVED or REFUSED.
 
-    Table columns (capacity-long, as the AgentTable holds them): ``prev_pos``, ``pos``, ``vel``,
-    ``elevation`` and ``heading`` of the moving rows (``is_agent & has_velocity``) are written,
-    the rest read. ``G``, ``F``, ``use_map``: the packed map, its open cells and whether there is
-    a map (``ecs_nav.physics``); the rest are the PhysicsSystem's settings."""
+    ``capacity``, ``buffer``, ``layout``: the AgentTable's (``ecs_nav.table_columns``). Its
+    ``prev_pos``, ``pos``, ``vel``, ``elevation`` and ``heading`` of the moving rows
+    (``is_agent & has_velocity``) are written; ``has_collider``, ``entity``, ``radius``,
+    ``max_speed``, ``max_climb`` and ``turn_speed`` read. ``G``, ``F``, ``use_map``: the packed
+    map, its open cells and whether there is a map (``ecs_nav.physics``); the rest are the
+    PhysicsSystem's settings."""
+    is_agent = flag_column(buffer, layout, IS_AGENT, capacity)
+    has_velocity = flag_column(buffer, layout, HAS_VELOCITY, capacity)
+    has_collider = flag_column(buffer, layout, HAS_COLLIDER, capacity)
+    entity = int64_column(buffer, layout, ENTITY, capacity)
+    pos = float_pairs(buffer, layout, POS, capacity)
+    vel = float_pairs(buffer, layout, VEL, capacity)
+    heading = float_pairs(buffer, layout, HEADING, capacity)
+    prev_pos = float_pairs(buffer, layout, PREV_POS, capacity)
+    elevation = float_column(buffer, layout, ELEVATION, capacity)
+    radius = float_column(buffer, layout, RADIUS, capacity)
+    max_speed = float_column(buffer, layout, MAX_SPEED, capacity)
+    max_climb = float_column(buffer, layout, MAX_CLIMB, capacity)
+    turn_speed = float_column(buffer, layout, TURN_SPEED, capacity)
     # the moving rows (the reference path's ``sel``); when every row moves (the usual crowd) the
     # per-row inputs are views of the columns, not gathered copies (a crowd's tick then allocates
     # what the reference path does)

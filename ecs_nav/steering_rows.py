@@ -44,6 +44,10 @@ from ecs_nav.finite import all_finite
 from ecs_nav.spatial import bin_into_grid
 from ecs_nav.steering import DECELERATION_TWEAKER, flock_sums, wall_force
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.table_columns import (COMBINER, DECELERATION, FEELER_LENGTH, FOLLOW_STATE, FORCE, HAS_STEER_TARGET,
+                                   HAS_STEERING, HAS_VELOCITY, HEADING, IS_AGENT, MASS, MAX_FORCE, MAX_SPEED,
+                                   NEIGHBOUR_RADIUS, POS, STEER_TARGET, VEL, WEIGHTS, flag_column, float_column,
+                                   float_pairs, float_rows, int8_column)
 
 WRITTEN = 0
 REFUSED = 1
@@ -51,6 +55,9 @@ REFUSED = 1
 NEEDS_INPUT = 2
 """``steer_tick``'s third return code: a row uses a behaviour whose force the caller computes
 (``CALLER_INPUTS``, or a group behaviour under a neighbour cap); nothing was written."""
+NEEDS_WALLS = 3
+"""``steer_tick``'s fourth: a row uses wall avoidance and the walls were not handed in; nothing
+was written."""
 
 STOP_SPEED = 1e-9
 """A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
@@ -305,17 +312,36 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, m
 
 
 @kernel
-def steer_tick(n, has_steering, is_agent, has_velocity, combiner, weights, neighbour_radius, pos, vel, heading,
-               max_speed, max_force, mass, deceleration, has_steer_target, steer_target, follow_state, feeler_length,
-               force, capped, walls, dt):
+def steer_tick(n, capacity, buffer, layout, capped, walls_given, walls, dt):
     """The SteeringSystem's whole tick in one call when no row needs a force its caller computes:
-    ``steering_survey``, ``wall_avoidance_rows`` (``walls``: as there, empty arrays without any
-    wall), ``neighbour_pass`` and ``steer_rows``, what the caller would hand in computed as it
-    would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner is not the
-    weighted sum, or a group radius is not finite), or NEEDS_INPUT with nothing written when some
-    row uses a behaviour of ``CALLER_INPUTS`` (or, ``capped``: under a neighbour cap, a group
-    behaviour). Table columns as ``steer_rows``; ``feeler_length`` and ``neighbour_radius``
-    read."""
+    ``steering_survey``, ``wall_avoidance_rows``, ``neighbour_pass`` and ``steer_rows``, what the
+    caller would hand in computed as it would. Returns ``steer_rows``' code (REFUSED at once when
+    a steering row's combiner is not the weighted sum, or a group radius is not finite), or
+    NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS`` (or,
+    ``capped``: under a neighbour cap, a group behaviour), or NEEDS_WALLS when a row uses wall
+    avoidance and not ``walls_given``. ``capacity``, ``buffer``, ``layout``: the AgentTable's
+    (``ecs_nav.table_columns``), the columns as ``steer_rows`` reads and writes them, and
+    ``feeler_length`` and ``neighbour_radius`` read. ``walls``: as ``wall_avoidance_rows`` takes
+    them, empty arrays without any wall or when not given (a world without wall avoidance leaves
+    them out: nine arrays cost the call time)."""
+    has_steering = flag_column(buffer, layout, HAS_STEERING, capacity)
+    is_agent = flag_column(buffer, layout, IS_AGENT, capacity)
+    has_velocity = flag_column(buffer, layout, HAS_VELOCITY, capacity)
+    combiner = int8_column(buffer, layout, COMBINER, capacity)
+    follow_state = int8_column(buffer, layout, FOLLOW_STATE, capacity)
+    weights = float_rows(buffer, layout, WEIGHTS, capacity)
+    pos = float_pairs(buffer, layout, POS, capacity)
+    vel = float_pairs(buffer, layout, VEL, capacity)
+    heading = float_pairs(buffer, layout, HEADING, capacity)
+    force = float_pairs(buffer, layout, FORCE, capacity)
+    max_speed = float_column(buffer, layout, MAX_SPEED, capacity)
+    max_force = float_column(buffer, layout, MAX_FORCE, capacity)
+    mass = float_column(buffer, layout, MASS, capacity)
+    deceleration = float_column(buffer, layout, DECELERATION, capacity)
+    neighbour_radius = float_column(buffer, layout, NEIGHBOUR_RADIUS, capacity)
+    feeler_length = float_column(buffer, layout, FEELER_LENGTH, capacity)
+    has_steer_target = flag_column(buffer, layout, HAS_STEER_TARGET, capacity)
+    steer_target = float_pairs(buffer, layout, STEER_TARGET, capacity)
     for i in range(n):
         if has_steering[i] and combiner[i] != 0:
             return REFUSED
@@ -329,6 +355,8 @@ def steer_tick(n, has_steering, is_agent, has_velocity, combiner, weights, neigh
     for b in range(n_behaviours):
         if used[b] and CALLER_INPUTS[b]:
             return NEEDS_INPUT
+    if used[_WALL] and not walls_given:
+        return NEEDS_WALLS
     if group and not math.isfinite(max_radius):
         return REFUSED  # (the reference path raises)
     given_on = np.zeros(len(GIVEN), np.bool_)

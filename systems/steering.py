@@ -83,6 +83,7 @@ from ecs_nav.steering_rows import (
     GIVEN,
     GIVEN_BEHAVIOURS,
     NEEDS_INPUT,
+    NEEDS_WALLS,
     WALL_SLOT,
     WRITTEN,
     neighbour_pass,
@@ -144,6 +145,10 @@ class SteeringSystem(System):
         self._kernel_walls = None  # (the cached walls they come from, the walls wall_avoidance_rows takes)
         self._whole_tick = True
         """Try ``steer_tick`` first: the last tick's rows needed no force computed here."""
+        self._steered = False
+        """A row has steered: from then on ``steer_tick`` is called without counting them first."""
+        self._walls_wanted = False
+        """A row has used wall avoidance: from then on ``steer_tick`` is handed the walls."""
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -210,21 +215,27 @@ class SteeringSystem(System):
             self.reference_ticks += 1
             reference_update(world, self._geometry, self.max_neighbours, self.name)
 
+    def _steer_tick(self, world, table, n) -> int:
+        walls = (self._wall_inputs(world) or _NO_WALLS) if self._walls_wanted else _NO_WALLS
+        return steer_tick(n, table.capacity, table.buffer, table.layout, self.max_neighbours is not None,
+                          self._walls_wanted, walls, float(world.dt))
+
     def _steer_compiled(self, world) -> bool:
         """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
         nothing (a row it leaves to the reference path). ``steer_tick`` first, one call, unless the
         last tick needed forces computed here; when it asks for them, ``steer_rows`` with them."""
         table = world.table
         n = table.n
-        if n == 0 or not np.count_nonzero(table.has_steering[:n]):
-            return True  # nothing steers: nothing to write (and nothing compiled)
-        if self._whole_tick:
-            status = steer_tick(
-                n, table.has_steering, table.is_agent, table.has_velocity, table.combiner, table.weights,
-                table.neighbour_radius, table.pos, table.vel, table.heading, table.max_speed, table.max_force,
-                table.mass, table.deceleration, table.has_steer_target, table.steer_target, table.follow_state,
-                table.feeler_length, table.force, self.max_neighbours is not None,
-                self._wall_inputs(world) or _NO_WALLS, float(world.dt))
+        if n == 0:
+            return True
+        if not (self._whole_tick and self._steered) and not np.count_nonzero(table.has_steering[:n]):
+            return True  # nothing steers: nothing to write (and, before a row has steered, nothing compiled)
+        self._steered = True
+        if self._whole_tick:  # (with no steering row, steer_tick writes nothing)
+            status = self._steer_tick(world, table, n)
+            if status == NEEDS_WALLS:  # the first tick a row avoids walls; from then on they are handed in
+                self._walls_wanted = True
+                status = self._steer_tick(world, table, n)
             if status != NEEDS_INPUT:
                 return status == WRITTEN
         W = table.weights[:n]

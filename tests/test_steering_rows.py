@@ -135,6 +135,61 @@ def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, count, wi
         w.close()
 
 
+def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them():
+    """A world without wall avoidance never hands ``steer_tick`` its walls (nine arrays that cost
+    the call); the first tick a row avoids walls takes a second call with them, and every tick
+    after one call with them, the reference path's outputs throughout."""
+    from ecs_nav.systems import steering as steering_system
+
+    no_walls = [b for b in WHOLE_TICK if b != "wall_avoidance"]
+    worlds = [random_world(8, 12, compiled, steps_with=[Integrate()], behaviours=no_walls)[0]
+              for compiled in (True, False)]
+    calls = []
+    real = steering_system.steer_tick
+    with mock.patch.object(steering_system, "steer_tick",
+                           side_effect=lambda *a: calls.append(a[5]) or real(*a)):  # (walls_given)
+        for w in worlds:
+            w.run(3)
+        assert calls == [False] * 3
+        for w in worlds:
+            w.table.weights[w.table.n - 1, st.B["wall_avoidance"]] = 1.0
+            w.table.has_steering[w.table.n - 1] = True
+            w.run(3)
+        assert calls == [False] * 3 + [False, True] + [True] * 2
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0
+    for w in worlds:
+        w.close()
+
+
+def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
+    """After rows have steered, the system calls ``steer_tick`` without counting the steering
+    rows first; when none is left it writes nothing: the other rows keep their force and
+    velocity, as on the reference path (which is not called then)."""
+    from ecs_nav.systems import steering as steering_system
+
+    worlds = [random_world(3, 6, compiled, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
+              for compiled in (True, False)]
+    for w in worlds:
+        w.run(2)
+        t = w.table
+        w.despawn_many(t.entity[: t.n][t.has_steering[: t.n]])
+        assert t.n > 0 and not t.has_steering[: t.n].any()
+    kept = outputs(worlds[0])
+    calls = []
+    real = steering_system.steer_tick
+    with mock.patch.object(steering_system, "steer_tick", side_effect=lambda *a: calls.append(1) or real(*a)):
+        for w in worlds:
+            w.run(2)
+    assert len(calls) == 2
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(worlds[0].table.live(c), kept[c], err_msg=c)
+        np.testing.assert_array_equal(worlds[1].table.live(c), kept[c], err_msg=c)
+    for w in worlds:
+        w.close()
+
+
 def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it():
     """A row given a weight for wander (a force the system computes before the kernel) moves the
     tick to ``steer_rows`` with that force handed in; when no row uses it any more, the next tick
