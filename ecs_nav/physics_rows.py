@@ -28,8 +28,7 @@ from ecs_nav.aot import kernel
 from ecs_nav.finite import all_finite
 from ecs_nav.physics import drop_velocity_into, integrate, move_on_map, relax_agents, substep_need, turn_heading
 from ecs_nav.table_columns import (ELEVATION, ENTITY, HAS_COLLIDER, HAS_VELOCITY, HEADING, IS_AGENT, MAX_CLIMB,
-                                   MAX_SPEED, POS, PREV_POS, RADIUS, TURN_SPEED, VEL, flag_column, float_column,
-                                   float_pairs, int64_column)
+                                   MAX_SPEED, POS, PREV_POS, RADIUS, TURN_SPEED, VEL, column, typed_views)
 
 MOVED = 0
 REFUSED = 1
@@ -63,19 +62,14 @@ def move_rows(n, capacity, buffer, layout, G, F, use_map, dt, max_substeps, min_
     ``max_speed``, ``max_climb`` and ``turn_speed`` read. ``G``, ``F``, ``use_map``: the packed
     map, its open cells and whether there is a map (``ecs_nav.physics``); the rest are the
     PhysicsSystem's settings."""
-    is_agent = flag_column(buffer, layout, IS_AGENT, capacity)
-    has_velocity = flag_column(buffer, layout, HAS_VELOCITY, capacity)
-    has_collider = flag_column(buffer, layout, HAS_COLLIDER, capacity)
-    entity = int64_column(buffer, layout, ENTITY, capacity)
-    pos = float_pairs(buffer, layout, POS, capacity)
-    vel = float_pairs(buffer, layout, VEL, capacity)
-    heading = float_pairs(buffer, layout, HEADING, capacity)
-    prev_pos = float_pairs(buffer, layout, PREV_POS, capacity)
-    elevation = float_column(buffer, layout, ELEVATION, capacity)
-    radius = float_column(buffer, layout, RADIUS, capacity)
-    max_speed = float_column(buffer, layout, MAX_SPEED, capacity)
-    max_climb = float_column(buffer, layout, MAX_CLIMB, capacity)
-    turn_speed = float_column(buffer, layout, TURN_SPEED, capacity)
+    floats, pairs, flags, _, ids = typed_views(buffer)
+    is_agent, has_velocity = column(flags, layout, IS_AGENT, capacity), column(flags, layout, HAS_VELOCITY, capacity)
+    has_collider, entity = column(flags, layout, HAS_COLLIDER, capacity), column(ids, layout, ENTITY, capacity)
+    pos, vel = column(pairs, layout, POS, capacity), column(pairs, layout, VEL, capacity)
+    heading, prev_pos = column(pairs, layout, HEADING, capacity), column(pairs, layout, PREV_POS, capacity)
+    elevation, radius = column(floats, layout, ELEVATION, capacity), column(floats, layout, RADIUS, capacity)
+    max_speed, max_climb = column(floats, layout, MAX_SPEED, capacity), column(floats, layout, MAX_CLIMB, capacity)
+    turn_speed = column(floats, layout, TURN_SPEED, capacity)
     # the moving rows (the reference path's ``sel``); when every row moves (the usual crowd) the
     # per-row inputs are views of the columns, not gathered copies (a crowd's tick then allocates
     # what the reference path does)

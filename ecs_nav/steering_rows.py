@@ -46,8 +46,7 @@ from ecs_nav.steering import DECELERATION_TWEAKER, flock_sums, wall_force
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.table_columns import (COMBINER, DECELERATION, FEELER_LENGTH, FOLLOW_STATE, FORCE, HAS_STEER_TARGET,
                                    HAS_STEERING, HAS_VELOCITY, HEADING, IS_AGENT, MASS, MAX_FORCE, MAX_SPEED,
-                                   NEIGHBOUR_RADIUS, POS, STEER_TARGET, VEL, WEIGHTS, flag_column, float_column,
-                                   float_pairs, float_rows, int8_column)
+                                   NEIGHBOUR_RADIUS, POS, STEER_TARGET, VEL, WEIGHTS, column, float_rows, typed_views)
 
 WRITTEN = 0
 REFUSED = 1
@@ -76,6 +75,7 @@ _FIRST_GROUP = GIVEN.index("separation")
 WALL_SLOT = GIVEN.index("wall_avoidance")
 """Wall avoidance's slot in ``given``."""
 _WALL = B["wall_avoidance"]
+_N_BEHAVIOURS = len(B)
 
 CALLER_INPUTS = np.isin(np.arange(len(B)), [B[b] for b in ("flee", "pursuit", "evade", "wander",
                                                              "obstacle_avoidance", "follow_flow")])
@@ -322,26 +322,21 @@ def steer_tick(n, capacity, buffer, layout, capped, walls_given, walls, dt):
     avoidance and not ``walls_given``. ``capacity``, ``buffer``, ``layout``: the AgentTable's
     (``ecs_nav.table_columns``), the columns as ``steer_rows`` reads and writes them, and
     ``feeler_length`` and ``neighbour_radius`` read. ``walls``: as ``wall_avoidance_rows`` takes
-    them, empty arrays without any wall or when not given (a world without wall avoidance leaves
-    them out: nine arrays cost the call time)."""
-    has_steering = flag_column(buffer, layout, HAS_STEERING, capacity)
-    is_agent = flag_column(buffer, layout, IS_AGENT, capacity)
-    has_velocity = flag_column(buffer, layout, HAS_VELOCITY, capacity)
-    combiner = int8_column(buffer, layout, COMBINER, capacity)
-    follow_state = int8_column(buffer, layout, FOLLOW_STATE, capacity)
-    weights = float_rows(buffer, layout, WEIGHTS, capacity)
-    pos = float_pairs(buffer, layout, POS, capacity)
-    vel = float_pairs(buffer, layout, VEL, capacity)
-    heading = float_pairs(buffer, layout, HEADING, capacity)
-    force = float_pairs(buffer, layout, FORCE, capacity)
-    max_speed = float_column(buffer, layout, MAX_SPEED, capacity)
-    max_force = float_column(buffer, layout, MAX_FORCE, capacity)
-    mass = float_column(buffer, layout, MASS, capacity)
-    deceleration = float_column(buffer, layout, DECELERATION, capacity)
-    neighbour_radius = float_column(buffer, layout, NEIGHBOUR_RADIUS, capacity)
-    feeler_length = float_column(buffer, layout, FEELER_LENGTH, capacity)
-    has_steer_target = flag_column(buffer, layout, HAS_STEER_TARGET, capacity)
-    steer_target = float_pairs(buffer, layout, STEER_TARGET, capacity)
+    them; empty arrays without any wall, or when not given (a world without wall avoidance does
+    not fetch them: 0.4 µs of a one-agent world's 4 µs steering tick)."""
+    floats, pairs, flags, codes, _ = typed_views(buffer)
+    has_steering, is_agent = column(flags, layout, HAS_STEERING, capacity), column(flags, layout, IS_AGENT, capacity)
+    has_velocity = column(flags, layout, HAS_VELOCITY, capacity)
+    has_steer_target = column(flags, layout, HAS_STEER_TARGET, capacity)
+    combiner, follow_state = column(codes, layout, COMBINER, capacity), column(codes, layout, FOLLOW_STATE, capacity)
+    weights = float_rows(floats, layout, WEIGHTS, capacity, _N_BEHAVIOURS)
+    pos, vel = column(pairs, layout, POS, capacity), column(pairs, layout, VEL, capacity)
+    heading, force = column(pairs, layout, HEADING, capacity), column(pairs, layout, FORCE, capacity)
+    steer_target = column(pairs, layout, STEER_TARGET, capacity)
+    max_speed, max_force = column(floats, layout, MAX_SPEED, capacity), column(floats, layout, MAX_FORCE, capacity)
+    mass, deceleration = column(floats, layout, MASS, capacity), column(floats, layout, DECELERATION, capacity)
+    neighbour_radius = column(floats, layout, NEIGHBOUR_RADIUS, capacity)
+    feeler_length = column(floats, layout, FEELER_LENGTH, capacity)
     for i in range(n):
         if has_steering[i] and combiner[i] != 0:
             return REFUSED

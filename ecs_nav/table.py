@@ -88,8 +88,9 @@ COLUMNS = tuple(default_columns(0))
 """The default columns' names, in their order in the buffer (``COLUMNS.index(name)`` is a
 column's place in ``layout``)."""
 
-COLUMN_ALIGNMENT = 8
-"""Every column starts at a multiple of this many bytes of the buffer (the widest item)."""
+COLUMN_ALIGNMENT = 16
+"""Every column starts at a multiple of this many bytes of the buffer (a pair of float64: a
+kernel carves the (capacity, 2) columns as rows of one (k, 2) view of the whole buffer)."""
 
 FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED = 0, 1, 2, 3
 """``follow_state`` codes: no path; seek the current waypoint; arrive at the last one; arrived

@@ -2,14 +2,18 @@
 
 A compiled kernel's call costs time for every array handed to it (numba types and unpacks each
 one); the systems' one-call ticks read about twenty columns. They take the table's ``buffer``
-and ``layout`` instead (``ecs_nav.table``) and carve the columns they read with the functions
-below, which are inlined and cost nothing at run time: each is the same C-contiguous array the
-table holds as an attribute (``table.pos``), reading and writing the same memory.
+and ``layout`` instead (``ecs_nav.table``) and carve the columns they read: ``typed_views``
+views the buffer once as each element type, and ``column`` slices a column out of the view of
+its type, the same C-contiguous array the table holds as an attribute (``table.pos``), reading
+and writing the same memory. (A slice costs a few ns; numba's ``view`` and ``reshape`` of an
+array about 35 each, so they are done once a call, not once a column.)
 
-    pos = float_pairs(buffer, layout, POS, capacity)   # table.pos: (capacity, 2) float64
+    floats, pairs, flags, codes, ids = typed_views(buffer)
+    pos = column(pairs, layout, POS, capacity)          # table.pos: (capacity, 2) float64
+    max_speed = column(floats, layout, MAX_SPEED, capacity)
 
-``column`` is a column's place in ``ecs_nav.table.COLUMNS``; the constants below name those the
-kernels read.
+``column``'s third argument, ``index``, is a column's place in ``ecs_nav.table.COLUMNS``; the constants below
+name those the kernels read.
 """
 
 from __future__ import annotations
@@ -30,37 +34,25 @@ from ecs_nav.table import COLUMNS
 
 
 @kernel(inline="always")
-def float_column(buffer, layout, column, capacity):
-    """A (capacity,) float64 column."""
-    return buffer[layout[column]:layout[column] + 8 * capacity].view(np.float64)
+def typed_views(buffer):
+    """The whole buffer as each element type of the columns: (float64, float64 pairs (k, 2),
+    bool, int8, int64), for ``column``."""
+    floats = buffer.view(np.float64)
+    return floats, floats.reshape((floats.size // 2, 2)), buffer.view(np.bool_), buffer.view(np.int8), \
+        buffer.view(np.int64)
 
 
 @kernel(inline="always")
-def float_pairs(buffer, layout, column, capacity):
-    """A (capacity, 2) float64 column (a position, a velocity, ...)."""
-    return buffer[layout[column]:layout[column] + 16 * capacity].view(np.float64).reshape((capacity, 2))
+def column(view, layout, index, capacity):
+    """The column at ``layout[index]`` as ``capacity`` rows of ``view`` (the one of
+    ``typed_views`` of its element type: a float64 pair for a (capacity, 2) column)."""
+    start = layout[index] // view.strides[0]
+    return view[start:start + capacity]
 
 
 @kernel(inline="always")
-def float_rows(buffer, layout, column, capacity):
-    """A (capacity, width) float64 column, its width what the layout gives it (the weights)."""
-    width = (layout[column + 1] - layout[column]) // (8 * capacity)
-    return buffer[layout[column]:layout[column] + 8 * capacity * width].view(np.float64).reshape((capacity, width))
-
-
-@kernel(inline="always")
-def flag_column(buffer, layout, column, capacity):
-    """A (capacity,) bool column."""
-    return buffer[layout[column]:layout[column] + capacity].view(np.bool_)
-
-
-@kernel(inline="always")
-def int8_column(buffer, layout, column, capacity):
-    """A (capacity,) int8 column (a code)."""
-    return buffer[layout[column]:layout[column] + capacity].view(np.int8)
-
-
-@kernel(inline="always")
-def int64_column(buffer, layout, column, capacity):
-    """A (capacity,) int64 column (an entity id)."""
-    return buffer[layout[column]:layout[column] + 8 * capacity].view(np.int64)
+def float_rows(floats, layout, index, capacity, width):
+    """The (capacity, width) float64 column at ``layout[index]`` (the weights); ``floats``:
+    ``typed_views``' first."""
+    start = layout[index] // 8
+    return floats[start:start + capacity * width].reshape((capacity, width))

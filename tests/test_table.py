@@ -184,23 +184,25 @@ def test_the_kernels_carve_the_same_columns_the_table_holds():
     """``ecs_nav.table_columns``: each named column a kernel carves from (buffer, layout) is the
     table's own array, the same values in the same memory."""
     from ecs_nav import table_columns as tc
+    from ecs_nav.behaviours import BEHAVIOURS
 
     with World() as world:
         for k in range(70):  # past the first capacity
             world.spawn(Position(k, -k), Velocity(1.0, k), Agent(max_speed=1.0 + k), Collider(0.1 + k / 100),
                         SteeringWeights({"seek": k / 10, "arrive": 1.0}, target=(k, 2 * k)))
         t = world.table
-        carve = {np.float64: tc.float_column, np.bool_: tc.flag_column, np.int8: tc.int8_column,
-                 np.int64: tc.int64_column}
+        floats, pairs, flags, codes, ids = tc.typed_views(t.buffer)
+        view_of = {np.float64: floats, np.bool_: flags, np.int8: codes, np.int64: ids}
         names = [n for n in dir(tc) if n.isupper() and n != "COLUMNS"]
         assert len(names) == 25
         for name in names:
-            column = getattr(t, name.lower())
-            if column.ndim == 2:
-                fn = tc.float_pairs if column.shape[1] == 2 and name != "WEIGHTS" else tc.float_rows
+            table_column = getattr(t, name.lower())
+            index = getattr(tc, name)
+            if name == "WEIGHTS":
+                carved = tc.float_rows(floats, t.layout, index, t.capacity, len(BEHAVIOURS))
             else:
-                fn = carve[column.dtype.type]
-            carved = fn(t.buffer, t.layout, getattr(tc, name), t.capacity)
-            assert carved.dtype == column.dtype and carved.shape == column.shape, name
-            assert carved.ctypes.data == column.ctypes.data, name
-            np.testing.assert_array_equal(carved, column, err_msg=name)
+                view = pairs if table_column.ndim == 2 else view_of[table_column.dtype.type]
+                carved = tc.column(view, t.layout, index, t.capacity)
+            assert carved.dtype == table_column.dtype and carved.shape == table_column.shape, name
+            assert carved.ctypes.data == table_column.ctypes.data, name
+            np.testing.assert_array_equal(carved, table_column, err_msg=name)
