@@ -2,14 +2,14 @@
 
 Live rows are always ``[0:n)``. Each column is a numpy array with a leading row axis; systems
 work on whole-column slices (``table.pos[:table.n]``) instead of looping over entities.
-Growth is amortised (capacity doubles).
+Growth is amortised (capacity doubles). Removing a row swaps the last row into the hole and
+re-points the moved entity's bound component views, so removal is O(1) and rows stay dense.
 
 Every column is a C-contiguous view of one byte buffer (``buffer``), at the byte offset
 ``layout[c]`` for the c-th column (``COLUMNS``' order). A kernel that reads many columns takes
 the buffer and the layout, two arguments, and carves the columns it reads
 (``ecs_nav.table_columns``): each array handed to a compiled kernel costs its call time, and
-the systems' one-call ticks read twenty columns. Removing a row swaps the last row into the hole and
-re-points the moved entity's bound component views, so removal is O(1) and rows stay dense.
+the systems' one-call ticks read about twenty columns.
 """
 
 from __future__ import annotations
