@@ -27,8 +27,22 @@ import numpy as np
 from ecs_nav.aot import kernel
 from ecs_nav.finite import all_finite
 from ecs_nav.physics import drop_velocity_into, integrate, move_on_map, relax_agents, substep_need, turn_heading
-from ecs_nav.table_columns import (ELEVATION, ENTITY, HAS_COLLIDER, HAS_VELOCITY, HEADING, IS_AGENT, MAX_CLIMB,
-                                   MAX_SPEED, POS, PREV_POS, RADIUS, TURN_SPEED, VEL, column, typed_views)
+from ecs_nav.table_columns import (
+    ELEVATION,
+    ENTITY,
+    HAS_COLLIDER,
+    HAS_VELOCITY,
+    HEADING,
+    IS_AGENT,
+    MAX_CLIMB,
+    MAX_SPEED,
+    POS,
+    PREV_POS,
+    RADIUS,
+    TURN_SPEED,
+    VEL,
+    column,
+)
 
 MOVED = 0
 REFUSED = 1
@@ -52,24 +66,25 @@ def _put_rows(rows, pos, elevation, out_pos, out_elevation):
 
 
 @kernel
-def move_rows(n, capacity, buffer, layout, G, F, use_map, dt, max_substeps, min_radius, body_height, relax_iterations,
-              relax_tolerance, collision_tolerance, heading_epsilon):
+def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt, max_substeps, min_radius, body_height,
+              relax_iterations, relax_tolerance, collision_tolerance, heading_epsilon):
     """One PhysicsSystem tick of rows [0, n) of the table; returns MOVED or REFUSED.
 
-    ``capacity``, ``buffer``, ``layout``: the AgentTable's (``ecs_nav.table_columns``). Its
-    ``prev_pos``, ``pos``, ``vel``, ``elevation`` and ``heading`` of the moving rows
-    (``is_agent & has_velocity``) are written; ``has_collider``, ``entity``, ``radius``,
-    ``max_speed``, ``max_climb`` and ``turn_speed`` read. ``G``, ``F``, ``use_map``: the packed
+    ``capacity``, ``layout`` and the AgentTable's buffer as ``floats``, ``pairs``, ``flags`` and
+    ``ids`` (its ``float_view``, ``pair_view``, ``flag_view``, ``int64_view``:
+    ``ecs_nav.table_columns``) hold the columns: ``prev_pos``, ``pos``, ``vel``, ``elevation``
+    and ``heading`` of the moving rows (``is_agent & has_velocity``) are written;
+    ``has_collider``, ``entity``, ``radius``, ``max_speed``, ``max_climb`` and ``turn_speed``
+    read. ``G``, ``F``, ``use_map``: the packed
     map, its open cells and whether there is a map (``ecs_nav.physics``); the rest are the
     PhysicsSystem's settings."""
-    floats, pairs, flags, _, ids = typed_views(buffer)
-    is_agent, has_velocity = column(flags, layout, IS_AGENT, capacity), column(flags, layout, HAS_VELOCITY, capacity)
-    has_collider, entity = column(flags, layout, HAS_COLLIDER, capacity), column(ids, layout, ENTITY, capacity)
-    pos, vel = column(pairs, layout, POS, capacity), column(pairs, layout, VEL, capacity)
-    heading, prev_pos = column(pairs, layout, HEADING, capacity), column(pairs, layout, PREV_POS, capacity)
-    elevation, radius = column(floats, layout, ELEVATION, capacity), column(floats, layout, RADIUS, capacity)
-    max_speed, max_climb = column(floats, layout, MAX_SPEED, capacity), column(floats, layout, MAX_CLIMB, capacity)
-    turn_speed = column(floats, layout, TURN_SPEED, capacity)
+    is_agent, has_velocity = column(flags, layout[IS_AGENT], capacity), column(flags, layout[HAS_VELOCITY], capacity)
+    has_collider, entity = column(flags, layout[HAS_COLLIDER], capacity), column(ids, layout[ENTITY], capacity)
+    pos, vel = column(pairs, layout[POS], capacity), column(pairs, layout[VEL], capacity)
+    heading, prev_pos = column(pairs, layout[HEADING], capacity), column(pairs, layout[PREV_POS], capacity)
+    elevation, radius = column(floats, layout[ELEVATION], capacity), column(floats, layout[RADIUS], capacity)
+    max_speed, max_climb = column(floats, layout[MAX_SPEED], capacity), column(floats, layout[MAX_CLIMB], capacity)
+    turn_speed = column(floats, layout[TURN_SPEED], capacity)
     # the moving rows (the reference path's ``sel``); when every row moves (the usual crowd) the
     # per-row inputs are views of the columns, not gathered copies (a crowd's tick then allocates
     # what the reference path does)

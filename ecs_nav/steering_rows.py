@@ -44,9 +44,28 @@ from ecs_nav.finite import all_finite
 from ecs_nav.spatial import bin_into_grid
 from ecs_nav.steering import DECELERATION_TWEAKER, flock_sums, wall_force
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.table_columns import (COMBINER, DECELERATION, FEELER_LENGTH, FOLLOW_STATE, FORCE, HAS_STEER_TARGET,
-                                   HAS_STEERING, HAS_VELOCITY, HEADING, IS_AGENT, MASS, MAX_FORCE, MAX_SPEED,
-                                   NEIGHBOUR_RADIUS, POS, STEER_TARGET, VEL, WEIGHTS, column, float_rows, typed_views)
+from ecs_nav.table_columns import (
+    COMBINER,
+    DECELERATION,
+    FEELER_LENGTH,
+    FOLLOW_STATE,
+    FORCE,
+    HAS_STEER_TARGET,
+    HAS_STEERING,
+    HAS_VELOCITY,
+    HEADING,
+    IS_AGENT,
+    MASS,
+    MAX_FORCE,
+    MAX_SPEED,
+    NEIGHBOUR_RADIUS,
+    POS,
+    STEER_TARGET,
+    VEL,
+    WEIGHTS,
+    column,
+    float_rows,
+)
 
 WRITTEN = 0
 REFUSED = 1
@@ -75,10 +94,11 @@ _FIRST_GROUP = GIVEN.index("separation")
 WALL_SLOT = GIVEN.index("wall_avoidance")
 """Wall avoidance's slot in ``given``."""
 _WALL = B["wall_avoidance"]
-_N_BEHAVIOURS = len(B)
+N_BEHAVIOURS = len(B)
+"""The behaviours, and the width of the table's weights."""
 
-CALLER_INPUTS = np.isin(np.arange(len(B)), [B[b] for b in ("flee", "pursuit", "evade", "wander",
-                                                             "obstacle_avoidance", "follow_flow")])
+CALLER_INPUTS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander",
+                                                                "obstacle_avoidance", "follow_flow")])
 """The behaviours ``steer_tick`` leaves to its caller (by column of the weights): those that need
 noise, a target entity, the map's circles or the flow field. (Under a neighbour cap, the group
 behaviours too: ``steer_tick``'s ``capped``.)"""
@@ -312,31 +332,32 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, m
 
 
 @kernel
-def steer_tick(n, capacity, buffer, layout, capped, walls_given, walls, dt):
+def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_given, walls, dt):
     """The SteeringSystem's whole tick in one call when no row needs a force its caller computes:
     ``steering_survey``, ``wall_avoidance_rows``, ``neighbour_pass`` and ``steer_rows``, what the
     caller would hand in computed as it would. Returns ``steer_rows``' code (REFUSED at once when
     a steering row's combiner is not the weighted sum, or a group radius is not finite), or
     NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS`` (or,
     ``capped``: under a neighbour cap, a group behaviour), or NEEDS_WALLS when a row uses wall
-    avoidance and not ``walls_given``. ``capacity``, ``buffer``, ``layout``: the AgentTable's
-    (``ecs_nav.table_columns``), the columns as ``steer_rows`` reads and writes them, and
+    avoidance and not ``walls_given``. ``capacity``, ``layout`` and the AgentTable's buffer as
+    ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
+    ``flag_view``, ``int8_view``: ``ecs_nav.table_columns``) hold the columns ``steer_rows``
+    reads and writes, and
     ``feeler_length`` and ``neighbour_radius`` read. ``walls``: as ``wall_avoidance_rows`` takes
     them; empty arrays without any wall, or when not given (a world without wall avoidance does
-    not fetch them: 0.4 µs of a one-agent world's 4 µs steering tick)."""
-    floats, pairs, flags, codes, _ = typed_views(buffer)
-    has_steering, is_agent = column(flags, layout, HAS_STEERING, capacity), column(flags, layout, IS_AGENT, capacity)
-    has_velocity = column(flags, layout, HAS_VELOCITY, capacity)
-    has_steer_target = column(flags, layout, HAS_STEER_TARGET, capacity)
-    combiner, follow_state = column(codes, layout, COMBINER, capacity), column(codes, layout, FOLLOW_STATE, capacity)
-    weights = float_rows(floats, layout, WEIGHTS, capacity, _N_BEHAVIOURS)
-    pos, vel = column(pairs, layout, POS, capacity), column(pairs, layout, VEL, capacity)
-    heading, force = column(pairs, layout, HEADING, capacity), column(pairs, layout, FORCE, capacity)
-    steer_target = column(pairs, layout, STEER_TARGET, capacity)
-    max_speed, max_force = column(floats, layout, MAX_SPEED, capacity), column(floats, layout, MAX_FORCE, capacity)
-    mass, deceleration = column(floats, layout, MASS, capacity), column(floats, layout, DECELERATION, capacity)
-    neighbour_radius = column(floats, layout, NEIGHBOUR_RADIUS, capacity)
-    feeler_length = column(floats, layout, FEELER_LENGTH, capacity)
+    not fetch them: 0.4 µs a tick, ``bench/RESULTS.md``, session 10)."""
+    has_steering, is_agent = column(flags, layout[HAS_STEERING], capacity), column(flags, layout[IS_AGENT], capacity)
+    has_velocity = column(flags, layout[HAS_VELOCITY], capacity)
+    has_steer_target = column(flags, layout[HAS_STEER_TARGET], capacity)
+    combiner, follow_state = column(codes, layout[COMBINER], capacity), column(codes, layout[FOLLOW_STATE], capacity)
+    weights = float_rows(floats, layout[WEIGHTS], capacity, N_BEHAVIOURS)
+    pos, vel = column(pairs, layout[POS], capacity), column(pairs, layout[VEL], capacity)
+    heading, force = column(pairs, layout[HEADING], capacity), column(pairs, layout[FORCE], capacity)
+    steer_target = column(pairs, layout[STEER_TARGET], capacity)
+    max_speed, max_force = column(floats, layout[MAX_SPEED], capacity), column(floats, layout[MAX_FORCE], capacity)
+    mass, deceleration = column(floats, layout[MASS], capacity), column(floats, layout[DECELERATION], capacity)
+    neighbour_radius = column(floats, layout[NEIGHBOUR_RADIUS], capacity)
+    feeler_length = column(floats, layout[FEELER_LENGTH], capacity)
     for i in range(n):
         if has_steering[i] and combiner[i] != 0:
             return REFUSED

@@ -7,9 +7,9 @@ re-points the moved entity's bound component views, so removal is O(1) and rows 
 
 Every column is a C-contiguous view of one byte buffer (``buffer``), at the byte offset
 ``layout[c]`` for the c-th column (``COLUMNS``' order). A kernel that reads many columns takes
-the buffer and the layout, two arguments, and carves the columns it reads
-(``ecs_nav.table_columns``): each array handed to a compiled kernel costs its call time, and
-the systems' one-call ticks read about twenty columns.
+the layout and the buffer viewed as each element type it reads (``float_view``, ...), and
+slices the columns out of them (``ecs_nav.table_columns``): each array handed to a compiled
+kernel costs its call time, and the systems' one-call ticks read about twenty columns.
 """
 
 from __future__ import annotations
@@ -92,6 +92,9 @@ COLUMN_ALIGNMENT = 16
 """Every column starts at a multiple of this many bytes of the buffer (a pair of float64: a
 kernel carves the (capacity, 2) columns as rows of one (k, 2) view of the whole buffer)."""
 
+_RESERVED = frozenset({"n", "buffer", "layout", "float_view", "pair_view", "flag_view", "int8_view", "int64_view"})
+"""The table's own instance attributes, which no column may be named."""
+
 FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED = 0, 1, 2, 3
 """``follow_state`` codes: no path; seek the current waypoint; arrive at the last one; arrived
 and stopped (brake, face the target)."""
@@ -103,12 +106,23 @@ class AgentTable:
     Columns are attributes (``table.pos``) holding the full-capacity arrays; only rows
     ``[0:n)`` are live. Use :meth:`live` for a view of the live rows of one column.
     ``buffer`` (uint8) holds them all; ``layout`` (int64, one more than the columns) holds
-    where each column starts in it, in the order of ``columns``, and where the last ends. Both
-    are replaced when the table grows.
+    where each column starts in it, in bytes, in the order of ``columns``, and where the last
+    ends. ``float_view``, ``pair_view`` ((k, 2) float64), ``flag_view``, ``int8_view`` and
+    ``int64_view`` are the whole buffer as each element type, which kernels slice columns from
+    (``ecs_nav.table_columns``). All are replaced when the table grows. A column holds numbers
+    (no Python objects) and is not named after the table's own attributes. A table cannot be
+    copied or pickled, which would split its columns from its buffer: ``snapshot`` copies the
+    live rows.
     """
 
     def __init__(self, columns: Mapping[str, ColumnSpec], capacity: int = 64):
         self._specs = dict(columns)
+        for name, spec in self._specs.items():
+            if name in _RESERVED or hasattr(AgentTable, name):
+                raise ValueError(f"AgentTable: a column cannot be named {name!r} (the table's own attribute)")
+            if np.dtype(spec.dtype).hasobject:
+                raise ValueError(f"AgentTable: column {name!r}: dtype {np.dtype(spec.dtype)} holds Python "
+                                 "objects; a column holds numbers in the table's buffer")
         self._capacity = max(int(capacity), 1)
         self.n = 0
         self._columns: dict[str, np.ndarray] = {}
@@ -271,16 +285,19 @@ class AgentTable:
     def _carve(self, capacity: int) -> None:
         """A new buffer for ``capacity`` rows and every column as a view of it (contents
         undefined); the old columns stay readable through the references held to them."""
-        starts, size = [], 0
+        places, size = [], 0  # (start, items) of each column
         for spec in self._specs.values():
-            starts.append(size)
-            nbytes = capacity * int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
-            size += -(-nbytes // COLUMN_ALIGNMENT) * COLUMN_ALIGNMENT
+            items = capacity * int(np.prod(spec.shape, dtype=np.int64))
+            places.append((size, items))
+            size += -(-items * np.dtype(spec.dtype).itemsize // COLUMN_ALIGNMENT) * COLUMN_ALIGNMENT
         self.buffer = np.empty(size, np.uint8)
-        self.layout = np.array([*starts, size], np.int64)
-        for (name, spec), start, end in zip(self._specs.items(), starts, self.layout[1:].tolist()):
-            count = capacity * int(np.prod(spec.shape, dtype=np.int64))
-            column = self.buffer[start:end].view(spec.dtype)[:count].reshape((capacity, *spec.shape))
+        self.layout = np.array([start for start, _ in places] + [size], np.int64)
+        self.float_view = self.buffer.view(np.float64)
+        self.pair_view = self.float_view.reshape((-1, 2))
+        self.flag_view, self.int8_view, self.int64_view = (self.buffer.view(t) for t in (np.bool_, np.int8, np.int64))
+        for (name, spec), (start, items) in zip(self._specs.items(), places):
+            dtype = np.dtype(spec.dtype)
+            column = self.buffer[start:start + items * dtype.itemsize].view(dtype).reshape((capacity, *spec.shape))
             self._columns[name] = column
             setattr(self, name, column)
 
@@ -288,6 +305,13 @@ class AgentTable:
     def columns(self) -> tuple[str, ...]:
         """The columns' names, in their order in ``layout``."""
         return tuple(self._specs)
+
+    def __deepcopy__(self, memo):
+        raise TypeError("an AgentTable cannot be copied: its columns are views of one buffer, which a copy would "
+                        "split apart; copy the live rows with snapshot()")
+
+    def __reduce__(self):
+        raise TypeError("an AgentTable cannot be pickled: its columns are views of one buffer; save snapshot()")
 
     def _grow(self, capacity: int) -> None:
         old = dict(self._columns)

@@ -1,24 +1,23 @@
-"""The AgentTable's columns inside a kernel: views carved from its one buffer by its layout.
+"""The AgentTable's columns inside a kernel, sliced out of its buffer by its layout.
 
 A compiled kernel's call costs time for every array handed to it (numba types and unpacks each
-one); the systems' one-call ticks read about twenty columns. They take the table's ``buffer``
-and ``layout`` instead (``ecs_nav.table``) and carve the columns they read: ``typed_views``
-views the buffer once as each element type, and ``column`` slices a column out of the view of
-its type, the same C-contiguous array the table holds as an attribute (``table.pos``), reading
-and writing the same memory. (A slice costs a few ns; numba's ``view`` and ``reshape`` of an
-array about 35 each, so they are done once a call, not once a column.)
+one, about 50 ns); the systems' one-call ticks read about twenty columns. They take the table's
+``layout`` and its buffer viewed as each element type they read (``table.float_view``,
+``pair_view``, ``flag_view``, ``int8_view``, ``int64_view``: ``ecs_nav.table``), and ``column``
+slices each column out of the view of its type: the same C-contiguous array the table holds as
+an attribute (``table.pos``), reading and writing the same memory. A slice costs a few ns; a
+numba ``view`` or ``reshape`` inside a kernel about 35, so the views are made once, in Python,
+when the table is carved (only the weights, ``float_rows``, take a ``reshape`` a call).
 
-    floats, pairs, flags, codes, ids = typed_views(buffer)
-    pos = column(pairs, layout, POS, capacity)          # table.pos: (capacity, 2) float64
-    max_speed = column(floats, layout, MAX_SPEED, capacity)
+    pos = column(pair_view, layout[POS], capacity)          # table.pos: (capacity, 2) float64
+    max_speed = column(float_view, layout[MAX_SPEED], capacity)
 
-``column``'s third argument, ``index``, is a column's place in ``ecs_nav.table.COLUMNS``; the constants below
-name those the kernels read.
+The constants below are the places in ``layout`` of the columns the kernels read: their places in
+``ecs_nav.table.COLUMNS``, the columns of every World's table (``default_columns``; a test checks
+that order). The kernels trust them and do no bounds checks.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ecs_nav.aot import kernel
 from ecs_nav.table import COLUMNS
@@ -33,26 +32,17 @@ from ecs_nav.table import COLUMNS
 """Places in ``layout`` of the columns the kernels read by name."""
 
 
-@kernel(inline="always")
-def typed_views(buffer):
-    """The whole buffer as each element type of the columns: (float64, float64 pairs (k, 2),
-    bool, int8, int64), for ``column``."""
-    floats = buffer.view(np.float64)
-    return floats, floats.reshape((floats.size // 2, 2)), buffer.view(np.bool_), buffer.view(np.int8), \
-        buffer.view(np.int64)
-
-
-@kernel(inline="always")
-def column(view, layout, index, capacity):
-    """The column at ``layout[index]`` as ``capacity`` rows of ``view`` (the one of
-    ``typed_views`` of its element type: a float64 pair for a (capacity, 2) column)."""
-    start = layout[index] // view.strides[0]
+@kernel
+def column(view, offset, capacity):
+    """The column at byte ``offset`` (``layout[index]``) as ``capacity`` rows of ``view``, the
+    table's buffer viewed as its element type (``pair_view`` for a (capacity, 2) column)."""
+    start = offset // view.strides[0]
     return view[start:start + capacity]
 
 
-@kernel(inline="always")
-def float_rows(floats, layout, index, capacity, width):
-    """The (capacity, width) float64 column at ``layout[index]`` (the weights); ``floats``:
-    ``typed_views``' first."""
-    start = layout[index] // 8
+@kernel
+def float_rows(floats, offset, capacity, width):
+    """The (capacity, width) float64 column at byte ``offset`` (the weights); ``floats``: the
+    table's ``float_view``."""
+    start = offset // floats.strides[0]
     return floats[start:start + capacity * width].reshape((capacity, width))

@@ -152,9 +152,9 @@ class PhysicsSystem(System):
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
         F = self._open_cells(G) if gmap is not None else _NO_OPEN_CELLS
         if self.compiled and move_rows(
-                n, t.capacity, t.buffer, t.layout, G, F, gmap is not None, float(world.dt), self.max_substeps,
-                MIN_COLLISION_RADIUS, self.body_height, self.relax_iterations, self.relax_tolerance,
-                COLLISION_TOLERANCE, self.heading_epsilon) == MOVED:
+                n, t.capacity, t.layout, t.float_view, t.pair_view, t.flag_view, t.int64_view, G, F,
+                gmap is not None, float(world.dt), self.max_substeps, MIN_COLLISION_RADIUS, self.body_height,
+                self.relax_iterations, self.relax_tolerance, COLLISION_TOLERANCE, self.heading_epsilon) == MOVED:
             return
         self._reference_update(world, G, F)  # (a refused tick: it raises, naming the entities)
 

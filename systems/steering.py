@@ -82,6 +82,7 @@ from ecs_nav.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
     GIVEN_BEHAVIOURS,
+    N_BEHAVIOURS,
     NEEDS_INPUT,
     NEEDS_WALLS,
     WALL_SLOT,
@@ -97,7 +98,6 @@ from ecs_nav.world import System
 __all__ = ["DITHER_PROBABILITIES", "DITHER_STREAM", "WANDER_STREAM", "SteeringSystem"]
 
 B = st.B
-N_BEHAVIOURS = len(st.BEHAVIOURS)
 
 _SEPARATION, _ALIGNMENT, _COHESION = GROUP
 assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
@@ -217,8 +217,8 @@ class SteeringSystem(System):
 
     def _steer_tick(self, world, table, n) -> int:
         walls = (self._wall_inputs(world) or _NO_WALLS) if self._walls_wanted else _NO_WALLS
-        return steer_tick(n, table.capacity, table.buffer, table.layout, self.max_neighbours is not None,
-                          self._walls_wanted, walls, float(world.dt))
+        return steer_tick(n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view,
+                          table.int8_view, self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
 
     def _steer_compiled(self, world) -> bool:
         """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote

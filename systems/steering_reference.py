@@ -15,12 +15,11 @@ import numpy as np
 
 from ecs_nav import steering as st
 from ecs_nav.spatial import neighbours_within
-from ecs_nav.steering_rows import STOP_SPEED
+from ecs_nav.steering_rows import N_BEHAVIOURS, STOP_SPEED
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import refuse_non_finite
 
 B = st.B
-N_BEHAVIOURS = len(st.BEHAVIOURS)
 
 WANDER_STREAM = 0
 DITHER_STREAM = 1

@@ -136,28 +136,38 @@ def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, count, wi
 
 
 def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them():
-    """A world without wall avoidance never hands ``steer_tick`` its walls (nine arrays that cost
-    the call); the first tick a row avoids walls takes a second call with them, and every tick
-    after one call with them, the reference path's outputs throughout."""
+    """A world without wall avoidance never hands ``steer_tick`` its walls (they cost the call
+    time); the first tick rows avoid walls takes a second call with them, and every tick after
+    one call with them, the reference path's outputs throughout -- which the walls change."""
+    import inspect
+
     from ecs_nav.systems import steering as steering_system
 
     no_walls = [b for b in WHOLE_TICK if b != "wall_avoidance"]
     worlds = [random_world(8, 12, compiled, steps_with=[Integrate()], behaviours=no_walls)[0]
-              for compiled in (True, False)]
+              for compiled in (True, False, True)]  # the last never avoids walls
+    worlds[2].run(3)
     calls = []
     real = steering_system.steer_tick
+    given_at = list(inspect.signature(real.py_func).parameters).index("walls_given")
     with mock.patch.object(steering_system, "steer_tick",
-                           side_effect=lambda *a: calls.append(a[5]) or real(*a)):  # (walls_given)
-        for w in worlds:
+                           side_effect=lambda *a: calls.append(a[given_at]) or real(*a)):
+        for w in worlds[:2]:
             w.run(3)
         assert calls == [False] * 3
-        for w in worlds:
-            w.table.weights[w.table.n - 1, st.B["wall_avoidance"]] = 1.0
-            w.table.has_steering[w.table.n - 1] = True
+        for w in worlds:  # a steering row at the east bound, facing it, its feelers across it
+            t = w.table
+            row = int(np.flatnonzero(t.has_steering[: t.n])[-1])
+            t.pos[row], t.heading[row], t.feeler_length[row] = (11.0, 0.0), (1.0, 0.0), 5.0
+            if w is not worlds[2]:
+                t.weights[: t.n, st.B["wall_avoidance"]] = np.where(t.has_steering[: t.n], 2.0, 0.0)
+        for w in worlds[:2]:
             w.run(3)
         assert calls == [False] * 3 + [False, True] + [True] * 2
+    worlds[2].run(3)
     for c in OUTPUTS:
         np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+    assert not np.array_equal(worlds[0].table.live("vel"), worlds[2].table.live("vel"))  # the walls pushed
     assert worlds[0].system("SteeringSystem").reference_ticks == 0
     for w in worlds:
         w.close()
@@ -176,13 +186,16 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
         t = w.table
         w.despawn_many(t.entity[: t.n][t.has_steering[: t.n]])
         assert t.n > 0 and not t.has_steering[: t.n].any()
+        t.force[: t.n] = 7.0  # a sentinel: a stray write of any force shows
     kept = outputs(worlds[0])
+    before = worlds[0].system("SteeringSystem").reference_ticks
     calls = []
     real = steering_system.steer_tick
     with mock.patch.object(steering_system, "steer_tick", side_effect=lambda *a: calls.append(1) or real(*a)):
         for w in worlds:
             w.run(2)
     assert len(calls) == 2
+    assert worlds[0].system("SteeringSystem").reference_ticks == before
     for c in OUTPUTS:
         np.testing.assert_array_equal(worlds[0].table.live(c), kept[c], err_msg=c)
         np.testing.assert_array_equal(worlds[1].table.live(c), kept[c], err_msg=c)

@@ -153,7 +153,7 @@ def test_despawn_many_equals_despawning_one_by_one():
 
 def test_every_column_is_a_view_of_the_buffer_where_the_layout_says_before_and_after_growth():
     """The columns live in one buffer, each C-contiguous at ``layout``'s byte offset (a multiple
-    of 8), none overlapping the next; growth carves a new buffer and keeps every live value."""
+    of 16), none overlapping the next; growth carves a new buffer and keeps every live value."""
     from ecs_nav.behaviours import BEHAVIOURS
     from ecs_nav.table import COLUMN_ALIGNMENT, COLUMNS, default_columns
 
@@ -181,8 +181,9 @@ def test_every_column_is_a_view_of_the_buffer_where_the_layout_says_before_and_a
 
 
 def test_the_kernels_carve_the_same_columns_the_table_holds():
-    """``ecs_nav.table_columns``: each named column a kernel carves from (buffer, layout) is the
-    table's own array, the same values in the same memory."""
+    """``ecs_nav.table_columns``: each named column a kernel slices from the table's views of its
+    buffer, at its offset in the layout, is the table's own array, the same values in the same
+    memory."""
     from ecs_nav import table_columns as tc
     from ecs_nav.behaviours import BEHAVIOURS
 
@@ -191,18 +192,67 @@ def test_the_kernels_carve_the_same_columns_the_table_holds():
             world.spawn(Position(k, -k), Velocity(1.0, k), Agent(max_speed=1.0 + k), Collider(0.1 + k / 100),
                         SteeringWeights({"seek": k / 10, "arrive": 1.0}, target=(k, 2 * k)))
         t = world.table
-        floats, pairs, flags, codes, ids = tc.typed_views(t.buffer)
-        view_of = {np.float64: floats, np.bool_: flags, np.int8: codes, np.int64: ids}
+        view_of = {np.float64: t.float_view, np.bool_: t.flag_view, np.int8: t.int8_view, np.int64: t.int64_view}
         names = [n for n in dir(tc) if n.isupper() and n != "COLUMNS"]
         assert len(names) == 25
         for name in names:
             table_column = getattr(t, name.lower())
-            index = getattr(tc, name)
+            offset = t.layout[getattr(tc, name)]
             if name == "WEIGHTS":
-                carved = tc.float_rows(floats, t.layout, index, t.capacity, len(BEHAVIOURS))
+                carved = tc.float_rows(t.float_view, offset, t.capacity, len(BEHAVIOURS))
             else:
-                view = pairs if table_column.ndim == 2 else view_of[table_column.dtype.type]
-                carved = tc.column(view, t.layout, index, t.capacity)
+                view = t.pair_view if table_column.ndim == 2 else view_of[table_column.dtype.type]
+                carved = tc.column(view, offset, t.capacity)
             assert carved.dtype == table_column.dtype and carved.shape == table_column.shape, name
             assert carved.ctypes.data == table_column.ctypes.data, name
             np.testing.assert_array_equal(carved, table_column, err_msg=name)
+
+
+def test_every_world_table_has_the_columns_the_kernels_slice_by_place():
+    """``ecs_nav.table_columns``' constants are places in ``COLUMNS`` and ``steer_tick`` reads
+    ``N_BEHAVIOURS`` weights: every World's table starts with those columns, in that order."""
+    from ecs_nav.steering_rows import N_BEHAVIOURS
+    from ecs_nav.table import COLUMNS
+
+    with World() as world:
+        assert world.table.columns[: len(COLUMNS)] == COLUMNS
+        assert world.table.weights.shape[1] == N_BEHAVIOURS
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 3])
+def test_columns_of_any_number_type_fit_a_small_buffer_aligned_to_16_bytes(capacity):
+    """Columns of 1-, 3-, 4- and 8-byte items and of byte strings, at capacity 1 upwards: each
+    keeps its values through growth, starts 16-byte aligned in memory, and the typed views span
+    the buffer."""
+    specs = {"entity": ColumnSpec((), np.int64, -1), "flag": ColumnSpec((), np.bool_, True),
+             "code": ColumnSpec((), np.int32, 7), "name": ColumnSpec((), "S3", b"abc"),
+             "pair": ColumnSpec((2,), np.float64, (1.0, 2.0)), "small": ColumnSpec((3,), np.int8, 5)}
+    table = AgentTable(specs, capacity=capacity)
+    for entity in range(9):
+        table.add_row(entity)
+        assert table.buffer.ctypes.data % 16 == 0 and np.all(table.layout % 16 == 0)
+        assert table.float_view.nbytes == table.pair_view.nbytes == table.flag_view.nbytes == table.buffer.nbytes
+    assert table.entity[:9].tolist() == list(range(9))
+    assert table.flag[:9].all() and (table.code[:9] == 7).all() and table.name[:9].tolist() == [b"abc"] * 9
+    assert table.pair[:9].tolist() == [[1.0, 2.0]] * 9 and (table.small[:9] == 5).all()
+
+
+def test_a_column_of_objects_or_named_after_the_tables_own_attributes_is_refused():
+    for specs, match in (({"entity": ColumnSpec((), np.int64, -1), "tags": ColumnSpec((), object)}, "Python objects"),
+                         ({"entity": ColumnSpec((), np.int64, -1), "layout": ColumnSpec((), np.int64)}, "'layout'"),
+                         ({"entity": ColumnSpec((), np.int64, -1), "live": ColumnSpec((), np.int64)}, "'live'")):
+        with pytest.raises(ValueError, match=match):
+            AgentTable(specs)
+
+
+def test_a_table_refuses_to_be_copied_apart_from_its_buffer():
+    """A copy would hold each column apart from the copied buffer that kernels read: it raises,
+    naming ``snapshot``, instead."""
+    import copy
+    import pickle
+
+    table = AgentTable({"entity": ColumnSpec((), np.int64, -1), "pos": ColumnSpec((2,), np.float64)})
+    with pytest.raises(TypeError, match="snapshot"):
+        copy.deepcopy(table)
+    with pytest.raises(TypeError, match="snapshot"):
+        pickle.dumps(table)
