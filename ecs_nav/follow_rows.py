@@ -8,7 +8,8 @@ already within the radius (and on its level). Written with numpy this was some t
 (m,) and (m, 2) temporaries a tick, most of a small world's path-following cost; here it is one
 call. The arithmetic is the numpy version's, operation for operation (products summed in the same
 order, no fused multiply-add, which numba does not emit without ``fastmath``), so the rows found
-are the same.
+are the same. The final approach (``final_approach``) and the facing of the rows stopped at their
+target (``face_stopped``) are compiled passes too.
 
 Shapes: table columns (capacity, ...) indexed by ``rows`` (m,) int64; the follower's own arrays
 (m,) or (m, 2), aligned with ``rows``.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.aot import kernel
+from ecs_nav.physics import turn_heading
 
 
 @kernel
@@ -133,3 +135,15 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
             rearm[k] = d > max(stop, arrival_distance[i]) + margin
         if group_arrival and not candidates[k]:
             blocked_ticks[i] = 0
+
+
+@kernel
+def face_stopped(rows, once, follow_state, stopped_code, to_final, heading, turn_speed, dt):
+    """Seed 000: the once-path rows (``once`` (m,) bool) STOPPED at their final target turn to
+    face it, ``to_final`` (m, 2) (``final_approach``'s): heading = Lerp(heading, to_final,
+    dt * turn_speed), yaw only, ``physics.turn_heading`` on each such row (with no minimum
+    length). ``heading`` (a table column) in place; the other rows are left as they are."""
+    for k in range(rows.size):
+        i = rows[k]
+        if once[k] and follow_state[i] == stopped_code:
+            turn_heading(heading[i:i + 1], to_final[k:k + 1], turn_speed[i:i + 1], dt, 0.0)

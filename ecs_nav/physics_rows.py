@@ -75,9 +75,8 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
     ``ecs_nav.table_columns``) hold the columns: ``prev_pos``, ``pos``, ``vel``, ``elevation``
     and ``heading`` of the moving rows (``is_agent & has_velocity``) are written;
     ``has_collider``, ``entity``, ``radius``, ``max_speed``, ``max_climb`` and ``turn_speed``
-    read. ``G``, ``F``, ``use_map``: the packed
-    map, its open cells and whether there is a map (``ecs_nav.physics``); the rest are the
-    PhysicsSystem's settings."""
+    read. ``G``, ``F``, ``use_map``: the packed map, its open cells and whether there is a map
+    (``ecs_nav.physics``); the rest are the PhysicsSystem's settings."""
     is_agent, has_velocity = column(flags, layout[IS_AGENT], capacity), column(flags, layout[HAS_VELOCITY], capacity)
     has_collider, entity = column(flags, layout[HAS_COLLIDER], capacity), column(ids, layout[ENTITY], capacity)
     pos, vel = column(pairs, layout[POS], capacity), column(pairs, layout[VEL], capacity)

@@ -7,7 +7,7 @@ rows on their final leg at it, and tells which rows arrive (within ``stopping_di
 which may be held back by the arrived crowd (group arrival, asked only when some agent has
 arrived) and which STOPPED rows are far enough to re-arm; the few rows that change state are
 then handled here (``held_back``, ``touching_arrived``, events, despawn on arrival), and the
-STOPPED rows turn to face their target.
+STOPPED rows turn to face their target (``follow_rows.face_stopped``, every tick).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import numpy as np
 
 from ecs_nav.arrival import arrived_rows, held_back, touching_arrived
 from ecs_nav.events import PathFailed, TargetReached
-from ecs_nav.follow_rows import final_approach
-from ecs_nav.physics import turn_heading
+from ecs_nav.follow_rows import face_stopped, final_approach
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
 REARM_RADII = 4.0
@@ -66,16 +65,5 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
                 world.emit(TargetReached(int(f.ents[i]), world.tick))
                 if f.leave[i]:
                     world.despawn(int(f.ents[i]))
-    # the STOPPED rows face their target. Every tick, with no row too: the kernel is then called on a
-    # scene's first ticks, which the kernel manifest records (ecs_nav.kernel_manifest.RECORD_TICKS),
-    # and a first run finds it compiled ahead of time instead of compiling it when an agent arrives
-    stopped = once & (table.follow_state[rows] == FOLLOW_STOPPED)
-    face(world, rows[stopped], to_final[stopped])
-
-
-def face(world, rows: np.ndarray, look: np.ndarray) -> None:
-    """Seed 000: heading = Lerp(heading, look, dt * turn_speed), yaw only."""
-    table = world.table
-    heading = table.heading[rows]
-    turn_heading(heading, np.ascontiguousarray(look), table.turn_speed[rows], world.dt, 0.0)
-    table.heading[rows] = heading
+    # the STOPPED rows face their target (seed 000)
+    face_stopped(rows, once, table.follow_state, FOLLOW_STOPPED, to_final, table.heading, table.turn_speed, world.dt)

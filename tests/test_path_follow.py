@@ -215,6 +215,35 @@ def test_heading_turns_toward_the_target_at_turn_speed():
     assert len(log) == 1
 
 
+def test_only_the_once_path_rows_stopped_at_their_target_turn_to_face_it():
+    """``follow_rows.face_stopped``: the rows that follow a once-path and are STOPPED turn as
+    ``physics.turn_heading`` turns them (bit for bit); every other row keeps its heading."""
+    from ecs_nav.follow_rows import face_stopped
+    from ecs_nav.physics import turn_heading
+
+    rng = np.random.default_rng(3)
+    n, m = 12, 8
+    angle = rng.uniform(0, 2 * np.pi, n)
+    heading = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    turn_speed = rng.uniform(0.5, 20, n)
+    follow_state = rng.choice([FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED], n).astype(np.int8)
+    rows = rng.permutation(n)[:m].astype(np.int64)
+    once = rng.random(m) < 0.7
+    follow_state[rows[::2]] = FOLLOW_STOPPED
+    once[:3] = True, True, False  # a STOPPED row without a once-path does not turn
+    to_final = rng.uniform(-3, 3, (m, 2))
+    to_final[0] = 0.0  # on the target: no direction, the heading stays
+    turned = once & (follow_state[rows] == FOLLOW_STOPPED)
+    assert turned.any() and not turned.all()
+    want = heading.copy()
+    sub = want[rows[turned]]
+    turn_heading(sub, np.ascontiguousarray(to_final[turned]), turn_speed[rows[turned]], 1 / 60, 0.0)
+    want[rows[turned]] = sub
+    face_stopped(rows, once, follow_state, FOLLOW_STOPPED, to_final, heading, turn_speed, 1 / 60)
+    np.testing.assert_array_equal(heading, want)
+    assert not np.array_equal(heading[rows[turned]], np.stack([np.cos(angle), np.sin(angle)], axis=1)[rows[turned]])
+
+
 def test_stuck_after_k_ticks_marks_the_path_stale():
     w = make_world(steer=False, stuck_ticks=5)
     e = w.spawn(Position(0, 0), Agent())  # cannot move: no velocity
