@@ -180,7 +180,8 @@ def not_used(reason: str) -> None:
                   f"{remedy}.", AotWarning, stacklevel=3)  # fmt: skip
 
 
-_held: dict[str, set[tuple]] = {}
+_held: dict[str, dict[tuple, Callable]] = {}
+"""The library's functions attached so far: kernel name -> {argument types: function}."""
 
 
 def attached() -> set[str]:
@@ -194,6 +195,21 @@ def holds(kernel_name: str, args: tuple) -> bool:
     return args in _held.get(kernel_name, ())
 
 
+def compiled_version(dispatcher: Callable, args: tuple) -> Callable:
+    """The compiled function that ``dispatcher(*args)`` runs: the library's for the types of
+    ``args`` where it holds them, else numba's (compiled, or loaded from its cache, now). Calling
+    it skips numba's dispatch, which types every argument on every call: about 0.1 µs an array
+    and 0.3-0.7 µs a tuple of them, 0.8-0.9 µs a call of the one-call kernels
+    (``bench/RESULTS.md``, session 11). It checks nothing: call it only with arguments of the
+    types of ``args`` (arrays of the same dtype, dimensions and layout; a scalar is converted
+    as numba converts it). ``dispatcher`` itself where numba's JIT is disabled."""
+    if not isinstance(dispatcher, Dispatcher):
+        return dispatcher
+    types = tuple(dispatcher.typeof_pyval(value) for value in args)
+    held = _held.get(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", {})
+    return held[types] if types in held else dispatcher.compile(types)
+
+
 def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...]) -> None:
     """Put compiled ``versions`` ((argument types, function), from the library) in ``dispatcher``'s
     table: its calls with those types run them. numba's dispatcher has no public way to add a
@@ -202,8 +218,8 @@ def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...])
     caller links it) but not put in the table a second time; ``recompile`` puts the library's back.
     (Called directly, the library's functions check nothing: an array of another type or shape is
     read as if it were right.)"""
-    held = _held.setdefault(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", set())
-    held.update(args for args, _ in versions)
+    held = _held.setdefault(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", {})
+    held.update(versions)
     numba_add, numba_recompile = dispatcher.add_overload, dispatcher.recompile
 
     def insert() -> None:

@@ -72,6 +72,7 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav import physics as kernels
+from ecs_nav.aot import compiled_version
 from ecs_nav.finite import all_finite
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS
 from ecs_nav.physics_rows import MOVED, move_rows
@@ -141,6 +142,8 @@ class PhysicsSystem(System):
         self.heading_epsilon = float(heading_epsilon)
         self._open_cells_of = None  # the packed map the OpenCells below were made for
         self._open_cells_value = _NO_OPEN_CELLS
+        self._move_call, self._move_map = None, None
+        """``move_rows``' compiled version for the packed map it was looked up with (``compiled_version``)."""
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
@@ -151,11 +154,14 @@ class PhysicsSystem(System):
         gmap = world.map
         G = gmap.kernel_data() if gmap is not None else kernels.NO_MAP
         F = self._open_cells(G) if gmap is not None else _NO_OPEN_CELLS
-        if self.compiled and move_rows(
-                n, t.capacity, t.layout, t.float_view, t.pair_view, t.flag_view, t.int64_view, G, F,
-                gmap is not None, float(world.dt), self.max_substeps, MIN_COLLISION_RADIUS, self.body_height,
-                self.relax_iterations, self.relax_tolerance, COLLISION_TOLERANCE, self.heading_epsilon) == MOVED:
-            return
+        if self.compiled:
+            args = (n, t.capacity, t.layout, t.float_view, t.pair_view, t.flag_view, t.int64_view, G, F,
+                    gmap is not None, float(world.dt), self.max_substeps, MIN_COLLISION_RADIUS, self.body_height,
+                    self.relax_iterations, self.relax_tolerance, COLLISION_TOLERANCE, self.heading_epsilon)
+            if G is not self._move_map:  # the table's views keep their types; another map's arrays may not
+                self._move_call, self._move_map = compiled_version(move_rows, args), G
+            if self._move_call(*args) == MOVED:
+                return
         self._reference_update(world, G, F)  # (a refused tick: it raises, naming the entities)
 
     def _reference_update(self, world, G, F) -> None:

@@ -78,6 +78,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav import steering as st
+from ecs_nav.aot import compiled_version
 from ecs_nav.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
@@ -149,6 +150,8 @@ class SteeringSystem(System):
         """A row has steered: from then on ``steer_tick`` is called without counting them first."""
         self._walls_wanted = False
         """A row has used wall avoidance: from then on ``steer_tick`` is handed the walls."""
+        self._tick_call, self._tick_walls = None, None
+        """``steer_tick``'s compiled version for the walls it was looked up with (``compiled_version``)."""
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -217,8 +220,11 @@ class SteeringSystem(System):
 
     def _steer_tick(self, world, table, n) -> int:
         walls = (self._wall_inputs(world) or _NO_WALLS) if self._walls_wanted else _NO_WALLS
-        return steer_tick(n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view,
-                          table.int8_view, self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
+        args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
+                self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
+        if walls is not self._tick_walls:  # the table's views keep their types; other walls may not
+            self._tick_call, self._tick_walls = compiled_version(steer_tick, args), walls
+        return self._tick_call(*args)
 
     def _steer_compiled(self, world) -> bool:
         """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote

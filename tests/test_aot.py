@@ -74,6 +74,28 @@ def test_attached_versions_answer_their_types_and_numba_compiles_the_rest():
     assert not aot.holds(f"{__name__}.plus_one", (types.float64,))
 
 
+def test_the_compiled_version_of_a_call_is_the_one_its_dispatch_would_run():
+    @numba.njit(cache=False)
+    def plus_three(x):
+        return x + 3
+
+    @numba.njit(cache=False)
+    def plus_four(x):
+        return x + 4
+
+    plus_four(1)
+    stand_in = plus_four.overloads[(types.int64,)].entry_point
+    aot.attach(plus_three, (((types.int64,), stand_in),))
+    assert aot.compiled_version(plus_three, (1,)) is stand_in  # the library's, for the types it holds
+    assert plus_three.signatures == []
+    as_float = aot.compiled_version(plus_three, (1.5,))  # other types: numba's, compiled now
+    assert plus_three.signatures == [(types.float64,)]
+    assert as_float is plus_three.overloads[(types.float64,)].entry_point
+    assert as_float(1.5) == plus_three(1.5) == 4.5
+    assert aot.compiled_version(plus_three, (2.5,)) is as_float  # compiled once
+    assert aot.compiled_version(plus_three.py_func, (1,)) is plus_three.py_func  # numba's JIT disabled
+
+
 def test_every_kernel_of_the_manifest_is_answered_by_the_library():
     needs_library()
     for entry in manifest_entries():

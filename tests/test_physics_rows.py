@@ -82,6 +82,39 @@ def test_both_paths_agree_under_every_setting(settings, monkeypatch):
         assert_same_worlds(compiled, reference)
 
 
+def test_a_map_settings_and_rows_changed_between_ticks_are_read_by_the_next_tick(monkeypatch):
+    """The one-call tick looks its compiled version up once per packed map (``compiled_version``):
+    a map put in, changed or taken away between ticks, a setting changed on the system, and rows
+    spawned past the table's capacity act on the next tick as on the reference path."""
+    worlds = [random_world(3, compiled, with_map=False) for compiled in (True, False)]
+
+    def change(world, tick):
+        physics = world.system("PhysicsSystem")
+        if tick == 10:
+            world.map = MapGeometry(BOUNDS, boxes=[Box((2, 2), (2, 8), 3.0)])
+        elif tick == 15:
+            capacity = world.table.capacity
+            while world.table.capacity == capacity:
+                world.spawn(Position(-3 + 0.3 * (world.table.n % 20), 3.0), Velocity(1.0, -1.0), Agent(), Collider(0.4))
+        elif tick == 20:
+            world.map.add(Box((-6, -6), (4, 1), 3.0))
+        elif tick == 25:
+            physics.relax_iterations, physics.max_substeps = 0, 1
+        elif tick == 30:
+            world.map = None
+        elif tick == 35:
+            physics.relax_iterations = 16
+
+    for tick in range(45):
+        for world in worlds:
+            change(world, tick)
+        worlds[1].step()
+        with monkeypatch.context() as patch:
+            patch.setattr(PhysicsSystem, "_reference_update", refuse_reference)
+            worlds[0].step()
+        assert_same_worlds(*worlds)
+
+
 def test_sub_steps_are_taken_by_both_paths():
     """An agent crossing several radii a tick: the tick is cut into sub-steps on both paths, and
     the fast agent does not pass through the one in its way."""

@@ -139,19 +139,14 @@ def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them()
     """A world without wall avoidance never hands ``steer_tick`` its walls (they cost the call
     time); the first tick rows avoid walls takes a second call with them, and every tick after
     one call with them, the reference path's outputs throughout -- which the walls change."""
-    import inspect
-
-    from ecs_nav.systems import steering as steering_system
-
     no_walls = [b for b in WHOLE_TICK if b != "wall_avoidance"]
     worlds = [random_world(8, 12, compiled, steps_with=[Integrate()], behaviours=no_walls)[0]
               for compiled in (True, False, True)]  # the last never avoids walls
     worlds[2].run(3)
-    calls = []
-    real = steering_system.steer_tick
-    given_at = list(inspect.signature(real.py_func).parameters).index("walls_given")
-    with mock.patch.object(steering_system, "steer_tick",
-                           side_effect=lambda *a: calls.append(a[given_at]) or real(*a)):
+    calls = []  # each call of steer_tick: whether it was handed the walls
+    real = SteeringSystem._steer_tick
+    with mock.patch.object(SteeringSystem, "_steer_tick", autospec=True,
+                           side_effect=lambda system, *a: calls.append(system._walls_wanted) or real(system, *a)):
         for w in worlds[:2]:
             w.run(3)
         assert calls == [False] * 3
@@ -177,8 +172,6 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
     """After rows have steered, the system calls ``steer_tick`` without counting the steering
     rows first; when none is left it writes nothing: the other rows keep their force and
     velocity, as on the reference path (which is not called then)."""
-    from ecs_nav.systems import steering as steering_system
-
     worlds = [random_world(3, 6, compiled, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
               for compiled in (True, False)]
     for w in worlds:
@@ -190,8 +183,9 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
     kept = outputs(worlds[0])
     before = worlds[0].system("SteeringSystem").reference_ticks
     calls = []
-    real = steering_system.steer_tick
-    with mock.patch.object(steering_system, "steer_tick", side_effect=lambda *a: calls.append(1) or real(*a)):
+    real = SteeringSystem._steer_tick
+    with mock.patch.object(SteeringSystem, "_steer_tick", autospec=True,
+                           side_effect=lambda *a: calls.append(1) or real(*a)):
         for w in worlds:
             w.run(2)
     assert len(calls) == 2
