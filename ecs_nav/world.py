@@ -94,16 +94,8 @@ class System(esper.Processor):
     reads_only: bool = False
 
     def process(self, world: World) -> None:
-        # The kernels' first calls compile them (or load them from numba's cache): that warm-up
-        # is counted apart, so a system's time is the time its work takes.
-        warmup = warmup_seconds()
-        start = time.perf_counter()
-        self.update(world)
-        elapsed = time.perf_counter() - start
-        warmed = warmup_seconds() - warmup
-        world.timings_ms[self.name] += (elapsed - warmed) * 1000.0
-        if warmed:
-            world.warmup_ms[self.name] += warmed * 1000.0
+        """esper's entry (``esper.process``): ``update``, timed as ``World.step`` times it."""
+        world.run_timed((self,))
 
     def update(self, world: World) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -491,7 +483,8 @@ class World:
         self.events = []
         self._stepping = True
         try:
-            esper.process(self)
+            esper.clear_dead_entities()  # (as esper.process does first)
+            self.run_timed(self._systems)
         finally:
             self._stepping = False
         self._apply_despawns()
@@ -499,6 +492,25 @@ class World:
         for event in events:
             for fn in self._subscribers.get(type(event), ()):
                 fn(event)
+
+    def run_timed(self, systems) -> None:
+        """Run each system's ``update`` in turn, adding its time to ``timings_ms`` and the time
+        its kernels spent compiling or loading from numba's cache to ``warmup_ms`` instead (so a
+        system's time is the time its work takes). One clock reading ends a system's time and
+        starts the next one's: about 0.3 µs a system (two readings around each, and esper's
+        ``process`` loop, cost 0.8; ``bench/RESULTS.md``, session 11)."""
+        timings, warmups, clock = self.timings_ms, self.warmup_ms, time.perf_counter
+        warmup, start = warmup_seconds(), clock()
+        for system in systems:
+            system.update(self)
+            now, warmup_now = clock(), warmup_seconds()
+            if warmup_now == warmup:
+                timings[system.name] += (now - start) * 1000.0
+            else:
+                warmed, warmup = warmup_now - warmup, warmup_now
+                timings[system.name] += (now - start - warmed) * 1000.0
+                warmups[system.name] += warmed * 1000.0
+            start = now
 
     def run(self, ticks: int) -> None:
         """Advance ``ticks`` fixed ticks (an integer >= 0)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 import numba
 import numpy as np
@@ -70,4 +71,32 @@ def test_a_systems_time_excludes_its_kernels_compile_which_is_reported_as_warmup
     assert work < warmup  # a compile takes tens of ms, a call of a compiled kernel microseconds
     world.step()
     assert world.summary()["warmup_ms"]["SteeringSystem"] == warmup  # compiled once
+    world.close()
+
+
+class Sleeper(System):
+    """Takes about ``seconds`` of wall-clock time a tick."""
+
+    name = "PhysicsSystem"
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def update(self, world):
+        time.sleep(self.seconds)
+
+
+def test_each_system_is_charged_its_own_time_and_only_its_own_compile():
+    """One clock reading ends a system's time and starts the next one's: a slow system after a
+    compiling one is charged its own time, not the compile; esper's entry times a system alike."""
+    world = World()
+    world.add_systems(Squares(), Sleeper(0.02))
+    world.step()
+    summary = world.summary()
+    assert summary["warmup_ms"]["SteeringSystem"] > 0 and summary["warmup_ms"]["PhysicsSystem"] == 0
+    assert summary["timings_ms"]["SteeringSystem"] < summary["warmup_ms"]["SteeringSystem"]
+    assert 20 <= summary["timings_ms"]["PhysicsSystem"] < 20 + summary["warmup_ms"]["SteeringSystem"]
+    world.system("PhysicsSystem").process(world)  # (esper.process's entry)
+    assert world.timings_ms["PhysicsSystem"] >= 40
+    assert world.timings_ms["PhysicsSystem"] + world.timings_ms["SteeringSystem"] < 100
     world.close()
