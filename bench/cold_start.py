@@ -7,6 +7,11 @@ A checkout older than either variable ignores it.
 Beside them, numba's own floor, the least any numba program pays: ``import numba``, and one
 trivial cached kernel (``a + b`` on two floats) called on an empty cache and on a filled one.
 
+The checkout's Python files are compiled to bytecode first and the runs may write it, as
+installing a wheel and a user's Python do: where ``PYTHONDONTWRITEBYTECODE`` is set (it is on the
+machine of ``bench/RESULTS.md``) an editable checkout's sources would otherwise be compiled again
+by every run, about 0.16 s of each.
+
 Each figure is a new process; wall-clock seconds and the CPU seconds it used (user + system,
 children included), with the load average beside them: the CPU time is the steadier figure on a
 shared machine. ``--baseline DIR`` measures another checkout (``git worktree add /tmp/base
@@ -55,7 +60,10 @@ def load() -> str:
 def measure(checkout: Path, scene: str, repeat: int) -> dict[str, list[tuple[float, float, str]]]:
     run = [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"]
     rows: dict[str, list[tuple[float, float, str]]] = {what: [] for what in WHAT}
-    base = {k: v for k, v in os.environ.items() if k not in ("ECS_NAV_COMPILE_WORKERS", "ECS_NAV_AOT")}  # defaults
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("ECS_NAV_COMPILE_WORKERS", "ECS_NAV_AOT", "PYTHONDONTWRITEBYTECODE")}  # defaults
+    sources = [str(checkout / folder) for folder in ("ecs_nav", "systems") if (checkout / folder).is_dir()]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *sources], env=base, check=True, capture_output=True)
     for library, suffix in ((True, ""), (False, ", without the library")):
         with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, \
                 tempfile.TemporaryDirectory(prefix="numba-cold-") as one_cache:  # fmt: skip
