@@ -7,9 +7,11 @@ map bounds, agent-agent relaxation) through ``World.step()`` (esper dispatch, ti
 RVO2 sets each agent's preferred velocity towards its goal from Python (its usual use) and
 calls ``do_step()`` (ORCA, k-d tree). Median wall-clock and process CPU microseconds per tick,
 after warm-up ticks; sizes interleaved (ours, then RVO2's, at each size). Then the framework's
-floor: a tick of a world whose systems have nothing to do.
+floor: a tick of a world whose systems have nothing to do. ``--at-best`` times only the least
+a call takes instead (no clock read around each tick): the framework's floor, one and ten agents,
+each system's update at one agent, and RVO2's tick.
 
-    python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200]
+    python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200] [--at-best]
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import argparse
 import os
 import statistics
 import time
+import timeit
+from collections.abc import Callable
 
 import numpy as np
 from ecs_nav.systems.physics import PhysicsSystem
@@ -53,15 +57,23 @@ def per_tick(step, ticks: int) -> tuple[float, float]:
     return statistics.median(wall) * 1e6, statistics.median(cpu) * 1e6
 
 
-def ours(n: int, ticks: int) -> tuple[float, float]:
-    start, goal = starts_and_goals(n)
+def small_world(n: int, systems: bool = True) -> World:
+    """The bench's world of ``n`` agents (0: none), with the SteeringSystem and PhysicsSystem
+    unless ``systems`` is False, after three ticks (numba cache loads)."""
+    start, goal = starts_and_goals(max(n, 1))
     world = World(seed=0, dt=DT)
     world.map = MapGeometry((0, 0, SIZE, SIZE))
-    for p, g in zip(start, goal):
+    for p, g in list(zip(start, goal))[:n]:
         world.spawn(Position(*p), Velocity(), Agent(max_speed=SPEED), Collider(RADIUS),
                     SteeringWeights({"arrive": 1.0, "separation": 1.0}, target=tuple(g)))
-    world.add_systems(SteeringSystem(), PhysicsSystem())
-    world.run(3)  # numba cache loads
+    if systems:
+        world.add_systems(SteeringSystem(), PhysicsSystem())
+    world.run(3)
+    return world
+
+
+def ours(n: int, ticks: int) -> tuple[float, float]:
+    world = small_world(n)
     result = per_tick(world.step, ticks)
     world.close()
     return result
@@ -83,7 +95,9 @@ def framework_floor(ticks: int) -> dict[str, tuple[float, float]]:
     return floors
 
 
-def rvo2(n: int, ticks: int) -> tuple[float, float]:
+def rvo2_step(n: int) -> Callable[[], None]:
+    """One RVO2 tick of the bench's ``n`` agents: preferred velocities from Python, then
+    ``do_step()``."""
     import pyrvo
 
     start, goal = starts_and_goals(n)
@@ -102,7 +116,31 @@ def rvo2(n: int, ticks: int) -> tuple[float, float]:
         sim.do_step()
 
     step()
-    return per_tick(step, ticks)
+    return step
+
+
+def rvo2(n: int, ticks: int) -> tuple[float, float]:
+    return per_tick(rvo2_step(n), ticks)
+
+
+def at_best(repeat: int = 25, number: int = 2000) -> dict[str, float]:
+    """The least µs of a call, over ``repeat`` runs of ``number`` calls (``timeit``; no clock read
+    per call): ``World.step`` of a world without systems, of one with both systems and no
+    entity, and at 1 and 10 agents; each system's ``update`` at one agent; RVO2's tick at 1 and
+    10 agents."""
+    def best(call) -> float:
+        return min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6
+
+    bare, empty, one, ten = small_world(0, systems=False), small_world(0), small_world(1), small_world(10)
+    steering, physics = one.system("SteeringSystem"), one.system("PhysicsSystem")
+    found = {"World.step, no systems": best(bare.step), "World.step, both systems, no entity": best(empty.step),
+             "World.step, 1 agent": best(one.step), "World.step, 10 agents": best(ten.step),
+             "SteeringSystem update, 1 agent": best(lambda: steering.update(one)),
+             "PhysicsSystem update, 1 agent": best(lambda: physics.update(one)),
+             "RVO2 tick, 1 agent": best(rvo2_step(1)), "RVO2 tick, 10 agents": best(rvo2_step(10))}  # fmt: skip
+    for world in (bare, empty, one, ten):
+        world.close()
+    return found
 
 
 def chase(ticks: int) -> tuple[float, float, dict[str, float]]:
@@ -122,8 +160,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100, 1000, 10000])
     parser.add_argument("--ticks", type=int, default=200, help="ticks per size (a tenth of it at 10,000)")
+    parser.add_argument("--at-best", action="store_true",
+                        help="only the least time of a call (timeit, no clock read per tick): World.step at "
+                             "0, 1 and 10 agents, each system's update, RVO2's tick")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.at_best:
+        print("| at best | µs |\n|---|---:|")
+        for label, us in at_best().items():
+            print(f"| {label} | {us:.2f} |")
+        return
     print("| agents | ecs_nav µs/tick (CPU) | RVO2 µs/tick (CPU) | ecs_nav µs per agent | RVO2 µs per agent |")
     print("|---:|---:|---:|---:|---:|")
     for n in args.sizes:
