@@ -44,18 +44,29 @@ def needs_library() -> None:
         pytest.skip(why)
 
 
+def adder(name: str, amount: int):
+    """A kernel no process has compiled, ``name(x) = x + amount`` (no cache)."""
+
+    def add(x):
+        return x + amount
+
+    add.__name__ = add.__qualname__ = name
+    return numba.njit(cache=False)(add)
+
+
+def attach_stand_in(kernel, amount: int):
+    """Attach a compiled ``x + amount`` for int64 to ``kernel``, as the library attaches its
+    functions, and return it."""
+    other = adder(f"{kernel.py_func.__name__}_stand_in", amount)
+    other(1)
+    stand_in = other.overloads[(types.int64,)].entry_point  # a compiled function, as the library's are
+    aot.attach(kernel, (((types.int64,), stand_in),))
+    return stand_in
+
+
 def test_attached_versions_answer_their_types_and_numba_compiles_the_rest():
-    @numba.njit(cache=False)
-    def plus_one(x):
-        return x + 1
-
-    @numba.njit(cache=False)
-    def plus_two(x):
-        return x + 2
-
-    plus_two(1)
-    stand_in = plus_two.overloads[(types.int64,)].entry_point  # a compiled function, as the library's are
-    aot.attach(plus_one, (((types.int64,), stand_in),))
+    plus_one = adder("plus_one", 1)
+    attach_stand_in(plus_one, 2)
     assert plus_one(1) == 3  # the attached version answers its types ...
     assert plus_one.signatures == []  # ... and numba compiled nothing
     assert plus_one(1.5) == 2.5  # other types: numba compiles plus_one itself
@@ -75,17 +86,8 @@ def test_attached_versions_answer_their_types_and_numba_compiles_the_rest():
 
 
 def test_the_compiled_version_of_a_call_is_the_one_its_dispatch_would_run():
-    @numba.njit(cache=False)
-    def plus_three(x):
-        return x + 3
-
-    @numba.njit(cache=False)
-    def plus_four(x):
-        return x + 4
-
-    plus_four(1)
-    stand_in = plus_four.overloads[(types.int64,)].entry_point
-    aot.attach(plus_three, (((types.int64,), stand_in),))
+    plus_three = adder("plus_three", 3)
+    stand_in = attach_stand_in(plus_three, 4)
     assert aot.compiled_version(plus_three, (1,)) is stand_in  # the library's, for the types it holds
     assert plus_three.signatures == []
     as_float = aot.compiled_version(plus_three, (1.5,))  # other types: numba's, compiled now
