@@ -107,7 +107,9 @@ def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):
                 counts[cy * cols + cx + 1] += 1
-    cell_start = np.cumsum(counts)
+    for c in range(1, counts.shape[0]):  # their running sum, in place: the cells' starts
+        counts[c] += counts[c - 1]
+    cell_start = counts
     fill = cell_start[:-1].copy()
     cell_items = np.empty(cell_start[-1], np.int64)
     for i in range(k):
@@ -123,22 +125,16 @@ def _bin_boxes(lo, hi, ox, oy, inv_cell, cols, rows):
 
 @kernel
 def _bounds(lo, hi):
-    """(min corner of lo, max corner of hi); zeros for no items (numpy's axis=0 min is slow).
-
-    Element by element, not ``low[:] = lo[0]``: a kernel that assigns an array to an array slice
-    makes numba compile its shape-mismatch message (string formatting), about 2.5 s of CPU on a
-    first run; the loops compile in a fraction of that."""
-    low = np.zeros(2)
-    high = np.zeros(2)
-    if lo.shape[0] > 0:
-        for a in range(2):
-            low[a] = lo[0, a]
-            high[a] = hi[0, a]
+    """(min x, min y of lo, max x, max y of hi); zeros for no items. Scalars, not arrays: a
+    small world's neighbour pass pays for every array it makes (numpy's axis=0 min is slower
+    still)."""
+    if lo.shape[0] == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    x0, y0, x1, y1 = lo[0, 0], lo[0, 1], hi[0, 0], hi[0, 1]
     for i in range(lo.shape[0]):
-        for a in range(2):
-            low[a] = min(low[a], lo[i, a])
-            high[a] = max(high[a], hi[i, a])
-    return low, high
+        x0, y0 = min(x0, lo[i, 0]), min(y0, lo[i, 1])
+        x1, y1 = max(x1, hi[i, 0]), max(y1, hi[i, 1])
+    return x0, y0, x1, y1
 
 
 @kernel
@@ -147,12 +143,12 @@ def bin_into_grid(lo, hi, cell_size):
     holds: (origin x, origin y, cell size, cols, rows, cell_start, cell_items). ``build_grid``'s
     compiled core, for other kernels to call: it trusts its input, finite (k, 2) corners with
     hi >= lo and a finite cell_size > 0 (``build_grid`` checks them)."""
-    origin, top = _bounds(lo, hi)
+    ox, oy, top_x, top_y = _bounds(lo, hi)
     cap = max(64, MAX_CELLS_PER_ITEM * lo.shape[0])
     # counted in floats, halved so that no span of finite points overflows: items far apart
     # (1e10 m, 1e300 m) give large cells, never a negative or overflowing cell count
-    span_x = top[0] * 0.5 - origin[0] * 0.5
-    span_y = top[1] * 0.5 - origin[1] * 0.5
+    span_x = top_x * 0.5 - ox * 0.5
+    span_y = top_y * 0.5 - oy * 0.5
     while True:
         cols_f = np.floor(span_x / (cell_size * 0.5)) + 1.0
         rows_f = np.floor(span_y / (cell_size * 0.5)) + 1.0
@@ -161,8 +157,8 @@ def bin_into_grid(lo, hi, cell_size):
         cell_size *= 2.0
     cols = int(cols_f)
     rows = int(rows_f)
-    cell_start, cell_items = _bin_boxes(lo, hi, origin[0], origin[1], 1.0 / cell_size, cols, rows)
-    return origin[0], origin[1], cell_size, cols, rows, cell_start, cell_items
+    cell_start, cell_items = _bin_boxes(lo, hi, ox, oy, 1.0 / cell_size, cols, rows)
+    return ox, oy, cell_size, cols, rows, cell_start, cell_items
 
 
 def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
@@ -213,7 +209,7 @@ def _gather(qx, qy, r, sorted_pos, exclude, ox, oy, inv_cell, cols, rows, cell_s
 @kernel
 def _take_first(rows, d2, order):
     """rows[:k], d2[:k] = rows[order], d2[order] for k = len(order), element by element (no
-    array-to-slice assignment: see ``_bounds``)."""
+    array-to-slice assignment: see ``ecs_nav.kernel_options``)."""
     picked_rows, picked_d2 = rows[order], d2[order]
     for t in range(order.shape[0]):
         rows[t] = picked_rows[t]

@@ -536,7 +536,7 @@ def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows
     # the cells of one grid row are one contiguous span of these, read in order
     near_pos = np.empty((cell_items.shape[0], 2))
     near_heading = np.zeros((cell_items.shape[0] if with_heading else 0, 2))
-    for s in range(cell_items.shape[0]):  # by element: see spatial._bounds (no array-to-row copy)
+    for s in range(cell_items.shape[0]):  # by element: see kernel_options (no array-to-row copy)
         j = cell_items[s]
         near_pos[s, 0], near_pos[s, 1] = pos[j, 0], pos[j, 1]
         if with_heading:

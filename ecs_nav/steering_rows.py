@@ -381,12 +381,13 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_g
     if walls_on:
         given_on[WALL_SLOT] = True
         wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, given[WALL_SLOT])
-    index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
     if group:
         finite, index, count, sums = neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members,
                                                     max_radius, used[_ALIGNMENT])
         if not finite:
             return REFUSED  # (the reference path names the entities)
+    else:
+        index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
     return steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
                       deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
                       np.zeros((0, 2)), group, index, count, sums, dt)

@@ -198,7 +198,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
                     if _shape_aabb_hits(G, it, x0, y0, x1, y1):
                         if n_cand == cand.shape[0]:
                             grown = np.empty(2 * n_cand, dtype=np.int64)
-                            for t in range(n_cand):  # not grown[:n_cand] = cand: see spatial._bounds
+                            for t in range(n_cand):  # not grown[:n_cand] = cand: see kernel_options
                                 grown[t] = cand[t]
                             cand = grown
                         cand[n_cand] = it
