@@ -184,6 +184,12 @@ _held: dict[str, dict[tuple, Callable]] = {}
 """The library's functions attached so far: kernel name -> {argument types: function}."""
 
 
+def kernel_name(dispatcher: Callable) -> str:
+    """ "module.function" of a kernel (a numba dispatcher, or the function it compiles)."""
+    function = getattr(dispatcher, "py_func", dispatcher)
+    return f"{function.__module__}.{function.__name__}"
+
+
 def attached() -> set[str]:
     """The kernels ("module.function") the library answers for, among those imported so far."""
     return {name for name, held in _held.items() if held}
@@ -197,17 +203,21 @@ def holds(kernel_name: str, args: tuple) -> bool:
 
 def compiled_version(dispatcher: Callable, args: tuple) -> Callable:
     """The compiled function that ``dispatcher(*args)`` runs: the library's for the types of
-    ``args`` where it holds them, else numba's (compiled, or loaded from its cache, now). Calling
-    it skips numba's dispatch, which types every argument on every call: about 0.1 µs an array
-    and 0.3-0.7 µs a tuple of them, 0.8-0.9 µs a call of the one-call kernels
-    (``bench/RESULTS.md``, session 11). It checks nothing: call it only with arguments of the
-    types of ``args`` (arrays of the same dtype, dimensions and layout; a scalar is converted
-    as numba converts it). ``dispatcher`` itself where numba's JIT is disabled."""
+    ``args`` where it holds them, else numba's (compiled, or loaded from its cache, now when it
+    has not been). Calling it skips numba's dispatch, which types every argument on every call:
+    about 0.15 µs an array and 0.65-0.8 µs a tuple of arrays, about 1 µs a call of the one-call
+    kernels (``bench/RESULTS.md``, session 11). It checks nothing: call it only with arguments of
+    the types of ``args``, arrays of the same dtype, dimensions and layout, and scalars of the
+    same kind (numba converts a scalar to the type it was compiled for: 2.5 handed to an int64
+    is 2). ``dispatcher`` itself where numba's JIT is disabled."""
     if not isinstance(dispatcher, Dispatcher):
         return dispatcher
     types = tuple(dispatcher.typeof_pyval(value) for value in args)
-    held = _held.get(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", {})
-    return held[types] if types in held else dispatcher.compile(types)
+    held = _held.get(kernel_name(dispatcher), {})
+    if types in held:
+        return held[types]
+    compiled = dispatcher.overloads.get(types)
+    return compiled.entry_point if compiled is not None else dispatcher.compile(types)
 
 
 def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...]) -> None:
@@ -218,7 +228,7 @@ def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...])
     caller links it) but not put in the table a second time; ``recompile`` puts the library's back.
     (Called directly, the library's functions check nothing: an array of another type or shape is
     read as if it were right.)"""
-    held = _held.setdefault(f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}", {})
+    held = _held.setdefault(kernel_name(dispatcher), {})
     held.update(versions)
     numba_add, numba_recompile = dispatcher.add_overload, dispatcher.recompile
 
@@ -248,7 +258,7 @@ def kernel(function: Callable | None = None, /, **options) -> Callable:
 
     def decorate(function: Callable) -> Callable:
         dispatcher = numba.njit(cache=True, **options)(function)
-        name = f"{function.__module__}.{function.__name__}"
+        name = kernel_name(function)
         pickled = library().get(name)
         if pickled and isinstance(dispatcher, Dispatcher):  # (not with numba's JIT disabled)
             try:

@@ -7,7 +7,7 @@ folder when that is not writable, or ``$NUMBA_CACHE_DIR``). Later processes load
 numba announces both through its event API: every compile or cache load runs under its global
 compiler lock (``numba:compiler_lock``), and a cache miss is a ``numba:compile`` event. One
 listener per process counts the seconds spent under the lock (``warmup_seconds``, which
-``System.process`` subtracts from a system's time) and, once ``report_progress`` is on, prints
+``World.run_timed`` subtracts from a system's time) and, once ``report_progress`` is on, prints
 one line per kernel it has to compile.
 
 Nothing here imports numba until ``watch()`` is called: ``import ecs_nav`` stays light.

@@ -23,6 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ecs_nav.aot import kernel_name
 from ecs_nav.kernel_manifest import (
     MANIFEST_PATH,
     RECORD_TICKS,
@@ -35,11 +36,6 @@ from ecs_nav.kernel_manifest import (
 
 ALONE_FIELDS = ("helpers", "seconds_alone", "own_seconds", "helper_seconds")
 """What ``helpers_of`` measures of a kernel compiled alone."""
-
-
-def kernel_name(dispatcher) -> str:
-    """ "module.function" of a numba dispatcher."""
-    return f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__name__}"
 
 
 def package_dispatchers() -> list:

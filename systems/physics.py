@@ -117,6 +117,8 @@ class PhysicsSystem(System):
             path, the kernels of ``ecs_nav.physics`` called on columns gathered by numpy (the same
             results bit for bit; tests compare the two). Either way a non-finite result is refused
             by the reference path, which names the entities.
+
+    Each setting is also an attribute, validated and converted when set.
     """
 
     name = "PhysicsSystem"
@@ -124,26 +126,72 @@ class PhysicsSystem(System):
     def __init__(self, relax_iterations: int = 16, body_height: float = 2.0,
                  heading_epsilon: float = HEADING_EPSILON, relax_tolerance: float = RELAX_TOLERANCE,
                  max_substeps: int = MAX_SUBSTEPS, compiled: bool = True):
-        if int(relax_iterations) < 0:
-            raise ValueError(f"PhysicsSystem.relax_iterations: must be >= 0, got {relax_iterations!r}")
-        if not (body_height > 0 and np.isfinite(body_height)):
-            raise ValueError(f"PhysicsSystem.body_height: must be a positive number, got {body_height!r}")
-        if not (heading_epsilon >= 0 and np.isfinite(heading_epsilon)):
-            raise ValueError(f"PhysicsSystem.heading_epsilon: must be >= 0, got {heading_epsilon!r}")
-        if not (relax_tolerance >= 0 and np.isfinite(relax_tolerance)):
-            raise ValueError(f"PhysicsSystem.relax_tolerance: must be >= 0, got {relax_tolerance!r}")
-        if isinstance(max_substeps, bool) or int(max_substeps) < 1:
-            raise ValueError(f"PhysicsSystem.max_substeps: must be >= 1, got {max_substeps!r}")
-        self.max_substeps = int(max_substeps)
+        self.relax_iterations = relax_iterations
+        self.body_height = body_height
+        self.heading_epsilon = heading_epsilon
+        self.relax_tolerance = relax_tolerance
+        self.max_substeps = max_substeps
         self.compiled = bool(compiled)
-        self.relax_iterations = int(relax_iterations)
-        self.relax_tolerance = float(relax_tolerance)
-        self.body_height = float(body_height)
-        self.heading_epsilon = float(heading_epsilon)
         self._open_cells_of = None  # the packed map the OpenCells below were made for
         self._open_cells_value = _NO_OPEN_CELLS
-        self._move_call, self._move_map = None, None
-        """``move_rows``' compiled version for the packed map it was looked up with (``compiled_version``)."""
+        self._move_rows = (None, None)
+        """(``move_rows``, its compiled version for this system's argument types: ``compiled_version``).
+        The types stay: the table's views and the packed maps have the same types by construction
+        (``tests/test_physics_rows.py`` checks every kind of map), and the settings below are
+        converted as they are set."""
+
+    # --- settings, validated and converted when set (the one-call tick's compiled version takes
+    # them as the types it was looked up with) ---------------------------------------------------
+
+    @property
+    def relax_iterations(self) -> int:
+        return self._relax_iterations
+
+    @relax_iterations.setter
+    def relax_iterations(self, value) -> None:
+        if int(value) < 0:
+            raise ValueError(f"PhysicsSystem.relax_iterations: must be >= 0, got {value!r}")
+        self._relax_iterations = int(value)
+
+    @property
+    def body_height(self) -> float:
+        return self._body_height
+
+    @body_height.setter
+    def body_height(self, value) -> None:
+        if not (value > 0 and np.isfinite(value)):
+            raise ValueError(f"PhysicsSystem.body_height: must be a positive number, got {value!r}")
+        self._body_height = float(value)
+
+    @property
+    def heading_epsilon(self) -> float:
+        return self._heading_epsilon
+
+    @heading_epsilon.setter
+    def heading_epsilon(self, value) -> None:
+        if not (value >= 0 and np.isfinite(value)):
+            raise ValueError(f"PhysicsSystem.heading_epsilon: must be >= 0, got {value!r}")
+        self._heading_epsilon = float(value)
+
+    @property
+    def relax_tolerance(self) -> float:
+        return self._relax_tolerance
+
+    @relax_tolerance.setter
+    def relax_tolerance(self, value) -> None:
+        if not (value >= 0 and np.isfinite(value)):
+            raise ValueError(f"PhysicsSystem.relax_tolerance: must be >= 0, got {value!r}")
+        self._relax_tolerance = float(value)
+
+    @property
+    def max_substeps(self) -> int:
+        return self._max_substeps
+
+    @max_substeps.setter
+    def max_substeps(self, value) -> None:
+        if isinstance(value, bool) or int(value) < 1:
+            raise ValueError(f"PhysicsSystem.max_substeps: must be >= 1, got {value!r}")
+        self._max_substeps = int(value)
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py
@@ -156,11 +204,13 @@ class PhysicsSystem(System):
         F = self._open_cells(G) if gmap is not None else _NO_OPEN_CELLS
         if self.compiled:
             args = (n, t.capacity, t.layout, t.float_view, t.pair_view, t.flag_view, t.int64_view, G, F,
-                    gmap is not None, float(world.dt), self.max_substeps, MIN_COLLISION_RADIUS, self.body_height,
-                    self.relax_iterations, self.relax_tolerance, COLLISION_TOLERANCE, self.heading_epsilon)
-            if G is not self._move_map:  # the table's views keep their types; another map's arrays may not
-                self._move_call, self._move_map = compiled_version(move_rows, args), G
-            if self._move_call(*args) == MOVED:
+                    gmap is not None, float(world.dt), self._max_substeps, MIN_COLLISION_RADIUS, self._body_height,
+                    self._relax_iterations, self._relax_tolerance, COLLISION_TOLERANCE, self._heading_epsilon)
+            kernel, call = self._move_rows
+            if kernel is not move_rows:  # the first tick (or move_rows replaced, as a test's spy does)
+                call = compiled_version(move_rows, args)
+                self._move_rows = (move_rows, call)
+            if call(*args) == MOVED:
                 return
         self._reference_update(world, G, F)  # (a refused tick: it raises, naming the entities)
 

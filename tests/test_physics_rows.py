@@ -90,7 +90,9 @@ def test_a_map_settings_and_rows_changed_between_ticks_are_read_by_the_next_tick
 
     def change(world, tick):
         physics = world.system("PhysicsSystem")
-        if tick == 10:
+        if tick == 0:
+            physics.relax_tolerance = 0  # an int: kept as a float, as the tick's compiled version takes it
+        elif tick == 10:
             world.map = MapGeometry(BOUNDS, boxes=[Box((2, 2), (2, 8), 3.0)])
         elif tick == 15:
             capacity = world.table.capacity
@@ -103,7 +105,7 @@ def test_a_map_settings_and_rows_changed_between_ticks_are_read_by_the_next_tick
         elif tick == 30:
             world.map = None
         elif tick == 35:
-            physics.relax_iterations = 16
+            physics.relax_iterations, physics.relax_tolerance = 16, 0.5
 
     for tick in range(45):
         for world in worlds:
@@ -113,6 +115,38 @@ def test_a_map_settings_and_rows_changed_between_ticks_are_read_by_the_next_tick
             patch.setattr(PhysicsSystem, "_reference_update", refuse_reference)
             worlds[0].step()
         assert_same_worlds(*worlds)
+
+
+def test_every_call_of_the_one_call_tick_has_the_same_argument_types(monkeypatch):
+    """The PhysicsSystem looks ``move_rows``' compiled version up once (``compiled_version``) and
+    calls it without numba's dispatch, which would check each argument's type: so every world
+    must hand it the same types -- without a map or with any kind, before and after the table
+    grows, with settings given as ints or floats."""
+    import numba
+    from ecs_nav.systems import physics as physics_system
+
+    seen = set()
+    real = physics_system.move_rows
+
+    def spy(*args):
+        seen.add(tuple(numba.typeof(a) for a in args))
+        return real(*args)
+
+    monkeypatch.setattr(physics_system, "move_rows", spy)
+    maps = [None, MapGeometry(BOUNDS), MapGeometry(BOUNDS, boxes=[Box((0, 0), (1, 10), 3.0)]),
+            MapGeometry(BOUNDS, ramps=[Ramp(start=(-6, -8), end=(-6, -2), width=2, low=0, high=1)]),
+            MapGeometry(BOUNDS, circles=[Circle((7, -6), 1.5, 2.0)], floor=1)]
+    for seed, gmap in enumerate(maps):
+        world = random_world(seed, True, with_map=False, relax_iterations=4 + seed % 2, relax_tolerance=seed % 2,
+                             body_height=2 if seed % 2 else 2.5, max_substeps=1.0 + seed % 3)
+        world.map = gmap
+        world.run(2)
+        capacity = world.table.capacity
+        while world.table.capacity == capacity:  # past it: the table grows, its views are made again
+            world.spawn(Position(*np.random.default_rng(world.table.n).uniform(-14, 14, 2)), Velocity(1.0, 0.0),
+                        Agent(), Collider(0.4))
+        world.run(2)
+    assert len(seen) == 1
 
 
 def test_sub_steps_are_taken_by_both_paths():

@@ -139,14 +139,19 @@ def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them()
     """A world without wall avoidance never hands ``steer_tick`` its walls (they cost the call
     time); the first tick rows avoid walls takes a second call with them, and every tick after
     one call with them, the reference path's outputs throughout -- which the walls change."""
+    import inspect
+
+    from ecs_nav.systems import steering as steering_system
+
     no_walls = [b for b in WHOLE_TICK if b != "wall_avoidance"]
     worlds = [random_world(8, 12, compiled, steps_with=[Integrate()], behaviours=no_walls)[0]
               for compiled in (True, False, True)]  # the last never avoids walls
     worlds[2].run(3)
-    calls = []  # each call of steer_tick: whether it was handed the walls
-    real = SteeringSystem._steer_tick
-    with mock.patch.object(SteeringSystem, "_steer_tick", autospec=True,
-                           side_effect=lambda system, *a: calls.append(system._walls_wanted) or real(system, *a)):
+    calls = []
+    real = steering_system.steer_tick
+    given_at = list(inspect.signature(real.py_func).parameters).index("walls_given")
+    with mock.patch.object(steering_system, "steer_tick",
+                           side_effect=lambda *a: calls.append(a[given_at]) or real(*a)):
         for w in worlds[:2]:
             w.run(3)
         assert calls == [False] * 3
@@ -168,10 +173,44 @@ def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them()
         w.close()
 
 
+def test_every_call_of_the_one_call_tick_has_the_same_argument_types():
+    """The SteeringSystem looks ``steer_tick``'s compiled version up once (``compiled_version``)
+    and calls it without numba's dispatch, which would check each argument's type: so every world
+    must hand it the same types -- without walls, with the walls of any map (boxes or none, wall
+    avoidance weighted or not), under a neighbour cap, before and after the table grows."""
+    import numba
+    from ecs_nav.systems import steering as steering_system
+
+    seen = set()
+    real = steering_system.steer_tick
+
+    def spy(*args):
+        seen.add(tuple(numba.typeof(a) for a in args))
+        return real(*args)
+
+    maps = [None, MapGeometry((-12, -12, 12, 12)), MapGeometry((-12, -12, 12, 12), boxes=[Box((2, 2), (3, 1), 2.0)])]
+    with mock.patch.object(steering_system, "steer_tick", side_effect=spy):
+        for seed, gmap in enumerate(maps * 2):
+            behaviours = WHOLE_TICK if seed % 2 else [b for b in WHOLE_TICK if b != "wall_avoidance"]
+            w, _ = random_world(seed, 6, True, max_neighbours=None if seed < 3 else 2, steps_with=[Integrate()],
+                                behaviours=behaviours)
+            w.map = gmap
+            w.run(2)
+            capacity = w.table.capacity
+            while w.table.capacity == capacity:  # past it: the table grows, its views are made again
+                w.spawn(Position(float(w.table.n % 20) - 10, 0.0), Velocity(1.0, 0.0), Agent(),
+                        SteeringWeights({"seek": 1.0, "separation": 1.0}, target=(5.0, 5.0)))
+            w.run(2)
+            w.close()
+    assert len(seen) == 1
+
+
 def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
     """After rows have steered, the system calls ``steer_tick`` without counting the steering
     rows first; when none is left it writes nothing: the other rows keep their force and
     velocity, as on the reference path (which is not called then)."""
+    from ecs_nav.systems import steering as steering_system
+
     worlds = [random_world(3, 6, compiled, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
               for compiled in (True, False)]
     for w in worlds:
@@ -183,9 +222,8 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
     kept = outputs(worlds[0])
     before = worlds[0].system("SteeringSystem").reference_ticks
     calls = []
-    real = SteeringSystem._steer_tick
-    with mock.patch.object(SteeringSystem, "_steer_tick", autospec=True,
-                           side_effect=lambda *a: calls.append(1) or real(*a)):
+    real = steering_system.steer_tick
+    with mock.patch.object(steering_system, "steer_tick", side_effect=lambda *a: calls.append(1) or real(*a)):
         for w in worlds:
             w.run(2)
     assert len(calls) == 2
