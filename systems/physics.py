@@ -95,6 +95,26 @@ _NO_OPEN_CELLS = tuple(kernels.NO_OPEN_CELLS)
 argument costs ~0.6 µs a call to type, a plain tuple ~0.1 µs)."""
 
 
+class Setting:
+    """A PhysicsSystem setting: validated and converted when set (the one-call tick's compiled
+    version takes each as the type it was looked up with), kept in ``_<name>``, which the tick
+    reads."""
+
+    def __init__(self, convert, valid, expected: str):
+        self.convert, self.valid, self.expected = convert, valid, expected
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name, self.slot = name, f"_{name}"
+
+    def __get__(self, system, owner=None):
+        return self if system is None else getattr(system, self.slot)
+
+    def __set__(self, system, value) -> None:
+        if not self.valid(value):
+            raise ValueError(f"PhysicsSystem.{self.name}: must be {self.expected}, got {value!r}")
+        setattr(system, self.slot, self.convert(value))
+
+
 class PhysicsSystem(System):
     """Integrates velocity, resolves map and agent-agent collisions, updates heading.
 
@@ -122,6 +142,11 @@ class PhysicsSystem(System):
     """
 
     name = "PhysicsSystem"
+    relax_iterations = Setting(int, lambda v: int(v) >= 0, ">= 0")
+    body_height = Setting(float, lambda v: v > 0 and np.isfinite(v), "a positive number")
+    heading_epsilon = Setting(float, lambda v: v >= 0 and np.isfinite(v), ">= 0")
+    relax_tolerance = Setting(float, lambda v: v >= 0 and np.isfinite(v), ">= 0")
+    max_substeps = Setting(int, lambda v: not isinstance(v, bool) and int(v) >= 1, ">= 1")
 
     def __init__(self, relax_iterations: int = 16, body_height: float = 2.0,
                  heading_epsilon: float = HEADING_EPSILON, relax_tolerance: float = RELAX_TOLERANCE,
@@ -137,61 +162,8 @@ class PhysicsSystem(System):
         self._move_rows = (None, None)
         """(``move_rows``, its compiled version for this system's argument types: ``compiled_version``).
         The types stay: the table's views and the packed maps have the same types by construction
-        (``tests/test_physics_rows.py`` checks every kind of map), and the settings below are
-        converted as they are set."""
-
-    # --- settings, validated and converted when set (the one-call tick's compiled version takes
-    # them as the types it was looked up with) ---------------------------------------------------
-
-    @property
-    def relax_iterations(self) -> int:
-        return self._relax_iterations
-
-    @relax_iterations.setter
-    def relax_iterations(self, value) -> None:
-        if int(value) < 0:
-            raise ValueError(f"PhysicsSystem.relax_iterations: must be >= 0, got {value!r}")
-        self._relax_iterations = int(value)
-
-    @property
-    def body_height(self) -> float:
-        return self._body_height
-
-    @body_height.setter
-    def body_height(self, value) -> None:
-        if not (value > 0 and np.isfinite(value)):
-            raise ValueError(f"PhysicsSystem.body_height: must be a positive number, got {value!r}")
-        self._body_height = float(value)
-
-    @property
-    def heading_epsilon(self) -> float:
-        return self._heading_epsilon
-
-    @heading_epsilon.setter
-    def heading_epsilon(self, value) -> None:
-        if not (value >= 0 and np.isfinite(value)):
-            raise ValueError(f"PhysicsSystem.heading_epsilon: must be >= 0, got {value!r}")
-        self._heading_epsilon = float(value)
-
-    @property
-    def relax_tolerance(self) -> float:
-        return self._relax_tolerance
-
-    @relax_tolerance.setter
-    def relax_tolerance(self, value) -> None:
-        if not (value >= 0 and np.isfinite(value)):
-            raise ValueError(f"PhysicsSystem.relax_tolerance: must be >= 0, got {value!r}")
-        self._relax_tolerance = float(value)
-
-    @property
-    def max_substeps(self) -> int:
-        return self._max_substeps
-
-    @max_substeps.setter
-    def max_substeps(self, value) -> None:
-        if isinstance(value, bool) or int(value) < 1:
-            raise ValueError(f"PhysicsSystem.max_substeps: must be >= 1, got {value!r}")
-        self._max_substeps = int(value)
+        (``tests/test_physics_rows.py`` checks every kind of map), and the settings are converted
+        as they are set (``Setting``)."""
 
     def update(self, world) -> None:
         move_characters(world)  # side-view characters (key inputs -> motion): systems/platformer_stage.py

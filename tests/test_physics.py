@@ -253,6 +253,18 @@ def test_substeps_validated():
         PhysicsSystem(max_substeps=0)
 
 
+def test_settings_set_later_are_validated_and_converted_as_in_the_constructor():
+    physics = PhysicsSystem()
+    physics.relax_tolerance, physics.max_substeps, physics.body_height = 0, 2.0, 3
+    assert (physics.relax_tolerance, physics.max_substeps, physics.body_height) == (0.0, 2, 3.0)
+    assert type(physics.relax_tolerance) is float and type(physics.max_substeps) is int
+    for name, value in (("relax_iterations", -1), ("body_height", 0.0), ("heading_epsilon", float("nan")),
+                        ("relax_tolerance", -0.5), ("max_substeps", True)):
+        with pytest.raises(ValueError, match=f"PhysicsSystem.{name}: must be"):
+            setattr(physics, name, value)
+    assert physics.max_substeps == 2  # a refused value leaves the setting as it was
+
+
 def test_relaxation_never_pushes_an_agent_into_a_wall():
     wall = MapGeometry(BOUNDS, boxes=[Box((0, 0), (0.1, 20), 3.0)])  # x in [-0.05, 0.05]
     world = World(seed=0, dt=1.0 / 60.0)
