@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import esper
@@ -497,7 +497,7 @@ class World:
             for fn in self._subscribers.get(type(event), ()):
                 fn(event)
 
-    def run_timed(self, systems) -> None:
+    def run_timed(self, systems: Iterable[System]) -> None:
         """Run each system's ``update`` in turn, adding its time to ``timings_ms`` and the time
         its kernels spent compiling or loading from numba's cache to ``warmup_ms`` instead (so a
         system's time is the time its work takes). One clock reading ends a system's time and
