@@ -84,13 +84,8 @@ def framework_floor(ticks: int) -> dict[str, tuple[float, float]]:
     """What a tick costs before any system works: ``World.step()`` of a world without systems,
     and of one with the SteeringSystem and PhysicsSystem but no entity (each returns at once)."""
     floors = {}
-    for label, systems in (("World.step, no systems", ()), ("World.step, both systems, no entity", (
-            SteeringSystem(), PhysicsSystem()))):  # fmt: skip
-        world = World(seed=0, dt=DT)
-        world.map = MapGeometry((0, 0, SIZE, SIZE))
-        if systems:
-            world.add_systems(*systems)
-        world.run(3)
+    for label, systems in (("World.step, no systems", False), ("World.step, both systems, no entity", True)):
+        world = small_world(0, systems)
         floors[label] = per_tick(world.step, ticks)
         world.close()
     return floors
