@@ -220,6 +220,27 @@ def compiled_version(dispatcher: Callable, args: tuple) -> Callable:
     return compiled.entry_point if compiled is not None else dispatcher.compile(types)
 
 
+class DirectCall:
+    """Calls the kernel that ``current()`` returns without numba's dispatch: its compiled version
+    for the argument types of the first call (``compiled_version``), looked up again only when
+    ``current()`` returns another object (as when a test puts a spy where the caller reads the
+    kernel: ``current`` reads it there, e.g. ``lambda: steer_tick``). It checks nothing, so its
+    caller must hand it arguments of the same types on every call, by construction (and test
+    that: one set of types)."""
+
+    __slots__ = ("_current", "_kernel", "_call")
+
+    def __init__(self, current: Callable[[], Callable]):
+        self._current = current
+        self._kernel = self._call = None
+
+    def __call__(self, *args):
+        kernel = self._current()
+        if kernel is not self._kernel:
+            self._call, self._kernel = compiled_version(kernel, args), kernel
+        return self._call(*args)
+
+
 def attach(dispatcher: Dispatcher, versions: tuple[tuple[tuple, Callable], ...]) -> None:
     """Put compiled ``versions`` ((argument types, function), from the library) in ``dispatcher``'s
     table: its calls with those types run them. numba's dispatcher has no public way to add a
