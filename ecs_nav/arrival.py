@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.aot import DirectCall, kernel
 from ecs_nav.spatial import build_grid
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
@@ -180,6 +180,15 @@ def arrived_rows(table) -> np.ndarray:
     return ((table.follow_state[:n] == FOLLOW_STOPPED) & (table.goal_key[:n] >= 0)).nonzero()[0]
 
 
+@kernel
+def anyone_arrived(n, follow_state, goal_key):
+    """Whether ``arrived_rows`` would find a row among [0, n): one pass, to the first."""
+    for i in range(n):
+        if follow_state[i] == FOLLOW_STOPPED and goal_key[i] >= 0:
+            return True
+    return False
+
+
 def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it (an
     agent is never ahead of itself, so ``rows`` may include arrived agents)."""
@@ -239,6 +248,10 @@ def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stu
     return n_reached
 
 
+_count_still_direct = DirectCall(lambda: _count_still)
+"""``_count_still`` without numba's dispatch (``standing_still`` hands it the same types always)."""
+
+
 def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
                    stuck_distance: float = STUCK_DISTANCE) -> np.ndarray:
     """Stuck detection (seed 002: the position did not change for K ticks): (k,) bool, True
@@ -249,10 +262,11 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     set this tick (it does not count). ``rows``: a slice or mask of the live rows, or an int64
     array of live row ids, which is used as given (the followers' own row arrays)."""
     index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else np.arange(table.n)[rows]
+    index = np.ascontiguousarray(index)  # (the types of every call: ``_count_still_direct`` checks none)
     distance = float(stuck_distance)
     stuck = np.empty(index.size, np.bool_)
-    if _count_still(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
-                    table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance, stuck):
+    if _count_still_direct(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
+                           table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance, stuck):
         at = stuck.nonzero()[0]
         rows_at = index[at]
         in_queue = queueing(table, rows_at, table.steer_target[rows_at] - table.pos[rows_at])

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.aot import kernel
+from ecs_nav.arrival import anyone_arrived
 from ecs_nav.physics import turn_heading
 
 
@@ -86,8 +87,8 @@ def waypoint_hits(
 
 
 @kernel
-def final_approach(rows, pos, once, final, target_row, final_leg, partial, follow_state, stopping_distance,
-                   arrival_distance, radius, steer_target, blocked_ticks, group_arrival, anyone_arrived,
+def final_approach(rows, pos, once, final, target_row, final_leg, partial, follow_state, goal_key, n,
+                   stopping_distance, arrival_distance, radius, steer_target, blocked_ticks, group_arrival,
                    stop_hysteresis, rearm_radii, stopped_code, moving, to_final, dist, arrive, candidates,
                    rearm):  # fmt: skip
     """The once-path rows' approach to their final target (``once`` (m,) bool), before group
@@ -97,11 +98,14 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
     ``to_final`` (m, 2) and ``dist`` (m,) from ``pos`` to the final target, ``arrive`` (m,) on
     their way (not ``stopped_code``) and within their ``stopping_distance``, ``candidates`` (m,)
     on their way, not arriving, not on a partial path -- the rows group arrival may settle (none
-    without ``group_arrival``, nor when nobody has ``anyone_arrived``: no arrived agent holds
-    anyone back) --, ``rearm`` (m,) stopped and further than their re-arm distance. With
-    ``group_arrival``, ``blocked_ticks`` of every row of ``rows`` that is not a candidate is
-    zeroed. (The caller's arrays, not returned ones: see ``waypoint_hits``.)"""
+    without ``group_arrival``, nor when no row of the table's [0, ``n``) has arrived at a goal,
+    ``arrival.anyone_arrived``: no arrived agent holds anyone back) --, ``rearm`` (m,) stopped
+    and further than their re-arm distance. With ``group_arrival``, ``blocked_ticks`` of every
+    row of ``rows`` that is not a candidate is zeroed. Returns how many rows arrive, are
+    candidates and re-arm. (The caller's arrays, not returned ones: see ``waypoint_hits``.)"""
     m = rows.size
+    settles = group_arrival and anyone_arrived(n, follow_state, goal_key)
+    n_arrive = n_candidates = n_rearm = 0
     moving[:] = False
     arrive[:] = False
     candidates[:] = False
@@ -129,12 +133,16 @@ def final_approach(rows, pos, once, final, target_row, final_leg, partial, follo
         stop = stopping_distance[i]
         if follow_state[i] != stopped_code:
             arrive[k] = d <= stop
-            candidates[k] = group_arrival and anyone_arrived and not arrive[k] and not partial[k]
+            candidates[k] = settles and not arrive[k] and not partial[k]
+            n_arrive += arrive[k]
+            n_candidates += candidates[k]
         else:
             margin = stop_hysteresis if j >= 0 else max(stop_hysteresis, rearm_radii * radius[i])
             rearm[k] = d > max(stop, arrival_distance[i]) + margin
+            n_rearm += rearm[k]
         if group_arrival and not candidates[k]:
             blocked_ticks[i] = 0
+    return n_arrive, n_candidates, n_rearm
 
 
 @kernel

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.arrival import arrived_rows, held_back, touching_arrived
+from ecs_nav.aot import DirectCall
+from ecs_nav.arrival import held_back, touching_arrived
 from ecs_nav.events import PathFailed, TargetReached
 from ecs_nav.follow_rows import face_stopped, final_approach
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
@@ -22,6 +23,12 @@ from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 REARM_RADII = 4.0
 """An agent stopped at a fixed goal re-arms only when pushed this many of its radii further
 from the goal than where it stopped (and no longer touching the arrived crowd)."""
+
+
+_final_approach = DirectCall(lambda: final_approach)
+_face_stopped = DirectCall(lambda: face_stopped)
+"""The two kernels without numba's dispatch: ``approach`` hands them the same types always (the
+table's columns, the follower's arrays, settings converted as they are read)."""
 
 
 def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarray) -> None:
@@ -32,28 +39,30 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
     m = rows.size
     moving, arrive, candidates, rearm = np.empty((4, m), np.bool_)
     to_final, dist = np.empty((m, 2)), np.empty(m)
-    final_approach(
-        rows, table.pos, once, f.final, f.target_row, f.final_leg, f.partial, table.follow_state,
-        table.stopping_distance, table.arrival_distance, table.radius, table.steer_target, table.blocked_ticks,
-        f.group_arrival, f.group_arrival and arrived_rows(table).size > 0, f.stop_hysteresis, REARM_RADII,
-        FOLLOW_STOPPED, moving, to_final, dist, arrive, candidates, rearm)  # fmt: skip
-    if np.count_nonzero(candidates):  # group arrival
+    n_arrive, n_candidates, n_rearm = _final_approach(
+        rows, table.pos, once, f.final, f.target_row, f.final_leg, f.partial, table.follow_state, table.goal_key,
+        table.n, table.stopping_distance, table.arrival_distance, table.radius, table.steer_target,
+        table.blocked_ticks, bool(f.group_arrival), float(f.stop_hysteresis), REARM_RADII, FOLLOW_STOPPED, moving,
+        to_final, dist, arrive, candidates, rearm)  # fmt: skip
+    if n_candidates:  # group arrival
         toward = table.steer_target[rows[candidates]] - pos[candidates]
         arrive[candidates] = held_back(table, rows[candidates], toward, (pos - last)[candidates], world.dt,
                                        f.settle_ticks)  # fmt: skip
+        n_arrive = np.count_nonzero(arrive)
     # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms only when
     # pushed REARM_RADII radii past where it stopped and touching no arrived agent of its goal;
     # one whose target moves re-arms by distance alone (seed 000)
-    if f.group_arrival and np.count_nonzero(rearm):
+    if f.group_arrival and n_rearm:
         held = rearm & ~moving & ~f.partial
         toward = table.steer_target[rows[held]] - pos[held]
         rearm[held] = ~touching_arrived(table, rows[held], toward)
-    if np.count_nonzero(rearm):
+        n_rearm = np.count_nonzero(rearm)
+    if n_rearm:
         table.follow_state[rows[rearm]] = np.where(f.last_once[rearm], FOLLOW_ARRIVE, FOLLOW_SEEK)
         table.stuck_ticks[rows[rearm]] = -1
         table.stuck_anchor[rows[rearm]] = pos[rearm]
         f.at_end[rearm] = False
-    if np.count_nonzero(arrive):
+    if n_arrive:
         table.follow_state[rows[arrive]] = FOLLOW_STOPPED
         table.arrival_distance[rows[arrive]] = dist[arrive]
         for i in arrive.nonzero()[0].tolist():
@@ -66,4 +75,5 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
                 if f.leave[i]:
                     world.despawn(int(f.ents[i]))
     # the STOPPED rows face their target (seed 000)
-    face_stopped(rows, once, table.follow_state, FOLLOW_STOPPED, to_final, table.heading, table.turn_speed, world.dt)
+    _face_stopped(rows, once, table.follow_state, FOLLOW_STOPPED, to_final, table.heading, table.turn_speed,
+                  float(world.dt))

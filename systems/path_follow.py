@@ -74,6 +74,7 @@ from ecs_nav.systems.flow_follow import FlowFollower
 from ecs_nav.systems.path_arrival import REARM_RADII, approach
 from ecs_nav.systems.platformer_stage import run_bots
 
+from ecs_nav.aot import DirectCall
 from ecs_nav.arrival import (
     SETTLE_TICKS,
     STUCK_DISTANCE,
@@ -128,6 +129,9 @@ class PathFollowSystem(System):
                                  self.stuck_distance, self.group_arrival)  # flow-field followers
         self._structure = -1  # the World's structure version of Path the cache was built at
         self._despawn_cursor = 0
+        self._waypoint_hits = DirectCall(lambda: waypoint_hits)
+        """``waypoint_hits`` without numba's dispatch: the table's columns and this cache's arrays
+        have the same types by construction (``tests/test_path_follow.py`` checks them)."""
         self._empty()
 
     # --- the cache aligned with the sorted path entities -----------------------------------------
@@ -407,9 +411,9 @@ class PathFollowSystem(System):
 
         # --- waypoint tests: one compiled pass (ecs_nav.follow_rows) ---------------------
         pos, hits = np.empty((m, 2)), np.empty(m, np.bool_)
-        if waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
-                         self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt, self.nxt_z,
-                         self.has_nxt, self.last_once, pos, hits):
+        if self._waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
+                               self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt,
+                               self.nxt_z, self.has_nxt, self.last_once, pos, hits):
             hit_rows = hits.nonzero()[0].tolist()
         else:
             hit_rows = []

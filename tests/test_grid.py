@@ -224,3 +224,57 @@ def test_read_scenarios(tmp_path):
 def test_malformed_scenarios_name_the_line(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         read_scenarios(write(tmp_path, "bad.scen", text))
+
+
+def reference_nearest(graph, point, z, search_cells: int) -> int:
+    """``NavGraph.nearest_nodes`` written out for one point: its own cell's node when walkable
+    and (with ``z``) within max_climb of z, else the nearest such node of the cells around it
+    (ties: the lowest id), else -1."""
+    g = graph.grid
+
+    def qualifies(node):
+        return bool(graph.walkable[node]) and (z is None or abs(graph.positions[node, 2] - z) <= graph.max_climb)
+
+    if not (math.isfinite(point[0]) and math.isfinite(point[1])):
+        return -1
+    col = round((point[0] - g.origin[0]) / g.spacing)  # (round half to even, as np.rint)
+    row = round((point[1] - g.origin[1]) / g.spacing)
+    if 0 <= col < g.cols and 0 <= row < g.rows and qualifies(row * g.cols + col):
+        return row * g.cols + col
+    near = [(float(np.sum((graph.positions[r * g.cols + c, :2] - point) ** 2)), r * g.cols + c)
+            for r in range(row - search_cells, row + search_cells + 1)
+            for c in range(col - search_cells, col + search_cells + 1)
+            if 0 <= r < g.rows and 0 <= c < g.cols and qualifies(r * g.cols + c)]
+    return min(near)[1] if near else -1
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocked=arrays(bool, st.tuples(st.integers(1, 9), st.integers(1, 9))),
+       seed=st.integers(0, 2**32 - 1), cell_size=st.sampled_from([0.5, 1.0, 2.0]),
+       search_cells=st.integers(0, 3), with_elevation=st.booleans())
+def test_nearest_nodes_matches_a_search_written_out(blocked, seed, cell_size, search_cells, with_elevation):
+    """The compiled point-to-node lookup against the rule written out, on random grids with
+    random node elevations and climbs, for points inside, outside, on cell borders (ties of
+    rounding and of distance) and not finite."""
+    import dataclasses
+
+    rng = np.random.default_rng(seed)
+    base = grid_graph(blocked, cell_size=cell_size)
+    z = np.where(base.walkable, rng.choice([0.0, 0.5, 2.0], base.walkable.size), np.nan)
+    graph = dataclasses.replace(base, positions=np.column_stack([base.positions[:, :2], z]),
+                                max_climb=float(rng.choice([0.25, 1.0, np.inf])))
+    lo, hi = graph.positions[:, :2].min(axis=0) - 3 * cell_size, graph.positions[:, :2].max(axis=0) + 3 * cell_size
+    points = np.concatenate([rng.uniform(lo, hi, (40, 2)),
+                             np.round(rng.uniform(lo, hi, (20, 2)) / (cell_size / 2)) * (cell_size / 2),
+                             [[np.nan, 0.0], [np.inf, 1.0], [1e300, -1e300], [1e17, 0.0]]])
+    elevations = rng.choice([0.0, 0.5, 1.0, 2.0], points.shape[0]) if with_elevation else None
+    got = graph.nearest_nodes(points, elevations, search_cells)
+    want = [reference_nearest(graph, p, None if elevations is None else elevations[k], search_cells)
+            for k, p in enumerate(points)]
+    assert got.tolist() == want
+
+
+def test_nearest_nodes_names_a_count_mismatch():
+    graph = grid_graph(np.zeros((3, 3), bool))
+    with pytest.raises(ValueError, match="2 elevations for 3 points"):
+        graph.nearest_nodes(np.zeros((3, 2)), np.zeros(2))

@@ -322,3 +322,46 @@ def test_many_followers_despawn_and_determinism():
         return w.state_digest(), w.event_counts
     a, b = run(), run()
     assert a == b and a[1]["WaypointReached"] > 0
+
+
+def test_every_call_of_the_followers_kernels_has_the_same_argument_types():
+    """The path follower calls its kernels without numba's dispatch (``aot.DirectCall``), which
+    would check each argument's type: so every world must hand each kernel the same types -- in
+    every built-in scene (target entities, patrols, group arrival, despawns on arrival, flow
+    fields, side-view bots) and after the table has grown."""
+    from unittest import mock
+
+    import numba
+    from ecs_nav.systems import path_arrival, path_follow
+
+    from ecs_nav import arrival, load_scene
+    from ecs_nav.scene import builtin_scenes
+
+    seen = {}
+
+    def spying(module, name):
+        real = getattr(module, name)
+
+        def spy(*args):
+            seen.setdefault(name, set()).add(tuple(numba.typeof(a) for a in args))
+            return real(*args)
+
+        return mock.patch.object(module, name, side_effect=spy)
+
+    with (spying(path_follow, "waypoint_hits"), spying(path_arrival, "final_approach"),
+          spying(path_arrival, "face_stopped"), spying(arrival, "_count_still")):
+        for scene in builtin_scenes():
+            w = load_scene(scene)
+            w.run(90)
+            w.close()
+        w = make_world()
+        capacity = w.table.capacity
+        while w.table.capacity == capacity:  # past it: the table grows, its views are made again
+            x = float(w.table.n % 20)
+            w.spawn(Position(x, 0.0), Velocity(), Agent(), SteeringWeights({"follow_path": 1.0}),
+                    Path(np.array([[x, 5.0], [x, 10.0]])))
+            w.run(1)
+        w.run(2)
+        w.close()
+    assert set(seen) == {"waypoint_hits", "final_approach", "face_stopped", "_count_still"}
+    assert {name: len(types) for name, types in seen.items()} == dict.fromkeys(seen, 1)

@@ -16,12 +16,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ecs_nav.aot import kernel
+
 EDGE_WALK = 0
 """An ordinary two-way walkable link."""
 EDGE_DROP = 1
 """A one-way link down a ledge that cannot be climbed back."""
 EDGE_LINK = 2
 """An off-mesh link (jump, teleporter): one-way, its cost set by whoever adds it."""
+_FAR_CELL = 2.0**62
+"""A cell coordinate this far from the grid (or NaN) is no cell: ``nearest_walkable``."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,43 @@ class GridIndex:
         x = self.origin[0] + col.ravel() * self.spacing
         y = self.origin[1] + row.ravel() * self.spacing
         return np.stack([x, y], axis=1).astype(np.float64)
+
+
+_NO_ELEVATIONS = np.zeros(0)
+
+
+@kernel
+def nearest_walkable(positions, walkable, max_climb, ox, oy, spacing, cols, rows, points, with_elevation, elevations,
+                     search_cells, out):
+    """``NavGraph.nearest_nodes`` over the points (k, 2), written to ``out`` (k,): the node of a
+    point's own grid cell (``GridIndex.cells_of``: the nearest node slot) when it is walkable and,
+    ``with_elevation``, within ``max_climb`` of ``elevations[k]``; else the nearest such node by
+    ground distance among the cells up to ``search_cells`` away, the lowest id of those equally
+    near; else -1. ``positions`` (n, 3) and ``walkable`` (n,): the graph's; ``ox``, ``oy``,
+    ``spacing``, ``cols``, ``rows``: its grid's."""
+    for k in range(points.shape[0]):
+        out[k] = -1
+        px, py = points[k, 0], points[k, 1]
+        fc, fr = np.rint((px - ox) / spacing), np.rint((py - oy) / spacing)
+        if not (abs(fc) < _FAR_CELL and abs(fr) < _FAR_CELL):  # (NaN too) no window reaches the grid
+            continue
+        col, row = int(fc), int(fr)
+        z = elevations[k] if with_elevation else 0.0
+        if 0 <= col < cols and 0 <= row < rows:
+            node = row * cols + col
+            if walkable[node] and (not with_elevation or abs(positions[node, 2] - z) <= max_climb):
+                out[k] = node
+                continue
+        best_d2 = np.inf
+        for r in range(max(row - search_cells, 0), min(row + search_cells + 1, rows)):
+            for c in range(max(col - search_cells, 0), min(col + search_cells + 1, cols)):
+                node = r * cols + c  # ascending ids: the first of equal distances is the lowest
+                if not walkable[node] or (with_elevation and not abs(positions[node, 2] - z) <= max_climb):
+                    continue
+                dx, dy = positions[node, 0] - px, positions[node, 1] - py
+                d2 = dx * dx + dy * dy
+                if out[k] < 0 or d2 < best_d2:
+                    out[k], best_d2 = node, d2
 
 
 @dataclass
@@ -279,21 +320,20 @@ class NavGraph:
         A node qualifies when its elevation is within ``max_climb`` of the point's elevation
         (when given): a point on a wall top snaps to a wall-top node, not to the floor below.
         O(1) per point in the common case (the point's own cell); otherwise the
-        ``(2 * search_cells + 1)²`` cells around it are searched.
+        ``(2 * search_cells + 1)²`` cells around it are searched (``nearest_walkable``).
         """
-        p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-        z = None if elevations is None else np.asarray(elevations, np.float64).reshape(-1)
+        p = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 2))
+        if elevations is None:
+            z = _NO_ELEVATIONS
+        else:
+            z = np.ascontiguousarray(np.asarray(elevations, dtype=np.float64).reshape(-1))
+            if z.size != p.shape[0]:
+                raise ValueError(f"nearest_nodes: {z.size} elevations for {p.shape[0]} points")
         g = self.grid
-        col, row = g.cells_of(p)
-        inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
-        out = np.full(p.shape[0], -1, dtype=np.int64)
-        ids = row[inside] * g.cols + col[inside]
-        ok = self.walkable[ids]
-        if z is not None:
-            ok &= np.abs(self.positions[ids, 2] - z[inside]) <= self.max_climb
-        out[np.flatnonzero(inside)[ok]] = ids[ok]
-        for k in np.flatnonzero(out < 0):
-            out[k] = self._nearest_in_window(p[k], None if z is None else z[k], col[k], row[k], search_cells)
+        out = np.empty(p.shape[0], np.int64)
+        nearest_walkable(self.positions, self.walkable, float(self.max_climb), float(g.origin[0]),
+                         float(g.origin[1]), float(g.spacing), int(g.cols), int(g.rows), p, elevations is not None,
+                         z, int(search_cells), out)
         return out
 
     def nearest_node(self, point, elevation: float | None = None, search_cells: int = 3) -> int | None:
@@ -302,22 +342,6 @@ class NavGraph:
         z = None if elevation is None else np.array([elevation])
         node = int(self.nearest_nodes(p[None, :], z, search_cells)[0])
         return node if node >= 0 else None
-
-    def _nearest_in_window(self, p, z, col, row, radius) -> int:
-        g = self.grid
-        c0, c1 = max(col - radius, 0), min(col + radius + 1, g.cols)
-        r0, r1 = max(row - radius, 0), min(row + radius + 1, g.rows)
-        if c0 >= c1 or r0 >= r1:
-            return -1
-        rr, cc = np.meshgrid(np.arange(r0, r1), np.arange(c0, c1), indexing="ij")
-        ids = (rr * g.cols + cc).ravel()
-        ids = ids[self.walkable[ids]]
-        if z is not None and ids.size:
-            ids = ids[np.abs(self.positions[ids, 2] - z) <= self.max_climb]
-        if ids.size == 0:
-            return -1
-        d2 = np.sum((self.positions[ids, :2] - p) ** 2, axis=1)
-        return int(ids[np.argmin(d2)])  # argmin takes the lowest id on ties: deterministic
 
     # --- interop ----------------------------------------------------------------------------
 
