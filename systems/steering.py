@@ -78,7 +78,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav import steering as st
-from ecs_nav.aot import DirectCall
+from ecs_nav.aot import compiled_version
 from ecs_nav.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
@@ -150,10 +150,10 @@ class SteeringSystem(System):
         """A row has steered: from then on ``steer_tick`` is called without counting them first."""
         self._walls_wanted = False
         """A row has used wall avoidance: from then on ``steer_tick`` is handed the walls."""
-        self._tick = DirectCall(lambda: steer_tick)
-        """``steer_tick`` without numba's dispatch. The types of its arguments stay: the table's
-        views, and the walls with or without any, have the same types by construction
-        (``tests/test_steering_rows.py`` checks the walls of every kind of map)."""
+        self._tick = (None, None)
+        """(``steer_tick``, its compiled version for this system's argument types: ``compiled_version``).
+        The types stay: the table's views, and the walls with or without any, have the same types by
+        construction (``tests/test_steering_rows.py`` checks the walls of every kind of map)."""
         self.wall_min_height = float(wall_min_height)
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
@@ -224,7 +224,11 @@ class SteeringSystem(System):
         walls = (self._wall_inputs(world) or _NO_WALLS) if self._walls_wanted else _NO_WALLS
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
                 self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
-        return self._tick(*args)
+        kernel, call = self._tick
+        if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
+            call = compiled_version(steer_tick, args)
+            self._tick = (steer_tick, call)
+        return call(*args)
 
     def _steer_compiled(self, world) -> bool:
         """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
