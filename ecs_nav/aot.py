@@ -46,6 +46,11 @@ from numba.core.dispatcher import Dispatcher
 
 from ecs_nav.kernel_manifest import decode_types
 
+try:  # (numba's C dispatcher's fingerprint of a value: not public API; its typeof tells the same apart)
+    from numba._dispatcher import compute_fingerprint
+except ImportError:  # pragma: no cover
+    compute_fingerprint = numba.typeof
+
 LIBRARY = "aot_kernels"
 """The compiled library's module name, in the package (``ecs_nav.aot_kernels``)."""
 INDEX_EXPORT = "index"
@@ -64,8 +69,20 @@ X86_64_V3_FEATURES = ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "mov
 """LLVM's names of the instruction-set features x86-64-v3 implies."""
 
 
+CHECK_CALLS_VARIABLE = "ECS_NAV_CHECK_CALLS"
+"""Set to ``1`` (the test suite sets it: ``tests/conftest.py``), every call of a kernel through
+its compiled version (``DirectCall``, and the SteeringSystem's and PhysicsSystem's one-call
+kernels) is checked to hand the argument types of the first (``same_types``)."""
+
+
 class AotWarning(UserWarning):
     """The compiled library is installed but cannot be used; the kernels compile on first use."""
+
+
+def checking_calls() -> bool:
+    """Whether ``$ECS_NAV_CHECK_CALLS`` is ``1``: read at a kernel's first call through its
+    compiled version, which then keeps its types to check every later call against."""
+    return os.environ.get(CHECK_CALLS_VARIABLE, "").strip() == "1"
 
 
 def enabled() -> bool:
@@ -208,8 +225,10 @@ def compiled_version(dispatcher: Callable, args: tuple) -> Callable:
     about 0.15 µs an array and 0.65-0.8 µs a tuple of arrays, about 1 µs a call of the one-call
     kernels (``bench/RESULTS.md``, session 11). It checks nothing: call it only with arguments of
     the types of ``args``, arrays of the same dtype, dimensions and layout, and scalars of the
-    same kind (numba converts a scalar to the type it was compiled for: 2.5 handed to an int64
-    is 2). ``dispatcher`` itself where numba's JIT is disabled."""
+    same kind. Another array is misread (an int64 array of the same item size read as float64)
+    or crashes the process (another number of dimensions); numba converts a scalar to the type
+    it was compiled for (2.5 handed to an int64 is 2). ``same_types`` checks a call where
+    ``checking_calls()``. ``dispatcher`` itself where numba's JIT is disabled."""
     if not isinstance(dispatcher, Dispatcher):
         return dispatcher
     types = tuple(dispatcher.typeof_pyval(value) for value in args)
@@ -220,26 +239,47 @@ def compiled_version(dispatcher: Callable, args: tuple) -> Callable:
     return compiled.entry_point if compiled is not None else dispatcher.compile(types)
 
 
+def call_types(args: tuple) -> tuple:
+    """What numba's dispatch tells apart in ``args``, argument by argument: numba's own
+    fingerprint of each (dtype, dimensions, layout and writability of an array; the kind of a
+    scalar; tuples element by element), from its C dispatcher, about 0.15 µs an argument."""
+    return tuple(map(compute_fingerprint, args))
+
+
+def same_types(kernel: Callable, first: tuple, args: tuple) -> None:
+    """Raise TypeError naming ``kernel`` and the first argument whose type is not that of the
+    first call (``first``: ``call_types`` of its arguments): a call through the compiled version
+    checks nothing itself (``compiled_version``)."""
+    now = call_types(args)
+    if now != first:
+        i = next(i for i, (a, b) in enumerate(zip(first, now, strict=True)) if a != b)
+        raise TypeError(f"{kernel_name(kernel)}: argument {i} is a {numba.typeof(args[i])}, of another type than at "
+                        "the first call; a kernel called through its compiled version must be handed the same types")
+
+
 class DirectCall:
     """Calls the kernel that ``current()`` returns without numba's dispatch: its compiled version
     for the argument types of the first call (``compiled_version``), looked up again only when
     ``current()`` returns another object (as when a test puts a spy where the caller reads the
-    kernel: ``current`` reads it there, e.g. ``lambda: waypoint_hits``). It checks nothing, so its
-    caller must hand it arguments of the same types on every call, by construction (and test
-    that: one set of types). A call through it costs about 0.2 µs more than the same lookup
+    kernel: ``current`` reads it there, e.g. ``lambda: waypoint_hits``). It checks nothing (but
+    where ``checking_calls()``), so its caller must hand it arguments of the same types on every
+    call, by construction. A call through it costs about 0.2 µs more than the same lookup
     written inline, as the SteeringSystem and PhysicsSystem write it for their one-call kernels,
     a small world's whole tick (``bench/RESULTS.md``, session 12)."""
 
-    __slots__ = ("_current", "_kernel", "_call")
+    __slots__ = ("_current", "_kernel", "_call", "_types")
 
     def __init__(self, current: Callable[[], Callable]):
         self._current = current
-        self._kernel = self._call = None
+        self._kernel = self._call = self._types = None
 
     def __call__(self, *args):
         kernel = self._current()
         if kernel is not self._kernel:
             self._call, self._kernel = compiled_version(kernel, args), kernel
+            self._types = call_types(args) if checking_calls() else None
+        elif self._types is not None:
+            same_types(kernel, self._types, args)
         return self._call(*args)
 
 

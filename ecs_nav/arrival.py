@@ -261,12 +261,17 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
     set this tick (it does not count). ``rows``: a slice or mask of the live rows, or an int64
     array of live row ids, which is used as given (the followers' own row arrays)."""
-    index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else np.arange(table.n)[rows]
-    index = np.ascontiguousarray(index)  # (the types of every call: ``_count_still_direct`` checks none)
+    every = np.arange(table.n, dtype=np.int64)
+    index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else every[rows]
+    # the same types on every call (``_count_still_direct`` checks none): 1-D, C order
+    index, active = np.ascontiguousarray(index), np.ascontiguousarray(active, dtype=np.bool_)
+    if index.ndim != 1 or active.shape != index.shape:
+        raise ValueError(f"standing_still: rows must select a 1-D run of rows and active be one flag per row, got "
+                         f"rows of shape {index.shape} and active of shape {active.shape}")
     distance = float(stuck_distance)
     stuck = np.empty(index.size, np.bool_)
-    if _count_still_direct(index, np.ascontiguousarray(active, dtype=np.bool_), table.pos, table.follow_state,
-                           table.stuck_ticks, table.stuck_anchor, int(stuck_ticks), distance * distance, stuck):
+    if _count_still_direct(index, active, table.pos, table.follow_state, table.stuck_ticks, table.stuck_anchor,
+                           int(stuck_ticks), distance * distance, stuck):
         at = stuck.nonzero()[0]
         rows_at = index[at]
         in_queue = queueing(table, rows_at, table.steer_target[rows_at] - table.pos[rows_at])

@@ -16,6 +16,10 @@ settings.load_profile("ecs_nav")
 # processes of its own (ecs_nav.precompile) unless a test asks for them
 os.environ.setdefault("ECS_NAV_COMPILE_WORKERS", "0")
 
+# every call of a kernel through its compiled version, without numba's dispatch, is checked to
+# hand the types of its first (ecs_nav.aot.checking_calls, read at a kernel's first such call)
+os.environ.setdefault("ECS_NAV_CHECK_CALLS", "1")
+
 # the testing kit's fixtures (nav_world, make_nav_world, ascii_map): an installed ecs-nav brings
 # them through its pytest11 entry point; a checkout that is not installed gets them here
 pytest_plugins = ["ecs_nav.testing.plugin"]

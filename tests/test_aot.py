@@ -98,6 +98,34 @@ def test_the_compiled_version_of_a_call_is_the_one_its_dispatch_would_run():
     assert aot.compiled_version(plus_three.py_func, (1,)) is plus_three.py_func  # numba's JIT disabled
 
 
+def test_a_direct_call_checks_every_call_against_the_first_where_asked(monkeypatch):
+    """``DirectCall`` calls the compiled version of its first call's types; where
+    ``$ECS_NAV_CHECK_CALLS`` is 1 (the test suite's setting) a later call with another type is a
+    TypeError naming the kernel and the argument, and without it nothing is checked. A new
+    kernel object where the caller reads it (a spy) is looked up again."""
+    import numpy as np
+
+    @numba.njit
+    def total(values, scale):
+        return values.sum() * scale
+
+    current = [total]
+    monkeypatch.setenv(aot.CHECK_CALLS_VARIABLE, "1")
+    checked = aot.DirectCall(lambda: current[0])
+    assert checked(np.ones(3), 2.0) == 6.0
+    assert checked(np.ones(5), 1.0) == 5.0  # the same types: other values and shapes
+    with pytest.raises(TypeError, match=r"total: argument 0 is a array\(float64, 2d, C\)"):
+        checked(np.ones((2, 2)), 1.0)
+    with pytest.raises(TypeError, match="argument 0 is a readonly array"):
+        checked(np.frombuffer(bytes(24)), 1.0)  # (three float64 zeros, read-only)
+    current[0] = lambda values, scale: -1.0  # (a spy where the caller reads the kernel)
+    assert checked(np.ones((2, 2)), 1.0) == -1.0
+    monkeypatch.setenv(aot.CHECK_CALLS_VARIABLE, "0")
+    unchecked = aot.DirectCall(lambda: total)
+    assert unchecked(np.ones(3), 2.0) == 6.0
+    assert unchecked(np.arange(3.0), 1) == 3.0  # an int handed to a float: converted, not checked
+
+
 def test_every_kernel_of_the_manifest_is_answered_by_the_library():
     needs_library()
     for entry in manifest_entries():

@@ -251,15 +251,16 @@ def reference_nearest(graph, point, z, search_cells: int) -> int:
 @settings(max_examples=60, deadline=None)
 @given(blocked=arrays(bool, st.tuples(st.integers(1, 9), st.integers(1, 9))),
        seed=st.integers(0, 2**32 - 1), cell_size=st.sampled_from([0.5, 1.0, 2.0]),
+       origin=st.sampled_from([(0.0, 0.0), (-3.25, 7.5), (1e6, -1e6)]),
        search_cells=st.integers(0, 3), with_elevation=st.booleans())
-def test_nearest_nodes_matches_a_search_written_out(blocked, seed, cell_size, search_cells, with_elevation):
+def test_nearest_nodes_matches_a_search_written_out(blocked, seed, cell_size, origin, search_cells, with_elevation):
     """The compiled point-to-node lookup against the rule written out, on random grids with
     random node elevations and climbs, for points inside, outside, on cell borders (ties of
     rounding and of distance) and not finite."""
     import dataclasses
 
     rng = np.random.default_rng(seed)
-    base = grid_graph(blocked, cell_size=cell_size)
+    base = grid_graph(blocked, cell_size=cell_size, origin=origin)
     z = np.where(base.walkable, rng.choice([0.0, 0.5, 2.0], base.walkable.size), np.nan)
     graph = dataclasses.replace(base, positions=np.column_stack([base.positions[:, :2], z]),
                                 max_climb=float(rng.choice([0.25, 1.0, np.inf])))
@@ -274,7 +275,17 @@ def test_nearest_nodes_matches_a_search_written_out(blocked, seed, cell_size, se
     assert got.tolist() == want
 
 
-def test_nearest_nodes_names_a_count_mismatch():
+def test_nearest_nodes_names_inputs_that_do_not_match():
+    """The lookup reads the graph's arrays in a compiled pass: counts that do not match are a
+    ValueError, not a read past an array's end; read-only points are read as any others."""
+    import dataclasses
+
     graph = grid_graph(np.zeros((3, 3), bool))
     with pytest.raises(ValueError, match="2 elevations for 3 points"):
         graph.nearest_nodes(np.zeros((3, 2)), np.zeros(2))
+    short = dataclasses.replace(graph, walkable=graph.walkable[:4])
+    with pytest.raises(ValueError, match="9 positions and 4 walkable flags for a grid of 9 slots"):
+        short.nearest_nodes(np.zeros((1, 2)))
+    points = np.array([[1.2, 0.9], [5.0, 5.0]])
+    points.flags.writeable = False
+    assert graph.nearest_nodes(points).tolist() == [graph.nearest_node((1.2, 0.9)), 8]

@@ -365,3 +365,19 @@ def test_every_call_of_the_followers_kernels_has_the_same_argument_types():
         w.close()
     assert set(seen) == {"waypoint_hits", "final_approach", "face_stopped", "_count_still"}
     assert {name: len(types) for name, types in seen.items()} == dict.fromkeys(seen, 1)
+
+
+def test_standing_still_names_rows_and_flags_that_do_not_match():
+    """``standing_still`` hands its rows to a kernel without numba's dispatch: rows that are not
+    one run of row ids, or flags not one per row, are a ValueError, not a misread."""
+    from ecs_nav.arrival import standing_still
+
+    w = make_world()
+    for x in range(3):
+        w.spawn(Position(float(x), 0.0), Velocity(), Agent())
+    rows = np.arange(3, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"rows of shape \(3, 1\) and active of shape \(3, 1\)"):
+        standing_still(w.table, rows.reshape(3, 1), np.ones((3, 1), bool), 5)
+    with pytest.raises(ValueError, match=r"active of shape \(2,\)"):
+        standing_still(w.table, rows, np.ones(2, bool), 5)
+    assert standing_still(w.table, slice(0, 3, 2), [True, True], 5).tolist() == [False, False]

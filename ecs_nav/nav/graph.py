@@ -322,14 +322,18 @@ class NavGraph:
         O(1) per point in the common case (the point's own cell); otherwise the
         ``(2 * search_cells + 1)²`` cells around it are searched (``nearest_walkable``).
         """
-        p = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 2))
+        # (C order and writable, as the kernel was compiled for: a read-only array compiles it again)
+        p = np.require(np.asarray(points, dtype=np.float64).reshape(-1, 2), requirements="CW")
         if elevations is None:
             z = _NO_ELEVATIONS
         else:
-            z = np.ascontiguousarray(np.asarray(elevations, dtype=np.float64).reshape(-1))
+            z = np.require(np.asarray(elevations, dtype=np.float64).reshape(-1), requirements="CW")
             if z.size != p.shape[0]:
                 raise ValueError(f"nearest_nodes: {z.size} elevations for {p.shape[0]} points")
         g = self.grid
+        if self.positions.shape[0] < g.rows * g.cols or self.walkable.shape[0] < g.rows * g.cols:
+            raise ValueError(f"nearest_nodes: a graph of {self.positions.shape[0]} positions and "
+                             f"{self.walkable.shape[0]} walkable flags for a grid of {g.rows * g.cols} slots")
         out = np.empty(p.shape[0], np.int64)
         nearest_walkable(self.positions, self.walkable, float(self.max_climb), float(g.origin[0]),
                          float(g.origin[1]), float(g.spacing), int(g.cols), int(g.rows), p, elevations is not None,
