@@ -261,8 +261,8 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
     set this tick (it does not count). ``rows``: a slice or mask of the live rows, or an int64
     array of live row ids, which is used as given (the followers' own row arrays)."""
-    every = np.arange(table.n, dtype=np.int64)
-    index = rows if isinstance(rows, np.ndarray) and rows.dtype == np.int64 else every[rows]
+    given = isinstance(rows, np.ndarray) and rows.dtype == np.int64
+    index = rows if given else np.arange(table.n, dtype=np.int64)[rows]
     # the same types on every call (``_count_still_direct`` checks none): 1-D, C order
     index, active = np.ascontiguousarray(index), np.ascontiguousarray(active, dtype=np.bool_)
     if index.ndim != 1 or active.shape != index.shape:
