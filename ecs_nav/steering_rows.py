@@ -325,6 +325,8 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, m
                 m += 1
     if not all_finite(m_pos):
         return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
+    if n_members < 2:  # a lone agent has no neighbour: the sums flock_sums would give, without a grid
+        return True, index, np.zeros(n_members, np.int64), np.zeros((n_members, 6))
     ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
     count, sums = flock_sums(m_pos, m_heading, m_radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
                              cell_items)

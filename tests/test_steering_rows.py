@@ -135,6 +135,27 @@ def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, count, wi
         w.close()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_lone_agent_steers_as_on_the_reference_path(seed):
+    """A lone agent, the group's only member, has no neighbour: the one-call tick's neighbour
+    pass builds no grid for it, and its force and velocity equal the reference path's bit for
+    bit (which sums over its grid), with the group behaviours weighted."""
+    worlds = [random_world(seed, 1, compiled, neighbours_only=0, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
+              for compiled in (True, False)]
+    for w in worlds:
+        t = w.table
+        assert np.count_nonzero(t.is_agent[: t.n] | t.has_steering[: t.n]) == 1
+        t.weights[: t.n, [st.B["separation"], st.B["alignment"], st.B["cohesion"]]] = 1.0
+    for _ in range(3):
+        for w in worlds:
+            w.step()
+        for c in OUTPUTS:
+            np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0
+    for w in worlds:
+        w.close()
+
+
 def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them():
     """A world without wall avoidance never hands ``steer_tick`` its walls (they cost the call
     time); the first tick rows avoid walls takes a second call with them, and every tick after
