@@ -86,6 +86,15 @@ def outputs(w: World) -> dict[str, np.ndarray]:
     return {c: w.table.live(c).copy() for c in OUTPUTS}
 
 
+def step_alike(worlds: list[World], ticks: int) -> None:
+    """Step both ``worlds`` ``ticks`` times; after each tick their outputs are equal bit for bit."""
+    for _ in range(ticks):
+        for w in worlds:
+            w.step()
+        for c in OUTPUTS:
+            np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+
+
 def assert_same_outputs(a: World, b: World) -> None:
     for c in OUTPUTS:
         np.testing.assert_allclose(a.table.live(c), b.table.live(c), rtol=0, atol=1e-12, err_msg=c)
@@ -124,11 +133,7 @@ def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, count, wi
             w.map = None
         w.spawn(Position(0.5, 0.5), Collider(0.4))  # neither an agent nor steering
     with mock.patch("ecs_nav.systems.steering.steer_rows", side_effect=AssertionError("steer_rows called")):
-        for _ in range(4):
-            for w in worlds:
-                w.step()
-            for c in OUTPUTS:
-                np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+        step_alike(worlds, 4)
     assert worlds[0].system("SteeringSystem").reference_ticks == 0
     assert worlds[0].state_digest() == worlds[1].state_digest()
     for w in worlds:
@@ -146,11 +151,7 @@ def test_a_lone_agent_steers_as_on_the_reference_path(seed):
         t = w.table
         assert np.count_nonzero(t.is_agent[: t.n] | t.has_steering[: t.n]) == 1
         t.weights[: t.n, [st.B["separation"], st.B["alignment"], st.B["cohesion"]]] = 1.0
-    for _ in range(3):
-        for w in worlds:
-            w.step()
-        for c in OUTPUTS:
-            np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+    step_alike(worlds, 3)
     assert worlds[0].system("SteeringSystem").reference_ticks == 0
     for w in worlds:
         w.close()
