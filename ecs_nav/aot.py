@@ -257,6 +257,13 @@ def same_types(kernel: Callable, first: tuple, args: tuple) -> None:
                         "the first call; a kernel called through its compiled version must be handed the same types")
 
 
+def pin(kernel: Callable, args: tuple) -> tuple[Callable, Callable, tuple | None]:
+    """(``kernel``, its compiled version for the types of ``args``, those types where
+    ``checking_calls()`` else None): what a caller keeps to call ``kernel`` without dispatch,
+    checking a later call with ``same_types`` where the types were kept."""
+    return kernel, compiled_version(kernel, args), call_types(args) if checking_calls() else None
+
+
 class DirectCall:
     """Calls the kernel that ``current()`` returns without numba's dispatch: its compiled version
     for the argument types of the first call (``compiled_version``), looked up again only when
@@ -276,8 +283,7 @@ class DirectCall:
     def __call__(self, *args):
         kernel = self._current()
         if kernel is not self._kernel:
-            self._call, self._kernel = compiled_version(kernel, args), kernel
-            self._types = call_types(args) if checking_calls() else None
+            self._kernel, self._call, self._types = pin(kernel, args)
         elif self._types is not None:
             same_types(kernel, self._types, args)
         return self._call(*args)

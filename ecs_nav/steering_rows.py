@@ -344,9 +344,9 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_g
     avoidance and not ``walls_given``. ``capacity``, ``layout`` and the AgentTable's buffer as
     ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
     ``flag_view``, ``int8_view``: ``ecs_nav.table_columns``) hold the columns ``steer_rows``
-    reads and writes, and ``feeler_length`` and ``neighbour_radius`` read. ``walls``: as ``wall_avoidance_rows`` takes
-    them; empty arrays without any wall, or when not given (a world without wall avoidance does
-    not fetch them: 0.4 µs a tick, ``bench/RESULTS.md``, session 10)."""
+    reads and writes, and ``feeler_length`` and ``neighbour_radius`` read. ``walls``: as
+    ``wall_avoidance_rows`` takes them; empty arrays without any wall, or when not given (a world
+    without wall avoidance does not fetch them: 0.4 µs a tick, ``bench/RESULTS.md``, session 10)."""
     has_steering, is_agent = column(flags, layout[HAS_STEERING], capacity), column(flags, layout[IS_AGENT], capacity)
     has_velocity = column(flags, layout[HAS_VELOCITY], capacity)
     has_steer_target = column(flags, layout[HAS_STEER_TARGET], capacity)

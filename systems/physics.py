@@ -72,7 +72,7 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav import physics as kernels
-from ecs_nav.aot import call_types, checking_calls, compiled_version, same_types
+from ecs_nav.aot import pin, same_types
 from ecs_nav.finite import all_finite
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS
 from ecs_nav.physics_rows import MOVED, move_rows
@@ -160,8 +160,8 @@ class PhysicsSystem(System):
         self._open_cells_of = None  # the packed map the OpenCells below were made for
         self._open_cells_value = _NO_OPEN_CELLS
         self._move_rows = (None, None, None)
-        """(``move_rows``, its compiled version for this system's argument types: ``compiled_version``,
-        and those types where ``aot.checking_calls()``: the test suite checks every call).
+        """``aot.pin``'s (``move_rows``, its compiled version for this system's argument types, and
+        those types where ``aot.checking_calls()``: the test suite checks every call).
         The types stay: the table's views and the packed maps have the same types by construction
         (``tests/test_physics_rows.py`` checks every kind of map), and the settings are converted
         as they are set (``Setting``)."""
@@ -181,10 +181,9 @@ class PhysicsSystem(System):
                     self._relax_iterations, self._relax_tolerance, COLLISION_TOLERANCE, self._heading_epsilon)
             kernel, call, types = self._move_rows
             if kernel is not move_rows:  # the first tick (or move_rows replaced, as a test's spy does)
-                call = compiled_version(move_rows, args)
-                self._move_rows = (move_rows, call, call_types(args) if checking_calls() else None)
+                kernel, call, types = self._move_rows = pin(move_rows, args)
             elif types is not None:
-                same_types(move_rows, types, args)
+                same_types(kernel, types, args)
             if call(*args) == MOVED:
                 return
         self._reference_update(world, G, F)  # (a refused tick: it raises, naming the entities)

@@ -78,7 +78,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav import steering as st
-from ecs_nav.aot import call_types, checking_calls, compiled_version, same_types
+from ecs_nav.aot import pin, same_types
 from ecs_nav.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
@@ -151,8 +151,8 @@ class SteeringSystem(System):
         self._walls_wanted = False
         """A row has used wall avoidance: from then on ``steer_tick`` is handed the walls."""
         self._tick = (None, None, None)
-        """(``steer_tick``, its compiled version for this system's argument types: ``compiled_version``,
-        and those types where ``aot.checking_calls()``: the test suite checks every call).
+        """``aot.pin``'s (``steer_tick``, its compiled version for this system's argument types, and
+        those types where ``aot.checking_calls()``: the test suite checks every call).
         The types stay: the table's views, and the walls with or without any, have the same types by
         construction (``tests/test_steering_rows.py`` checks the walls of every kind of map)."""
         self.wall_min_height = float(wall_min_height)
@@ -227,10 +227,9 @@ class SteeringSystem(System):
                 self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
         kernel, call, types = self._tick
         if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
-            call = compiled_version(steer_tick, args)
-            self._tick = (steer_tick, call, call_types(args) if checking_calls() else None)
+            kernel, call, types = self._tick = pin(steer_tick, args)
         elif types is not None:
-            same_types(steer_tick, types, args)
+            same_types(kernel, types, args)
         return call(*args)
 
     def _steer_compiled(self, world) -> bool:
