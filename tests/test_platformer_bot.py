@@ -64,7 +64,9 @@ def test_each_tabled_jump_clears_its_height_in_the_physics():
         assert top - 1.0 >= height
 
 
-def run_trials(seeds, bots_per_level=8):
+def run_trials(seeds, bots_per_level=8, width=0.75, height=0.75):
+    """Bots of a ``width`` x ``height``-tile box sent to reachable destinations on the random
+    levels of ``seeds``: (arrived, trials, failures, times found inside a solid tile)."""
     arrived, trials, failures, inside = 0, 0, [], 0
     for seed in seeds:
         level = random_level(seed, 24, 14)
@@ -78,7 +80,7 @@ def run_trials(seeds, bots_per_level=8):
                 start, goal = cells[rng.integers(len(cells))], cells[rng.integers(len(cells))]
                 if (start == goal).all():
                     continue
-                i = bots.add(float(start[0]), float(start[1]))
+                i = bots.add(float(start[0]), float(start[1]), width=width, height=height)
                 if bots.move_to(i, (int(goal[0]), int(goal[1]))):  # the planner says reachable
                     goals.append((i, (int(goal[0]), int(goal[1]))))
                     break
