@@ -95,6 +95,7 @@ from ecs_nav.systems.platformer_stage import serve_requests
 
 from ecs_nav.components import Path, PathRequest
 from ecs_nav.events import PathChanged, PathFailed
+from ecs_nav.nav.corridor import ROUTE_SLACK, route_kept, still_as_good
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
     STATUS_PARTIAL,
@@ -110,24 +111,8 @@ from ecs_nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
 from ecs_nav.world import System, World
 
 _IMMEDIATE = ("stale", "none")
-ROUTE_SLACK = 0.5
-"""A periodic replan keeps the current route unless the new one is shorter by more than this
-many node spacings (see ``PathfindSystem._still_good``)."""
 _GOAL_LIFT = 0.2
 """Lift of the goal-node → goal-point segment test (the seed's link lift)."""
-
-
-def route_kept(previous: np.ndarray, nodes: np.ndarray) -> int:
-    """Where ``nodes`` starts in ``previous`` when it is the rest of that route (the agent moved
-    along it), else -1. An empty route is never kept."""
-    if nodes.size == 0 or previous.size < nodes.size:
-        return -1
-    at = np.flatnonzero(previous == nodes[0])
-    for j in at:
-        j = int(j)
-        if previous.size - j == nodes.size and np.array_equal(previous[j:], nodes):
-            return j
-    return -1
 
 
 class PathfindSystem(System):
@@ -373,32 +358,15 @@ class PathfindSystem(System):
 
     @staticmethod
     def _still_good(graph, path: Path | None, nodes: np.ndarray, cost: float, agent_xy: np.ndarray) -> bool:
-        """A periodic replan keeps the route being walked (no rewrite, so the follower's leg is
-        untouched and no PathChanged) while it has the new plan's status (complete, or partial:
-        the same closest reachable node), is on this graph version, ends at the same node, and is
-        no longer than the new plan by more than ``ROUTE_SLACK`` node spacings: among the many
-        equally short routes of a grid the agent keeps the one it is on (Detour's path corridor
-        does the same). The old route's length from the agent is measured from
-        the waypoint being walked to (|agent - node| + the route's cost from it), or for a
-        string-pulled path from its best node (min over its nodes j of |agent - node j| +
-        cost(node j .. goal))."""
-        if (path is None or path.graph_version != graph.version
-                or path.nodes.size == 0 or nodes.size == 0 or path.nodes[-1] != nodes[-1]):
+        """Whether a periodic replan keeps the route being walked: it has the new plan's status
+        (the caller's test), is on this graph version, and is still as good as the new plan
+        (``ecs_nav.nav.corridor.still_as_good``, within ``ROUTE_SLACK`` node spacings)."""
+        if path is None or path.graph_version != graph.version or nodes.size == 0:
             return False
-        costs = graph.path_costs(path.nodes)
-        if not np.all(np.isfinite(costs)):
-            return False
-        to_goal = np.concatenate([np.cumsum(costs[::-1])[::-1], [0.0]])
-        k = path.nodes.size
-        if path.waypoints.shape[0] >= k and np.array_equal(path.waypoints[:k, :2], graph.positions[path.nodes, :2]):
-            # waypoints are the nodes: measure from the one being walked to
-            j = min(int(path.index), k - 1)
-            old = float(np.hypot(*(graph.positions[path.nodes[j], :2] - agent_xy))) + to_goal[j]
-        else:  # string-pulled: from the route's best node
-            offset = graph.positions[path.nodes, :2] - agent_xy
-            old = float(np.min(np.hypot(offset[:, 0], offset[:, 1]) + to_goal))
-        start = float(np.hypot(*(graph.positions[nodes[0], :2] - agent_xy)))
-        return old <= start + cost + ROUTE_SLACK * graph.grid.spacing
+        return still_as_good(graph.indptr, graph.indices, graph.costs, graph.positions,
+                             np.asarray(path.nodes, np.int64), np.asarray(path.waypoints, np.float64),
+                             int(path.index), int(nodes[0]), int(nodes[-1]), float(cost), float(agent_xy[0]),
+                             float(agent_xy[1]), ROUTE_SLACK * graph.grid.spacing)
 
     @staticmethod
     def _own_nodes(graph, points: np.ndarray) -> np.ndarray:
