@@ -34,11 +34,27 @@ def read_recording(path: str | os.PathLike) -> RecordedRun:
     if not path.exists():
         raise ValueError(f"{os.fspath(path)!r}: no such recording")
     reader = {"sqlite": _read_sqlite, "parquet": _read_parquet, "csv": _read_csv}[kind]
-    trajectories, events, agents, run = reader(path)
+    try:
+        trajectories, events, agents, run = reader(path)
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"{os.fspath(path)!r}: not an ecs_nav recording (SQLite says: {exc})") from None
+    if not run:
+        raise ValueError(f"{os.fspath(path)!r}: not an ecs_nav recording (no run table in it)")
+    for frame, columns, name in ((trajectories, TRAJECTORY_COLUMNS, "trajectories"), (events, EVENT_COLUMNS, "events"),
+                                 (agents, AGENT_COLUMNS, "agents")):
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{os.fspath(path)!r}: not an ecs_nav recording (its {name} table has no "
+                             f"{', '.join(missing)} column)")
     run = {k: _from_text(k, v) for k, v in run.items()}
     trajectories = trajectories.sort_values(["tick", "entity"], kind="stable").reset_index(drop=True)
     return RecordedRun(trajectories[list(TRAJECTORY_COLUMNS)], events[list(EVENT_COLUMNS)],
                        agents[list(AGENT_COLUMNS)], run)
+
+
+def _first_row(frame) -> dict[str, Any]:
+    """The run table's one row as a dict ({} when the table is empty or missing)."""
+    return frame.iloc[0].to_dict() if len(frame) else {}
 
 
 def _from_text(key: str, value: Any) -> Any:
@@ -81,7 +97,7 @@ def _read_parquet(path: Path):
             return pd.read_parquet(single)
         return pd.DataFrame({c: [] for c in columns})
 
-    run = table("run", ()).iloc[0].to_dict()
+    run = _first_row(table("run", ()))
     return (table("trajectories", TRAJECTORY_COLUMNS), table("events", EVENT_COLUMNS),
             table("agents", AGENT_COLUMNS), run)
 
@@ -96,7 +112,8 @@ def _read_csv(path: Path):
         return pd.read_csv(file, keep_default_na=False, na_values={"min_distance": [""], "entity": [""]}
                            if name != "trajectories" else None)
 
-    run = {k: (None if v == "" else v) for k, v in table("run", ()).iloc[0].to_dict().items()}
+    run = {k: (None if v == "" else v) for k, v in _first_row(table("run", ())).items()}
     trajectories = table("trajectories", TRAJECTORY_COLUMNS)
-    trajectories["name"] = trajectories["name"].fillna("").astype(str)
+    if "name" in trajectories.columns:
+        trajectories["name"] = trajectories["name"].fillna("").astype(str)
     return trajectories, table("events", EVENT_COLUMNS), table("agents", AGENT_COLUMNS), run

@@ -51,6 +51,23 @@ def test_plotting_a_missing_recording_is_a_clear_error(tmp_path, capsys):
     assert "no such recording" in capsys.readouterr().err
 
 
+def test_a_file_or_folder_that_is_not_a_recording_is_a_clear_error(tmp_path, capsys):
+    (tmp_path / "junk.sqlite").write_text("not a database")
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    (tmp_path / "folder.parquet").mkdir()
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "columns.csv").mkdir()
+    (tmp_path / "columns.csv" / "run.csv").write_text("scene,ticks\nroom,10\n")
+    (tmp_path / "columns.csv" / "trajectories.csv").write_text("tick,x\n0,1.0\n")
+    for name, says in (("junk.sqlite", "SQLite says: file is not a database"), ("empty.sqlite", "no trajectory_data"),
+                       ("folder.parquet", "no run table"), ("folder.csv", "no run table"),
+                       ("columns.csv", "its trajectories table has no entity, name, y")):
+        assert main(["plot", str(tmp_path / name)]) == 2, name
+        err = capsys.readouterr().err
+        assert f"{name}': not an ecs_nav recording" in err and says in err, err
+        assert "internal error" not in err
+
+
 def test_a_sweep_table_plots_each_metric_against_each_parameter(tmp_path, capsys):
     import pandas as pd
 
