@@ -518,14 +518,29 @@ def check_media(out_path: str | os.PathLike) -> None:
             raise MediaUnavailable("recording a video needs imageio-ffmpeg: pip install 'ecs-nav[media]'") from exc
 
 
+def check_writable(out: FilePath, what: str) -> None:
+    """Make ``out``'s folder and open ``out`` for writing once (removing it again when it was
+    not there), so that a path that cannot be written is an OSError naming it before any frame
+    is rendered, not after a whole run."""
+    existed = out.exists()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "ab"):
+            pass
+    except OSError as exc:
+        raise OSError(f"{what}: cannot write {str(out)!r}: {exc}") from None
+    if not existed:
+        out.unlink()
+
+
 def screenshot(world: World, out_path: str | os.PathLike, size: tuple[int, int] = (1280, 720),
                layers: Iterable[str] | None = None, hud: bool = True,
                camera: draw.Camera | None = None) -> FilePath:
     """Render ``world`` offscreen and write it as an image, PNG or another type of
     :data:`IMAGE_EXTENSIONS` by the extension; returns the path written."""
     out = check_screenshot_path(out_path)
+    check_writable(out, "screenshot")
     image = render_frame(world, size, layers, hud, camera)
-    out.parent.mkdir(parents=True, exist_ok=True)
     _imageio().v3.imwrite(out, image)
     return out
 
@@ -596,7 +611,7 @@ def record(world: World, ticks: int, out_path: str | os.PathLike, size: tuple[in
     bar = _Progress(frames, f"recording {out.name}", frames >= 100 if progress is None else progress)
     check_media(out)
     imageio = _imageio()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(out, "record")
     if ext == ".gif":
         writer = imageio.v2.get_writer(out, mode="I", duration=1000.0 / fps, loop=0)
     else:

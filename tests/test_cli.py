@@ -126,6 +126,16 @@ def test_bad_output_files_fail_before_the_run(capsys, no_scene_loading, tmp_path
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("flag, name", [("--screenshot", "shot.png"), ("--record", "run.gif"), ("--record", "run.mp4")])
+def test_an_output_file_that_cannot_be_written_fails_before_the_run(capsys, no_scene_loading, tmp_path, flag, name):
+    (tmp_path / "taken").write_text("a file, not a folder")
+    out = tmp_path / "taken" / name
+    assert main(["run", "chase", "--headless", flag, str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ecs-nav: error: {flag[2:]}: cannot write {str(out)!r}: "), err
+    assert [p.name for p in tmp_path.iterdir()] == ["taken"]
+
+
 def test_missing_imageio_is_its_own_error_before_the_run(capsys, monkeypatch, no_scene_loading, tmp_path):
     monkeypatch.setitem(sys.modules, "imageio", None)  # `import imageio` raises ImportError
     assert main(["run", "chase", "--headless", "--screenshot", str(tmp_path / "x.png")]) == 1
