@@ -212,13 +212,13 @@ def _check_one(owner: str, name: str, annotation, value: Any, allow_inf: bool) -
             item_types = args
             if len(value) != len(args):
                 raise _wrong(owner, name, annotation, value)
-        return tuple(_check_one(owner, f"{name}[{i}]", t, v, allow_inf)
+        return tuple(_check_item(owner, f"{name}[{i}]", t, v, allow_inf)
                      for i, (t, v) in enumerate(zip(item_types, value)))
     if origin is list:
         if not isinstance(value, (list, tuple)):
             raise _wrong(owner, name, annotation, value)
         item = args[0] if args else Any
-        return [v if item is Any else _check_one(owner, f"{name}[{i}]", item, v, allow_inf)
+        return [v if item is Any else _check_item(owner, f"{name}[{i}]", item, v, allow_inf)
                 for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
@@ -228,9 +228,19 @@ def _check_one(owner: str, name: str, annotation, value: Any, allow_inf: bool) -
         for k, v in value.items():
             if key_type is str and not isinstance(k, str):
                 raise _wrong(owner, name, annotation, value)
-            out[k] = v if item_type is Any else _check_one(owner, f"{name}.{k}", item_type, v, allow_inf)
+            out[k] = v if item_type is Any else _check_item(owner, f"{name}.{k}", item_type, v, allow_inf)
         return out
     return value  # arrays, objects: the constructor checks them
+
+
+def _check_item(owner: str, name: str, annotation, value: Any, allow_inf: bool) -> Any:
+    """An item of an array or table the field's type takes: an item of the wrong type is that
+    item's error (``SteeringWeights.weights.seek: expected a number, got a string '1'``), not the
+    whole value's."""
+    try:
+        return _check_one(owner, name, annotation, value, allow_inf)
+    except WrongType as exc:
+        raise ValueError(str(exc)) from None
 
 
 class CheckedFields:

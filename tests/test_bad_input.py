@@ -114,6 +114,12 @@ def test_prefabs_are_type_checked(tmp_path):
      "PathRequest.max_expanded: must be at most 2147483647 in magnitude, got 1180591620717411303424"),
     ("PathRequest = { goal = [1, 1], replan_period = inf }",
      "PathRequest.replan_period: expected an integer, got a number inf"),
+    # an item of the wrong type is named, not the whole table or array
+    ("SteeringWeights = { weights = { seek = '1' } }",
+     "SteeringWeights.weights.seek: expected a number, got a string '1'"),
+    ("SteeringWeights = { weights = { seek = [1] } }",
+     "SteeringWeights.weights.seek: expected a number, got an array [1]"),
+    ("SteeringWeights = { target = [1, 'a'] }", "SteeringWeights.target[1]: expected a number, got a string 'a'"),
 ])
 def test_fields_that_default_to_none_are_still_type_checked(tmp_path, component, message):
     assert refused(tmp_path, f"[[entity]]\nPosition = {{}}\n{component}\n") == [f"entity[0] {message}"]
@@ -132,7 +138,9 @@ def test_the_generic_check_follows_the_annotations_of_any_dataclass_field():
         despawn_on_arrival: bool = False
 
     assert Order(goals=[[1, 2]]).goals == [(1, 2)]
-    for bad, message in ((dict(goals=[[1]]), "Order.goals: expected"), (dict(zone=3), "Order.zone: expected"),
+    for bad, message in ((dict(goals=[[1]]), "Order.goals[0]: expected an array of 2 numbers"),
+                         (dict(goals=[1]), "Order.goals[0]: expected an array of 2 numbers, got an integer 1"),
+                         (dict(goals=3), "Order.goals: expected"), (dict(zone=3), "Order.zone: expected"),
                          (dict(despawn_on_arrival=1), "Order.despawn_on_arrival: expected")):
         with pytest.raises(ValueError, match=message.replace("[", r"\[")):
             Order(**bad)
