@@ -225,9 +225,11 @@ def _parse_world(section: Any, scene: Scene, report) -> None:
     if not isinstance(systems, list) or not all(isinstance(s, str) for s in systems):
         report("world.systems", f"must be a list of system names, got {describe(systems)}")
     else:
-        for s in systems:
+        for i, s in enumerate(systems):
             if s not in SYSTEM_NAMES:
                 report("world.systems", f"unknown system {s!r}{did_you_mean(s, SYSTEM_NAMES)}")
+            elif s in systems[:i]:
+                report("world.systems", f"{s!r} is listed twice: each system runs once a tick")
         scene.systems = tuple(systems)
 
 

@@ -308,3 +308,8 @@ def test_non_utf8_scene_file_names_the_file(tmp_path):
 def test_render_is_not_a_scene_system(tmp_path):
     (line,) = problems(tmp_path, '[world]\nsystems = ["physics", "render"]\n')
     assert line.startswith("world.systems: unknown system 'render'")
+
+
+def test_a_system_listed_twice_is_a_scene_error_naming_the_key(tmp_path):
+    (line,) = problems(tmp_path, '[world]\nsystems = ["physics", "steering", "physics"]\n')
+    assert line == "world.systems: 'physics' is listed twice: each system runs once a tick"
