@@ -22,7 +22,9 @@ Per tick, for the rows that follow a waypoint:
 * **skip ahead** (seed 002): the next waypoint is already within the radius.
 * **advance**: once -- to the next waypoint, clamped at the last; patrol -- ping-pong, the
   ``Path.direction`` flips at either end (seed 004); loop -- wrap to the first. Each waypoint
-  passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
+  passed emits ``WaypointReached``. A loop or patrol of one waypoint has nowhere to go: its
+  agent arrives at that point (``follow_state`` ARRIVE) and holds there, and standing on it
+  (within the path radius) is not ``Stuck``. After an advance the new waypoint is tested again (radius
   only), so several waypoints can be passed in one tick.
 * **final approach** (seed 000), once-paths only (``systems/path_arrival.py``). On the last
   waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint
@@ -340,7 +342,8 @@ class PathFollowSystem(System):
         # a STOPPED agent stays stopped through re-plans (TargetReached once per arrival); it
         # re-arms only by distance
         if table.follow_state[row] != FOLLOW_STOPPED or mode != _MODE_ONCE:
-            table.follow_state[row] = FOLLOW_ARRIVE if self.last_once[i] else FOLLOW_SEEK
+            # nowhere to go after it (a once-path's last waypoint, a loop or patrol of one): arrive
+            table.follow_state[row] = FOLLOW_ARRIVE if j < 0 else FOLLOW_SEEK
         if self.final_leg[i]:  # a kept final leg steers at the final target (set every tick)
             table.steer_target[row] = self.final[i]
 
@@ -358,6 +361,15 @@ class PathFollowSystem(System):
                 return
             if not self._step(world, i, emit):
                 return
+
+    def _holding(self, table, i: int) -> bool:
+        """A loop or patrol of one waypoint, standing within its radius: it has arrived where it
+        is to stay, so standing still is not Stuck."""
+        if self.mode[i] == _MODE_ONCE or self.has_nxt[i]:
+            return False
+        row = int(self.rows[i])
+        d = table.pos[row] - self.cur[i]
+        return float(d[0] * d[0] + d[1] * d[1]) <= float(table.path_radius[row]) ** 2
 
     def _level_with(self, table, row: int, i: int, z: float) -> bool:
         """Whether the agent stands level with a waypoint at elevation ``z`` (see the tick)."""
@@ -432,6 +444,8 @@ class PathFollowSystem(System):
         # --- stuck: standing still while following (seed 002) -------------------------------
         stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
         for i in stuck.nonzero()[0].tolist():
+            if self._holding(table, i):
+                continue
             if self.has_request[i] or self.mode[i] == _MODE_ONCE:
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
             world.emit(Stuck(int(self.ents[i]), world.tick))

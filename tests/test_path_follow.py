@@ -244,6 +244,33 @@ def test_only_the_once_path_rows_stopped_at_their_target_turn_to_face_it():
     assert not np.array_equal(heading[rows[turned]], np.stack([np.cos(angle), np.sin(angle)], axis=1)[rows[turned]])
 
 
+@pytest.mark.parametrize("mode", ["loop", "patrol"])
+def test_a_loop_or_patrol_of_one_waypoint_arrives_there_and_holds_without_stuck(mode):
+    w = make_world()
+    on_it, away = follower(w, pos=(0, 0)), follower(w, pos=(20, 0))
+    paths = {e: Path(waypoints=[p], radius=0.7, status="complete", mode=mode)
+             for e, p in ((on_it, (0, 0)), (away, (26, 0)))}
+    for e, path in paths.items():
+        w.add_component(e, path)
+    log = record(w, Stuck)
+    w.run(1200)
+    assert log == []
+    for e, goal in ((on_it, (0, 0)), (away, (26, 0))):
+        row = w.table.row_of(e)
+        assert w.table.follow_state[row] == FOLLOW_ARRIVE
+        assert np.hypot(*(w.table.pos[row] - goal)) < 0.05 and np.hypot(*w.table.vel[row]) < 0.05
+        assert paths[e].status == "complete" and paths[e].index == 0
+
+
+def test_a_loop_of_one_waypoint_held_away_from_it_is_stuck():
+    w = make_world(steer=False, stuck_ticks=5)
+    e = w.spawn(Position(0, 0), Agent())  # cannot move: no velocity
+    w.add_component(e, Path(waypoints=[(10, 0)], radius=1.0, status="complete", mode="loop"))
+    log = record(w, Stuck)
+    w.run(6)
+    assert [ev.entity for ev in log] == [e]
+
+
 def test_stuck_after_k_ticks_marks_the_path_stale():
     w = make_world(steer=False, stuck_ticks=5)
     e = w.spawn(Position(0, 0), Agent())  # cannot move: no velocity
