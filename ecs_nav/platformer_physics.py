@@ -73,16 +73,17 @@ class CharacterConstants(NamedTuple):
     def validate(self, where: str = "CharacterConstants") -> CharacterConstants:
         """Return self; raise ValueError naming the field if one is out of range."""
         checks = (
-            ("gravity", self.gravity < 0),
-            ("max_fall_speed", self.max_fall_speed < 0),
-            ("walk_speed", self.walk_speed > 0),
-            ("jump_speed", self.jump_speed > 0),
-            ("release_speed", 0 < self.release_speed <= self.jump_speed),
+            ("gravity", self.gravity < 0, "< 0 (tiles/s², down)"),
+            ("max_fall_speed", self.max_fall_speed < 0, "< 0 (tiles/s, down)"),
+            ("walk_speed", self.walk_speed > 0, "> 0 (tiles/s)"),
+            ("jump_speed", self.jump_speed > 0, "> 0 (tiles/s)"),
+            ("release_speed", 0 < self.release_speed <= self.jump_speed,
+             f"> 0 and at most jump_speed, {self.jump_speed!r} (tiles/s)"),
         )
-        for name, ok in checks:
+        for name, ok, expected in checks:
             value = getattr(self, name)
             if not (math.isfinite(value) and ok):
-                raise ValueError(f"{where}.{name}: out of range, got {value!r}")
+                raise ValueError(f"{where}.{name}: must be a finite number {expected}, got {value!r}")
         return self
 
     def check_jump(self, dt: float, where: str = "CharacterConstants") -> CharacterConstants:

@@ -165,18 +165,26 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
     if not isinstance(prefabs, dict):
         report("prefab", f"must be a table of named prefabs, got {kind_of(prefabs)}")
         prefabs = {}
+    prefab_problems: dict[str, set[tuple[str, str]]] = {}  # prefab -> its (component.field, message)
     for name, comps in list(prefabs.items()):
         if not isinstance(comps, dict):
             report(f"prefab.{name}", f"must be a table of components, got {kind_of(comps)}")
             del prefabs[name]
             continue
+        seen = prefab_problems.setdefault(name, set())
+
+        def report_prefab(key, message, where=f"prefab.{name}", seen=seen):
+            seen.add((key.removeprefix(f"{where} "), message))
+            report(key, message)
+
         for comp_name, fields in comps.items():
-            _check_component(comp_name, fields, f'prefab.{name}', report, check_refs=False)
+            _check_component(comp_name, fields, f'prefab.{name}', report_prefab, check_refs=False)
     entities = data.get("entity", [])
     if not isinstance(entities, list):
         report("entity", "must be an array of tables ([[entity]])")
         entities = []
     names: dict[str, list[int]] = {}  # name -> the entries carrying it
+    written: list[dict] = []  # the entries as written, beside scene.entities
     total = 0
     for i, entry in enumerate(entities):
         where = f"entity[{i}]"
@@ -195,10 +203,22 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         merged = _merge_prefab(entry, prefabs, where, report)
         if merged is not None:
             scene.entities.append(merged)
+            written.append(entry)
     for i, entry in enumerate(scene.entities):
         where = f"entity[{i}]" + (f' "{entry["name"]}"' if "name" in entry else "")
+        told = prefab_problems.get(entry.get("prefab"), set()) if isinstance(entry.get("prefab"), str) else set()
+
+        def report_entity(key, message, where=where, told=told, own=written[i]):
+            field = key.removeprefix(f"{where} ")
+            component, _, name = field.partition(".")
+            set_here = own.get(component)  # a field the entity sets itself is its own problem
+            overridden = isinstance(set_here, dict) and name.split(".")[0].split("[")[0] in set_here
+            if (field, message) in told and not overridden:
+                return  # the prefab's problem, said once, for the prefab
+            report(key, message)
+
         for comp_name, fields in entry["components"].items():
-            _check_component(comp_name, fields, where, report, check_refs=True, names=names)
+            _check_component(comp_name, fields, where, report_entity, check_refs=True, names=names)
         _check_crowd(entry, where, report)
         _check_side_view(scene, entry, where, "level" in data, report)
     if total > ENTITY_LIMIT:

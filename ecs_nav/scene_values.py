@@ -26,7 +26,7 @@ def construct(cls, fields, where, report, prefix: str | None = None):
     for key, value in fields.items():
         if key not in params:
             report(f"{label}.{key}", f"unknown field{did_you_mean(key, list(params))}"
-                   f" (fields: {', '.join(params)})")
+                   f" (fields: {', '.join(params)})" if params else f"unknown field ({cls.__name__} has no fields)")
             ok = False
             continue
         default = params[key].default

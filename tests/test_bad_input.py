@@ -102,6 +102,23 @@ def test_prefabs_are_type_checked(tmp_path):
     assert got == ["entity[0] prefab: must name a prefab (a string), got an array [1]"]
 
 
+def test_a_prefabs_problem_is_said_once_for_the_prefab_and_again_only_where_an_entity_sets_it(tmp_path):
+    scene = ("[prefab.walker]\nAgent = { max_speed = -1 }\nCollider = { radius = 0.5 }\n"
+             '[[entity]]\nname = "a"\nprefab = "walker"\nPosition = {}\n'
+             '[[entity]]\nname = "b"\nprefab = "walker"\nPosition = {}\nAgent = { max_speed = -1 }\n'
+             '[[entity]]\nname = "c"\nprefab = "walker"\nPosition = {}\nCollider = { radius = -2 }\n')
+    got = refused(tmp_path, scene)
+    assert len(got) == 3, got
+    assert got[0].startswith("prefab.walker Agent.max_speed: ")
+    assert got[1].startswith('entity[1] "b" Agent.max_speed: ') and got[1].endswith(got[0].split(": ", 1)[1])
+    assert got[2].startswith('entity[2] "c" Collider.radius: ')
+
+
+def test_a_field_given_to_a_component_without_fields_says_it_has_none(tmp_path):
+    got = refused(tmp_path, "[[entity]]\nPosition = {}\nPlayer = { speed = 3 }\n")
+    assert got == ["entity[0] Player.speed: unknown field (Player has no fields)"]
+
+
 # 4. fields defaulting to None --------------------------------------------------------------------
 
 

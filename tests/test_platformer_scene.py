@@ -171,7 +171,8 @@ def level_scene(tmp_path, tiles, body="spawn = 0"):
     ("....\n.@..\n####", "spawn = 1", "the level has 1 spawn point(s) (@), got index 1"),
     ("....\n....\n####", "x = 1.0, y = 0.5", 'entity[0] "bot" PlatformerBody: line 3, column 2: the 0.75x0.75'),
     ("....\n....\n####", "", "give its start: spawn (an @ of the level), or x and y"),
-    ("....\n....\n####", "spawn = 0, gravity = 3.0", "PlatformerBody.gravity: out of range"),
+    ("....\n....\n####", "spawn = 0, gravity = 3.0",
+     'entity[0] "bot" PlatformerBody.gravity: must be a finite number < 0 (tiles/s², down), got 3.0'),
 ])
 def test_level_and_body_errors_name_where_they_are(tmp_path, tiles, body, message):
     path = level_scene(tmp_path, tiles, body)
