@@ -51,6 +51,11 @@ def _int_at_least(minimum: int, maximum: int = INTEGER_LIMIT):
     return parse
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1: "1 tick", "600 ticks"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _scene_description(path) -> str:
     """A scene's description: the first comment line of its file."""
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -149,9 +154,9 @@ def cmd_run(args) -> int:
     if args.json:
         print(json.dumps(summary))
     else:
-        print(f"{summary['scene']}: {summary['ticks']} ticks ({world.time:.2f} s simulated) in {wall:.3f} s,"
-              f" {summary['agents']} agents"
-              + (f", {summary['characters']} side-view characters" if "characters" in summary else "")
+        print(f"{summary['scene']}: {counted(summary['ticks'], 'tick')} ({world.time:.2f} s simulated) in {wall:.3f} s,"
+              f" {counted(summary['agents'], 'agent')}"
+              + (f", {counted(summary['characters'], 'side-view character')}" if "characters" in summary else "")
               + f", seed {summary['seed']}")
         events = ", ".join(f"{k} {v}" for k, v in summary["events"].items()) or "none"
         print(f"events: {events}")
@@ -176,11 +181,13 @@ def cmd_compile(args) -> int:
     from ecs_nav.kernel_manifest import dispatcher_of, numba_version, scene_entries, signature_of
     from ecs_nav.precompile import compile_entries, precompile_scenes
     from ecs_nav.scene import builtin_scenes
+    from ecs_nav.scene_values import did_you_mean
 
     known = builtin_scenes()
     unknown = [name for name in args.scenes if name not in known]
     if unknown:
-        raise ValueError(f"compile: not a built-in scene: {', '.join(unknown)} (built-in: {', '.join(known)}; "
+        raise ValueError(f"compile: not a built-in scene: {', '.join(unknown)}{did_you_mean(unknown[0], known)} "
+                         f"(built-in: {', '.join(known)}; "
                          "a scene file of your own compiles what it uses on its first run)")
     scenes = list(dict.fromkeys(args.scenes)) or known
     entries = scene_entries(scenes)
@@ -244,7 +251,7 @@ def cmd_sweep(args) -> int:
     table = sweep(args.scene, args.param, ticks=args.ticks, out=args.out, engine=args.engine, workers=args.workers,
                   scheduler=args.scheduler, address=args.address, progress=not args.quiet)
     failed = int(table["error"].notna().sum()) if len(table) else 0
-    print(f"{os.path.abspath(args.out)}: {len(table)} rows, {failed} failed")
+    print(f"{os.path.abspath(args.out)}: {counted(len(table), 'row')}, {failed} failed")
     return 0
 
 

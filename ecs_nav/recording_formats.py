@@ -63,11 +63,12 @@ def require(*modules: str, what: str = "recording") -> None:
         raise ResultsUnavailable(f"{what} needs {', '.join(missing)}: pip install 'ecs-nav[results]'")
 
 
-def format_of(path: str | os.PathLike) -> str:
-    """The format a recording's file name asks for; ValueError naming the suffixes known."""
+def format_of(path: str | os.PathLike, what: str = "--out") -> str:
+    """The format a recording's file name asks for; ValueError naming ``what`` the path is and the
+    suffixes known."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise ValueError(f"--out {os.fspath(path)!r}: unknown recording format {suffix or '(no suffix)'!r}; "
+        raise ValueError(f"{what} {os.fspath(path)!r}: unknown recording format {suffix or '(no suffix)'!r}; "
                          f"use one of {', '.join(FORMATS)}")
     return FORMATS[suffix]
 

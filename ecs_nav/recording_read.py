@@ -30,7 +30,7 @@ def read_recording(path: str | os.PathLike) -> RecordedRun:
     A recording that was never closed (a killed run) reads up to its last committed block,
     with an empty agents table."""
     path = Path(path)
-    kind = format_of(path)
+    kind = format_of(path, "recording")
     if not path.exists():
         raise ValueError(f"{os.fspath(path)!r}: no such recording")
     reader = {"sqlite": _read_sqlite, "parquet": _read_parquet, "csv": _read_csv}[kind]

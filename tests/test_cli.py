@@ -58,6 +58,23 @@ def test_run_text_summary(capsys):
     assert main(["run", "patrol", "--headless", "--ticks", "10"]) == 0
     out = capsys.readouterr().out
     assert "10 ticks" in out and "ms/tick" in out
+    assert main(["run", "chase", "--headless", "--ticks", "1"]) == 0
+    assert capsys.readouterr().out.startswith("chase: 1 tick (0.02 s simulated)")
+
+
+def test_list_gives_each_scene_a_whole_first_sentence(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("evacuation") and line.endswith("by a shared flow field.") for line in lines)
+
+
+def test_misnamed_scenes_and_recordings_are_named_with_a_suggestion_or_the_formats(capsys, tmp_path):
+    assert main(["compile", "chse"]) == 2
+    assert 'not a built-in scene: chse (did you mean "chase"?)' in capsys.readouterr().err
+    (tmp_path / "summary.json").write_text("{}")
+    assert main(["plot", str(tmp_path / "summary.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: recording {str(tmp_path / 'summary.json')!r}: unknown recording format '.json'" in err
 
 
 @pytest.mark.parametrize("command", [[], ["list"], ["validate"], ["run"], ["view"]])
