@@ -89,7 +89,7 @@ def hud_lines(world: Any, fps: float | None = None, ms_per_tick: dict[str, float
         ticks = max(world.tick, 1)
         ms_per_tick = {s.name: world.timings_ms[s.name] / ticks for s in world.systems}
     for name, ms in ms_per_tick.items():
-        lines.append(f"{name.removesuffix('System'):<12}{ms:8.3f} ms")
+        lines.append(f"{name.removesuffix('System'):<12}{ms:8.3f} ms/tick")
     return lines
 
 

@@ -170,7 +170,7 @@ def test_hud_lines_name_tick_time_agents_and_systems():
     lines = draw_panel.hud_lines(world, fps=59.94, ms_per_tick={"PhysicsSystem": 0.25}, speed=2.0)
     assert lines[0] == "tick 30   time 0.50 s" and lines[1] == "agents 2"
     assert "fps  59.9" in lines[2] and "speed x2" in lines[2]
-    assert lines[3].split() == ["Physics", "0.250", "ms"]
+    assert lines[3].split() == ["Physics", "0.250", "ms/tick"]
     assert "paused" in draw_panel.hud_lines(world, paused=True)[2]
 
 
