@@ -73,6 +73,8 @@ def resolve_scene(path_or_name: str | os.PathLike) -> FilePath:
     builtin = scenes_dir() / f"{path.stem if path.suffix == '.toml' else path.name}.toml"
     if path.parent == FilePath(".") and builtin.is_file():
         return builtin
+    if path.is_dir():
+        raise SceneError([f"{path_or_name}: a folder, not a scene file"])
     hint = did_you_mean(str(path_or_name), builtin_scenes())
     raise SceneError([f"{path_or_name}: no such scene file or built-in scene{hint}"
                       f" (built-in: {', '.join(builtin_scenes()) or 'none'})"])

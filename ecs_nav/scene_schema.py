@@ -107,7 +107,7 @@ def parse_text(content: bytes | str, source: str = "<text>", base_dir: FilePath 
         raise SceneError([f"{source}: {len(content)} bytes: a scene file is at most {SCENE_SIZE_LIMIT} bytes"])
     if isinstance(content, bytes):
         try:
-            content = content.decode("utf-8")
+            content = content.decode("utf-8").removeprefix("\ufeff")  # (a byte-order mark, as some editors write)
         except UnicodeDecodeError as exc:
             raise SceneError([f"{source}: not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
                               " (scene files are TOML, which is UTF-8)"]) from None

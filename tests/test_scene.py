@@ -313,3 +313,12 @@ def test_render_is_not_a_scene_system(tmp_path):
 def test_a_system_listed_twice_is_a_scene_error_naming_the_key(tmp_path):
     (line,) = problems(tmp_path, '[world]\nsystems = ["physics", "steering", "physics"]\n')
     assert line == "world.systems: 'physics' is listed twice: each system runs once a tick"
+
+
+def test_a_byte_order_mark_is_read_past_and_a_folder_is_named_as_one(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + b'[world]\nseed = 5\n[[entity]]\nname = "a"\nPosition = {}\n')
+    assert parse_scene(path).seed == 5
+    with pytest.raises(SceneError) as info:
+        parse_scene(tmp_path)
+    assert info.value.problems == [f"{tmp_path}: a folder, not a scene file"]
