@@ -41,7 +41,8 @@ def unreachable_goals(world) -> list[str]:
     for (label, goal), ents in groups.items():
         nodes, _ = goal_nodes(goal, graph, table, world.map)
         if nodes.size == 0:
-            lines.append(f"entity {label}: goal {goal.describe()} is off the nav graph (no walkable node near it)")
+            lines.append(f"entity {label}: goal {goal_text(world, goal)} is off the nav graph "
+                         "(no walkable node near it)")
             continue
         reach = reachable_from(graph.reverse(), np.unique(nodes))  # the nodes a goal node is reached from
         rows = table.rows_of(np.asarray(ents, np.int64))
@@ -49,13 +50,19 @@ def unreachable_goals(world) -> list[str]:
         cut = (starts < 0) | ~reach[np.maximum(starts, 0)]
         if not cut.any():
             continue
-        line = f"entity {label}: goal {goal.describe()} unreachable from {int(cut.sum())} of {len(ents)} agents"
+        line = f"entity {label}: goal {goal_text(world, goal)} unreachable from {int(cut.sum())} of {len(ents)} agents"
         on_graph = starts[cut & (starts >= 0)]
         if on_graph.size:
             island = reachable_from(graph, on_graph[:1])
             line += gap_text(graph, island, reach)
         lines.append(line)
     return lines
+
+
+def goal_text(world, goal: FieldGoal) -> str:
+    """The goal as a person would write it, a target entity by its scene name where it has one."""
+    name = world.try_get(goal.entity, Name) if goal.entity >= 0 else None
+    return f'entity "{name.value}"' if name else goal.describe()
 
 
 def reachable_from(graph, sources: np.ndarray) -> np.ndarray:

@@ -314,6 +314,15 @@ def test_a_split_map_is_one_warning_in_validate_and_in_run(capsys, tmp_path):
     assert [line for line in err if line.startswith("warning:")] == [out[1].split(": ", 1)[1]]
 
 
+def test_a_target_entity_behind_a_wall_is_named_in_the_warning(capsys, tmp_path):
+    scene = tmp_path / "split_target.toml"
+    scene.write_text(SPLIT_SCENE.replace("PathRequest = { goal = [10, 0] }", 'PathRequest = { target = "prey" }')
+                     + '[[entity]]\nname = "prey"\nPosition = { x = 10, y = 0 }\nAgent = {}\n')
+    assert main(["validate", str(scene)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert 'warning: entity "crowd": goal entity "prey" unreachable from 30 of 30 agents' in out[1]
+
+
 def test_a_reachable_goal_gives_no_warning(capsys):
     assert main(["validate", "gather"]) == 0
     assert "warning" not in capsys.readouterr().out
