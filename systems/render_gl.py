@@ -21,6 +21,8 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,19 +57,32 @@ def load_pyglet(headless: bool | None = None) -> Any:
     module = importlib.import_module("pyglet")
     if "pyglet.window" not in sys.modules:
         module.options["headless"] = (not display_available()) if headless is None else bool(headless)
-    try:
-        importlib.import_module("pyglet.window")
-        gl_module = importlib.import_module("pyglet.gl")
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        raise RenderUnavailable(no_context_message(module, exc)) from exc
+    gl_module = making_a_context(module, lambda: (importlib.import_module("pyglet.window"),
+                                                  importlib.import_module("pyglet.gl"))[1])
     pyglet, gl = module, gl_module
     return pyglet
 
 
-def no_context_message(module: Any, exc: BaseException) -> str:
+def making_a_context(module: Any, make: Any) -> Any:
+    """``make()``, whose failure is a RenderUnavailable. pyglet warns before it fails to find an
+    EGL device: the warning then goes into the error's one line instead of above it, and is
+    warned as usual when ``make`` succeeds."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            made = make()
+        except Exception as exc:
+            raise RenderUnavailable(no_context_message(module, exc, [str(w.message) for w in said])) from exc
+    for w in said:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return made
+
+
+def no_context_message(module: Any, exc: BaseException, warned: Sequence[str] = ()) -> str:
     mode = "headless EGL" if module.options["headless"] else "a window on $DISPLAY"
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return (f"cannot create an OpenGL context ({mode}): {type(exc).__name__}: {reason}. "
+    also = "".join(f" (pyglet warned: {text.strip().splitlines()[0]})" for text in warned[:1] if text.strip())
+    return (f"cannot create an OpenGL context ({mode}): {type(exc).__name__}: {reason}{also}. "
             "Without a display, rendering needs EGL (Mesa's libEGL, e.g. apt install libegl1 libgl1-mesa-dri).")
 
 
@@ -82,10 +97,7 @@ def offscreen_window() -> Any:
     global _offscreen
     if _offscreen is None or getattr(_offscreen, "context", None) is None:
         p = load_pyglet()
-        try:
-            _offscreen = p.window.Window(16, 16, visible=False, caption="ecs_nav offscreen")
-        except Exception as exc:
-            raise RenderUnavailable(no_context_message(p, exc)) from exc
+        _offscreen = making_a_context(p, lambda: p.window.Window(16, 16, visible=False, caption="ecs_nav offscreen"))
     _offscreen.switch_to()
     return _offscreen
 

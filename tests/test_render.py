@@ -607,3 +607,28 @@ def test_the_panel_shows_the_selected_agents_behaviour_forces_from_the_steering_
     send(viewer.window, "on_draw")  # the panel draws with them
     viewer.selected = [world.entities()[1]]  # the player has no SteeringWeights: no forces
     assert viewer.selected_forces() is None
+
+
+def test_a_context_that_fails_after_pyglet_warns_says_the_warning_in_its_one_line():
+    import types
+    import warnings
+
+    from ecs_nav.systems.render_gl import RenderUnavailable, making_a_context
+
+    pyglet_like = types.SimpleNamespace(options={"headless": True})
+
+    def fails():
+        warnings.warn("No device available for EGL device platform.", UserWarning, stacklevel=1)
+        raise RuntimeError("no EGL display")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is printed above the error
+        with pytest.raises(RenderUnavailable, match=r"RuntimeError: no EGL display \(pyglet warned: No device "):
+            making_a_context(pyglet_like, fails)
+
+    def works():
+        warnings.warn("a warning on the way", UserWarning, stacklevel=1)
+        return "context"
+
+    with pytest.warns(UserWarning, match="a warning on the way"):  # warned as usual when it works
+        assert making_a_context(pyglet_like, works) == "context"
