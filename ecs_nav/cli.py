@@ -98,6 +98,8 @@ def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
     from ecs_nav.systems.render import display_available  # imports no pyglet
 
+    if args.every is not None and not args.out:
+        raise ValueError("--every: it says how often --out writes trajectories; give --out FILE too")
     if not args.headless and not (args.screenshot or args.record or args.out) and display_available():
         from ecs_nav.viewer import run_viewer
 
@@ -121,7 +123,7 @@ def cmd_run(args) -> int:
     if args.out:
         from ecs_nav.recording import record as record_results
 
-        recording = record_results(world, args.out, every=args.every)
+        recording = record_results(world, args.out, every=args.every or 1)
     start = time.perf_counter()
     ticks = args.ticks
     try:
@@ -304,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", metavar="GIF_OR_MP4", help="record the run off-screen to this file")
     p.add_argument("--out", metavar="FILE", help="record trajectories, events and summaries to FILE: "
                    ".sqlite/.db (JuPedSim's schema), .parquet or .csv (a folder of tables)")
-    p.add_argument("--every", type=_int_at_least(1), default=1,
+    p.add_argument("--every", type=_int_at_least(1), default=None,
                    help="with --out: write trajectories every N ticks (default 1)")
     p.add_argument("--size", type=_int_at_least(1, FRAME_SIZE_LIMIT), nargs=2, default=(1280, 720), metavar=("W", "H"),
                    help=f"frame size for --screenshot/--record (default 1280 720, at most {FRAME_SIZE_LIMIT})")

@@ -134,6 +134,7 @@ def no_scene_loading(monkeypatch):
     (["--screenshot", "OUT/shot.xyz"], "screenshot: 'OUT/shot.xyz': the file must end in one of .png"),
     (["--record", "OUT/run.txt"], "record: 'OUT/run.txt': the file must end in .gif or one of .mp4"),
     (["--record", "OUT/run.mp4", "--size", "101", "100"], "record: video frames need even sizes, got 101x100"),
+    (["--every", "5"], "--every: it says how often --out writes trajectories; give --out FILE too"),
 ])
 def test_bad_output_files_fail_before_the_run(capsys, no_scene_loading, tmp_path, args, message):
     args = [a.replace("OUT", str(tmp_path)) for a in args]
