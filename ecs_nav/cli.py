@@ -79,16 +79,17 @@ def cmd_list(args) -> int:
 def cmd_validate(args) -> int:
     from ecs_nav.reachability import unreachable_goals
     from ecs_nav.scene import build_world, parse_scene
+    from ecs_nav.unserved import unserved_components
 
     scene = parse_scene(args.scene)
     world = build_world(scene)  # what `run` does before its first tick: the two never disagree
     builder = world.system("GraphBuildSystem")
     if builder is not None:
         builder.update(world)  # the nav graph, to tell which goals the agents cannot reach
-    warnings = unreachable_goals(world)
+    warnings = unserved_components(world) + unreachable_goals(world)
     world.close()
     count = sum(e.get("count", 1) for e in scene.entities)
-    print(f"{scene.source}: ok ({count} entities, systems: {', '.join(scene.systems)})")
+    print(f"{scene.source}: ok ({count} entities, systems: {', '.join(scene.systems) or 'none'})")
     for line in warnings:
         print(f"{scene.source}: warning: {line}")
     return 0
@@ -119,6 +120,10 @@ def cmd_run(args) -> int:
 
         check_out_path(args.out)
     world = load_scene(args.scene, seed=args.seed)
+    from ecs_nav.unserved import unserved_components
+
+    for line in unserved_components(world):
+        print(f"warning: {line}", file=sys.stderr)
     recording = None
     if args.out:
         from ecs_nav.recording import record as record_results

@@ -2,8 +2,10 @@
 
 import argparse
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -322,6 +324,23 @@ def test_a_target_entity_behind_a_wall_is_named_in_the_warning(capsys, tmp_path)
     assert main(["validate", str(scene)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert 'warning: entity "crowd": goal entity "prey" unreachable from 30 of 30 agents' in out[1]
+
+
+def test_a_component_no_system_reads_is_a_warning_in_validate_and_in_run(capsys, tmp_path):
+    chase = (Path(__file__).parents[1] / "scenes" / "chase.toml").read_text()
+    scene = tmp_path / "no_paths.toml"
+    scene.write_text(re.sub(r"(?m)^systems = .*$", 'systems = ["steering", "physics"]', chase))
+    assert main(["validate", str(scene)]) == 0
+    warned = [line.split(": warning: ")[1] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert warned == ['entity "npc": a PathRequest, and no PathfindSystem serves it',
+                      'entity "npc": a PathRequest, and no PathFollowSystem follows its path',
+                      'entity "player": a Path, and no PathFollowSystem follows it']
+    assert main(["run", str(scene), "--headless", "--ticks", "2"]) == 0
+    assert [line.removeprefix("warning: ") for line in capsys.readouterr().err.splitlines()
+            if line.startswith("warning:")] == warned
+    for name in ("chase", "patrol", "steering", "platformer"):  # the built-in scenes use what they carry
+        assert main(["validate", name]) == 0
+        assert "warning" not in capsys.readouterr().out
 
 
 def test_a_reachable_goal_gives_no_warning(capsys):
