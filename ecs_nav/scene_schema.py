@@ -218,7 +218,8 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
             report(key, message)
 
         for comp_name, fields in entry["components"].items():
-            _check_component(comp_name, fields, where, report_entity, check_refs=True, names=names)
+            _check_component(comp_name, fields, where, report_entity, check_refs=True, names=names,
+                             own_name=entry.get("name"))
         _check_crowd(entry, where, report)
         _check_side_view(scene, entry, where, "level" in data, report)
     if total > ENTITY_LIMIT:
@@ -301,7 +302,7 @@ def _merge_prefab(entry: dict, prefabs: dict, where: str, report) -> dict | None
     return {**meta, "components": components}
 
 
-def _check_component(comp_name, fields, where, report, check_refs, names=None) -> None:
+def _check_component(comp_name, fields, where, report, check_refs, names=None, own_name=None) -> None:
     if comp_name not in COMPONENTS:
         report(f"{where} {comp_name}", f"unknown component{did_you_mean(comp_name, list(COMPONENTS))}"
                f" (known: {', '.join(COMPONENTS)})")
@@ -319,6 +320,9 @@ def _check_component(comp_name, fields, where, report, check_refs, names=None) -
                 return
             if check_refs and ref not in (names or {}):
                 report(f"{where} {comp_name}.{key}", f"no entity named {ref!r}{did_you_mean(ref, list(names or {}))}")
+                return
+            if check_refs and ref == own_name:
+                report(f"{where} {comp_name}.{key}", f"{ref!r} is this entity itself: name another one")
                 return
             if check_refs and len(names[ref]) > 1:
                 carriers = ", ".join(f"entity[{i}]" for i in names[ref])

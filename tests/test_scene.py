@@ -322,3 +322,10 @@ def test_a_byte_order_mark_is_read_past_and_a_folder_is_named_as_one(tmp_path):
     with pytest.raises(SceneError) as info:
         parse_scene(tmp_path)
     assert info.value.problems == [f"{tmp_path}: a folder, not a scene file"]
+
+
+@pytest.mark.parametrize("component", ['PathRequest = { target = "a" }', 'SteeringWeights = { target_entity = "a" }'])
+def test_an_entity_that_targets_itself_is_a_scene_error(tmp_path, component):
+    (line,) = problems(tmp_path, f'[[entity]]\nname = "a"\nPosition = {{}}\nAgent = {{}}\n{component}\n')
+    key = component.split(" = ")[0] + "." + component.split("{ ")[1].split(" =")[0]
+    assert line == f"entity[0] \"a\" {key}: 'a' is this entity itself: name another one"
