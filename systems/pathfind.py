@@ -25,7 +25,9 @@ Start and goal
 Searches
     Requests served on the same tick whose goals snap to the same node, and that have no search
     budget, share one reverse search (``distance_field`` + ``paths_from_field``) when there are
-    at least two of them. Any other request gets its own A* (``algorithm="dijkstra"``:
+    at least two of them; the field is kept for that goal node while the graph is unchanged
+    (``ecs_nav.nav.field_cache``), so a crowd replanning a few agents a tick searches once. Any
+    other request gets its own A* (``algorithm="dijkstra"``:
     Dijkstra) with its ``max_expanded`` budget and ``allow_partial`` flag: a budget is the
     contract of one query (as in Detour and Godot), so budgeted requests never share. A member
     of a shared group whose start cannot reach the goal falls back to its own search, which
@@ -96,13 +98,13 @@ from ecs_nav.systems.platformer_stage import serve_requests
 from ecs_nav.components import Path, PathRequest
 from ecs_nav.events import PathChanged, PathFailed
 from ecs_nav.nav.corridor import ROUTE_SLACK, route_kept, still_as_good
+from ecs_nav.nav.field_cache import RecentFields
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
     STATUS_PARTIAL,
     STATUS_UNREACHABLE,
     astar,
     dijkstra,
-    distance_field,
     paths_from_field,
 )
 from ecs_nav.nav.smooth import smooth_path
@@ -145,6 +147,7 @@ class PathfindSystem(System):
         self._requested: set[int] = set()
         self._pending: set[int] = set()  # entities to serve on this tick whatever their period
         self.fields = FieldRequests()  # the flow-field requests (systems/field_requests.py)
+        self._fields = RecentFields()  # the shared searches' distance fields, by goal node
 
     def period_of(self, request: PathRequest) -> int:
         """The replan period that applies to ``request``."""
@@ -301,9 +304,11 @@ class PathfindSystem(System):
             if len(idx) < 2:
                 single.extend(idx)
                 continue
-            distance, next_hop = distance_field(graph, goal)
-            self.field_searches += 1
-            self.last_searches += 1
+            searched = self._fields.computed
+            distance, next_hop = self._fields.field(graph, goal)
+            if self._fields.computed > searched:
+                self.field_searches += 1
+                self.last_searches += 1
             offsets, nodes = paths_from_field(next_hop, starts[idx])
             for j, i in enumerate(idx):
                 if np.isfinite(distance[starts[i]]):

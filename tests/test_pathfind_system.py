@@ -18,9 +18,12 @@ import ecs_nav.systems.pathfind as pathfind_module
 from ecs_nav.systems.graph_build import GraphBuildSystem
 from ecs_nav.systems.pathfind import PathfindSystem
 
+import ecs_nav.nav.field_cache as field_cache_module
 from ecs_nav.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
 from ecs_nav.events import PathChanged, PathFailed
 from ecs_nav.geometry import MapGeometry
+from ecs_nav.nav.distance import distance_field
+from ecs_nav.nav.field_cache import RecentFields
 from ecs_nav.scene import build_world, scene_from_dict
 from ecs_nav.shapes import Box
 from ecs_nav.world import World
@@ -181,7 +184,7 @@ def test_same_route_replans_keep_the_index_and_emit_no_path_changed():
 
 def test_requests_with_one_goal_share_one_reverse_search(monkeypatch):
     counts = {"field": 0, "astar": 0}
-    real_field, real_astar = pathfind_module.distance_field, pathfind_module.astar
+    real_field, real_astar = field_cache_module.distance_field, pathfind_module.astar
 
     def field(*a, **k):
         counts["field"] += 1
@@ -191,7 +194,7 @@ def test_requests_with_one_goal_share_one_reverse_search(monkeypatch):
         counts["astar"] += 1
         return real_astar(*a, **k)
 
-    monkeypatch.setattr(pathfind_module, "distance_field", field)
+    monkeypatch.setattr(field_cache_module, "distance_field", field)
     monkeypatch.setattr(pathfind_module, "astar", single)
     world = open_world(boxes=[Box((0.0, 0.0), (4.0, 12.0), 2.0)])
     rng = np.random.default_rng(3)
@@ -209,6 +212,21 @@ def test_requests_with_one_goal_share_one_reverse_search(monkeypatch):
         # the shared search's route is as cheap as the agent's own A*
         cost = sum(graph.distance(a, b) for a, b in zip(path.nodes[:-1], path.nodes[1:]))
         assert cost == pytest.approx(real_astar(graph, path.nodes[0], path.nodes[-1]).cost)
+
+
+def test_a_crowd_replanning_to_one_goal_searches_once_and_walks_as_if_it_searched_every_tick(monkeypatch):
+    def run():
+        world = open_world(boxes=[Box((0.0, 0.0), (4.0, 12.0), 2.0)], period=10)
+        starts = np.random.default_rng(3).uniform(-16, -6, size=(25, 2))
+        for s in starts:
+            agent(world, *s, PathRequest(goal=(12.3, 0.4)))
+        world.run(60)  # every request served 6 times, staggered: 2-3 a tick
+        return world.system("PathfindSystem").field_searches, world.state_digest()
+
+    searches, digest = run()
+    assert searches == 1
+    monkeypatch.setattr(RecentFields, "field", lambda self, graph, goal: distance_field(graph, goal))
+    assert run()[1] == digest  # the same paths as a fresh field every tick
 
 
 def test_a_single_request_and_a_budgeted_one_use_their_own_search():
