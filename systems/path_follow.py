@@ -22,10 +22,11 @@ Per tick, for the rows that follow a waypoint:
 * **skip ahead** (seed 002): the next waypoint is already within the radius.
 * **advance**: once -- to the next waypoint, clamped at the last; patrol -- ping-pong, the
   ``Path.direction`` flips at either end (seed 004); loop -- wrap to the first. Each waypoint
-  passed emits ``WaypointReached``. A loop or patrol of one waypoint has nowhere to go: its
-  agent arrives at that point (``follow_state`` ARRIVE) and holds there, and standing on it
-  (within the path radius) is not ``Stuck``. After an advance the new waypoint is tested again (radius
+  passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
   only), so several waypoints can be passed in one tick.
+* **hold**: a loop or patrol of one waypoint has nowhere to go. Its agent arrives at that point
+  (``follow_state`` ARRIVE) and, within the path radius, holds there (STOPPED: the brake only,
+  so not ``Stuck``); pushed out of the radius, it arrives again.
 * **final approach** (seed 000), once-paths only (``systems/path_arrival.py``). On the last
   waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint
   is reached and the final target differs from it, the steering target becomes the final target
@@ -164,6 +165,7 @@ class PathFollowSystem(System):
         self.target_ent = np.full(m, -1, np.int64)  # final target entity (-1: fixed point)
         self.target_row = np.full(m, -1, np.int64)
         self.last_pos = np.zeros((m, 2))  # position at the previous tick (the swept test)
+        self.may_hold = False  # some path may be a loop or patrol of one waypoint (see hold)
 
     _ARRAYS = ("mode", "active", "cur", "cur_z", "nxt_z", "planned", "nxt", "has_nxt", "leg", "last_once", "final_leg",
                "final", "partial", "goal", "at_end", "has_request", "leave", "target_ent", "last_pos")
@@ -211,6 +213,7 @@ class PathFollowSystem(System):
             reload &= ~same
         self.target_row = table.rows_of(self.target_ent) if m else np.zeros(0, np.int64)
         self.target_row[self.target_ent < 0] = -1
+        self.may_hold = bool(np.count_nonzero(self.active & ~self.has_nxt & (self.mode != _MODE_ONCE)))
         return np.flatnonzero(reload)
 
     def _forget(self, world, gone: np.ndarray) -> None:
@@ -337,6 +340,7 @@ class PathFollowSystem(System):
         self.nxt[i] = wp[j, :2] if j >= 0 else cur
         self.nxt_z[i] = wp[j, 2] if j >= 0 else wp[path.index, 2]
         self.last_once[i] = mode == _MODE_ONCE and path.index == k - 1
+        self.may_hold |= j < 0 and mode != _MODE_ONCE
         table.steer_target[row] = cur
         table.has_steer_target[row] = True
         # a STOPPED agent stays stopped through re-plans (TargetReached once per arrival); it
@@ -362,14 +366,18 @@ class PathFollowSystem(System):
             if not self._step(world, i, emit):
                 return
 
-    def _holding(self, table, i: int) -> bool:
-        """A loop or patrol of one waypoint, standing within its radius: it has arrived where it
-        is to stay, so standing still is not Stuck."""
-        if self.mode[i] == _MODE_ONCE or self.has_nxt[i]:
-            return False
-        row = int(self.rows[i])
-        d = table.pos[row] - self.cur[i]
-        return float(d[0] * d[0] + d[1] * d[1]) <= float(table.path_radius[row]) ** 2
+    def _hold(self, table, active: np.ndarray) -> None:
+        """A loop or patrol of one waypoint has nowhere to go: within its radius (and level with
+        it) its agent is STOPPED, holding there (the brake only; not Stuck, not stuck in a
+        recording); pushed out of it, it arrives again."""
+        hold = np.flatnonzero(active & ~self.has_nxt & (self.mode != _MODE_ONCE))
+        if hold.size == 0:
+            return
+        rows = self.rows[hold]
+        d = table.pos[rows] - self.cur[hold]
+        there = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] <= table.path_radius[rows] ** 2
+        level = ~self.planned[hold] | (np.abs(table.elevation[rows] - self.cur_z[hold]) < table.max_climb[rows])
+        table.follow_state[rows] = np.where(there & level, FOLLOW_STOPPED, FOLLOW_ARRIVE)
 
     def _level_with(self, table, row: int, i: int, z: float) -> bool:
         """Whether the agent stands level with a waypoint at elevation ``z`` (see the tick)."""
@@ -436,6 +444,9 @@ class PathFollowSystem(System):
             if self._step(world, i, emit=True):
                 self._skip_reached(world, i, emit=True)
 
+        if self.may_hold:
+            self._hold(table, active)
+
         # --- final target: arrival, group arrival, re-arming, facing (systems/path_arrival.py)
         once = active & (self.mode == _MODE_ONCE)
         if np.count_nonzero(once):
@@ -444,8 +455,6 @@ class PathFollowSystem(System):
         # --- stuck: standing still while following (seed 002) -------------------------------
         stuck = standing_still(table, rows, active, self.stuck_ticks, self.stuck_distance)
         for i in stuck.nonzero()[0].tolist():
-            if self._holding(table, i):
-                continue
             if self.has_request[i] or self.mode[i] == _MODE_ONCE:
                 self.paths[i].status = "stale"  # the PathfindSystem re-plans it
             world.emit(Stuck(int(self.ents[i]), world.tick))

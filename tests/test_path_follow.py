@@ -253,13 +253,25 @@ def test_a_loop_or_patrol_of_one_waypoint_arrives_there_and_holds_without_stuck(
     for e, path in paths.items():
         w.add_component(e, path)
     log = record(w, Stuck)
-    w.run(1200)
-    assert log == []
-    for e, goal in ((on_it, (0, 0)), (away, (26, 0))):
+
+    def holds(e, goal):
         row = w.table.row_of(e)
-        assert w.table.follow_state[row] == FOLLOW_ARRIVE
-        assert np.hypot(*(w.table.pos[row] - goal)) < 0.05 and np.hypot(*w.table.vel[row]) < 0.05
-        assert paths[e].status == "complete" and paths[e].index == 0
+        return (w.table.follow_state[row] == FOLLOW_STOPPED and np.hypot(*(w.table.pos[row] - goal)) <= 0.7
+                and np.hypot(*w.table.vel[row]) < 0.05)
+
+    w.run(600)
+    assert log == [] and holds(on_it, (0, 0)) and holds(away, (26, 0))
+    assert all(path.status == "complete" and path.index == 0 for path in paths.values())
+    w.get(away, Position).x = 23.0  # pushed out of its radius: it arrives again
+    w.step()
+    assert w.table.follow_state[w.table.row_of(away)] == FOLLOW_ARRIVE
+    w.run(600)
+    assert log == [] and holds(away, (26, 0))
+    # a longer route given while holding (the same waypoint at the index): it sets off, not Stuck
+    w.run(217)
+    paths[on_it].waypoints = np.array([(0.0, 0.0, 0.0), (10.0, 0.0, 0.0)])
+    w.run(60)
+    assert log == [] and w.table.pos[w.table.row_of(on_it), 0] > 1.0
 
 
 def test_a_loop_of_one_waypoint_held_away_from_it_is_stuck():
