@@ -211,15 +211,16 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         def report_entity(key, message, where=where, told=told, own=written[i]):
             field = key.removeprefix(f"{where} ")
             component, _, name = field.partition(".")
-            set_here = own.get(component)  # a field the entity sets itself is its own problem
-            overridden = isinstance(set_here, dict) and name.split(".")[0].split("[")[0] in set_here
+            set_here = own.get(component)  # a field (or a component) the entity sets itself is its own problem
+            overridden = (component in own if not name else
+                          isinstance(set_here, dict) and name.split(".")[0].split("[")[0] in set_here)
             if (field, message) in told and not overridden:
                 return  # the prefab's problem, said once, for the prefab
             report(key, message)
 
         for comp_name, fields in entry["components"].items():
             _check_component(comp_name, fields, where, report_entity, check_refs=True, names=names,
-                             own_name=entry.get("name"))
+                             own_name=entry.get("name"), own_count=entry.get("count", 1))
         _check_crowd(entry, where, report)
         _check_side_view(scene, entry, where, "level" in data, report)
     if total > ENTITY_LIMIT:
@@ -302,7 +303,8 @@ def _merge_prefab(entry: dict, prefabs: dict, where: str, report) -> dict | None
     return {**meta, "components": components}
 
 
-def _check_component(comp_name, fields, where, report, check_refs, names=None, own_name=None) -> None:
+def _check_component(comp_name, fields, where, report, check_refs, names=None, own_name=None,
+                     own_count=1) -> None:
     if comp_name not in COMPONENTS:
         report(f"{where} {comp_name}", f"unknown component{did_you_mean(comp_name, list(COMPONENTS))}"
                f" (known: {', '.join(COMPONENTS)})")
@@ -321,7 +323,8 @@ def _check_component(comp_name, fields, where, report, check_refs, names=None, o
             if check_refs and ref not in (names or {}):
                 report(f"{where} {comp_name}.{key}", f"no entity named {ref!r}{did_you_mean(ref, list(names or {}))}")
                 return
-            if check_refs and ref == own_name:
+            if check_refs and ref == own_name and len(names[ref]) == 1 and own_count == 1:
+                # (a crowd naming itself targets its first member, which the others follow)
                 report(f"{where} {comp_name}.{key}", f"{ref!r} is this entity itself: name another one")
                 return
             if check_refs and len(names[ref]) > 1:

@@ -114,6 +114,14 @@ def test_a_prefabs_problem_is_said_once_for_the_prefab_and_again_only_where_an_e
     assert got[2].startswith('entity[2] "c" Collider.radius: ')
 
 
+def test_a_component_the_entity_writes_itself_is_its_own_problem_too(tmp_path):
+    scene = ('[prefab.walker]\nAgnet = { max_speed = 3 }\n'
+             '[[entity]]\nname = "a"\nprefab = "walker"\nPosition = {}\nAgnet = { max_speed = 2 }\n'
+             '[[entity]]\nname = "b"\nprefab = "walker"\nPosition = {}\n')
+    got = refused(tmp_path, scene)
+    assert [line.split(": ")[0] for line in got] == ["prefab.walker Agnet", 'entity[0] "a" Agnet'], got
+
+
 def test_a_field_given_to_a_component_without_fields_says_it_has_none(tmp_path):
     got = refused(tmp_path, "[[entity]]\nPosition = {}\nPlayer = { speed = 3 }\n")
     assert got == ["entity[0] Player.speed: unknown field (Player has no fields)"]

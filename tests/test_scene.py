@@ -329,3 +329,10 @@ def test_an_entity_that_targets_itself_is_a_scene_error(tmp_path, component):
     (line,) = problems(tmp_path, f'[[entity]]\nname = "a"\nPosition = {{}}\nAgent = {{}}\n{component}\n')
     key = component.split(" = ")[0] + "." + component.split("{ ")[1].split(" =")[0]
     assert line == f"entity[0] \"a\" {key}: 'a' is this entity itself: name another one"
+
+
+def test_a_crowd_may_follow_its_own_first_member(tmp_path):
+    scene = ('[[entity]]\nname = "flock"\ncount = 5\nspawn_area = [0, 0, 10, 10]\nAgent = {}\nVelocity = {}\n'
+             'SteeringWeights = { weights = { seek = 1.0 }, target_entity = "flock" }\n')
+    world = load_scene(write(tmp_path, scene))
+    assert len(world.table.live("entity")) == 5
