@@ -110,11 +110,11 @@ def cmd_run(args) -> int:
         from ecs_nav import viewer
 
         if args.screenshot:
+            viewer.check_media(viewer.check_screenshot_path(args.screenshot))
             viewer.check_writable(viewer.check_screenshot_path(args.screenshot), "screenshot")
-            viewer.check_media(args.screenshot)
         if args.record:
+            viewer.check_media(viewer.check_record_path(args.record, tuple(args.size)))
             viewer.check_writable(viewer.check_record_path(args.record, tuple(args.size)), "record")
-            viewer.check_media(args.record)
     if args.out:
         from ecs_nav.recording_formats import check_out_path
 

@@ -519,18 +519,19 @@ def check_media(out_path: str | os.PathLike) -> None:
 
 
 def check_writable(out: FilePath, what: str) -> None:
-    """Make ``out``'s folder and open ``out`` for writing once (removing it again when it was
-    not there), so that a path that cannot be written is an OSError naming it before any frame
-    is rendered, not after a whole run."""
-    existed = out.exists()
+    """Make ``out``'s folder and open ``out`` for writing once, so that a path that cannot be
+    written is an OSError naming it before any frame is rendered, not after a whole run. A file
+    this check creates is removed again; one that was there (or a link) is left as it is."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "ab"):
-            pass
+        try:
+            os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:  # there already (a file, or a link to where it will be written)
+            os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666))
+            return
     except OSError as exc:
         raise OSError(f"{what}: cannot write {str(out)!r}: {exc}") from None
-    if not existed:
-        out.unlink()
+    out.unlink()
 
 
 def screenshot(world: World, out_path: str | os.PathLike, size: tuple[int, int] = (1280, 720),

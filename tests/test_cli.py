@@ -156,6 +156,21 @@ def test_an_output_file_that_cannot_be_written_fails_before_the_run(capsys, no_s
     assert [p.name for p in tmp_path.iterdir()] == ["taken"]
 
 
+def test_checking_an_output_file_leaves_what_was_there_and_nothing_else(tmp_path):
+    from ecs_nav.viewer import check_writable
+
+    there = tmp_path / "there.png"
+    there.write_bytes(b"an image already")
+    check_writable(there, "screenshot")
+    assert there.read_bytes() == b"an image already"
+    check_writable(tmp_path / "new" / "shot.png", "screenshot")
+    assert not (tmp_path / "new" / "shot.png").exists()
+    link = tmp_path / "link.gif"
+    link.symlink_to(tmp_path / "target.gif")  # dangling: the capture will write through it
+    check_writable(link, "record")
+    assert link.is_symlink()
+
+
 def test_missing_imageio_is_its_own_error_before_the_run(capsys, monkeypatch, no_scene_loading, tmp_path):
     monkeypatch.setitem(sys.modules, "imageio", None)  # `import imageio` raises ImportError
     assert main(["run", "chase", "--headless", "--screenshot", str(tmp_path / "x.png")]) == 1
