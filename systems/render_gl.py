@@ -72,7 +72,8 @@ def making_a_context(module: Any, make: Any) -> Any:
         try:
             made = make()
         except Exception as exc:
-            raise RenderUnavailable(no_context_message(module, exc, [str(w.message) for w in said])) from exc
+            told = [str(w.message) for w in said if issubclass(w.category, UserWarning)]  # (not deprecations)
+            raise RenderUnavailable(no_context_message(module, exc, told)) from exc
     for w in said:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return made

@@ -13,7 +13,8 @@ from ecs_nav.nav.search import STATUS_COMPLETE, astar
 
 
 def reference(graph, route, waypoints, index, new_nodes, new_cost, agent_xy, slack) -> bool:
-    """The rule as the PathfindSystem wrote it before it was compiled."""
+    """The rule as the PathfindSystem wrote it before it was compiled, with the kernel's check
+    that every id is a node (the numpy rule raised an IndexError there)."""
     if route.size == 0 or new_nodes.size == 0 or route[-1] != new_nodes[-1]:
         return False
     if np.any((route < 0) | (route >= graph.node_count)):

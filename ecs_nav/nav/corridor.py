@@ -36,7 +36,7 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
     consecutive nodes are not linked, or the goals differ."""
     k = route.size
     n = positions.shape[0]
-    if k == 0 or new_start < 0 or new_goal < 0 or route[k - 1] != new_goal:
+    if k == 0 or not (0 <= new_start < n and 0 <= new_goal < n) or route[k - 1] != new_goal:
         return False
     for j in range(k):
         if not 0 <= route[j] < n:
@@ -64,6 +64,10 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
                 break
     if on_nodes:  # measured from the node being walked to
         j = min(index, k - 1)
+        if j < 0:  # counted from the end, as numpy indexes; before the first: no waypoint
+            j += k
+            if j < 0:
+                return False
         node = route[j]
         old = np.hypot(positions[node, 0] - agent_x, positions[node, 1] - agent_y) + to_goal[j]
     else:  # string-pulled: from the route's best node
