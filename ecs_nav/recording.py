@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ecs_nav.components import Name
-from ecs_nav.recording_formats import check_out_path, open_sink
+from ecs_nav.recording_formats import SPAWNED_MAIN, check_out_path, open_sink
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK
 from ecs_nav.walkable import walkable_area
 from ecs_nav.world import FunctionSystem, System, World
@@ -359,7 +359,7 @@ class SinkProcess:
             return
         try:
             self.calls.put(("close", ()))
-            reply = ("error", "the writer process ended early")
+            reply = ("error", f"the writer process ended early ({SPAWNED_MAIN}; or record with background=False)")
             while self.process.is_alive() or not self.replies.empty():
                 try:
                     reply = self.replies.get(timeout=0.5)

@@ -54,6 +54,12 @@ class ResultsUnavailable(RuntimeError):
     """A package that recordings, plots or sweeps need is not installed."""
 
 
+SPAWNED_MAIN = ("a process started with 'spawn' imports the main script first: in a script, run this under "
+                '`if __name__ == "__main__":`')
+"""Why a writer or worker process can end at once, and what to do: the recording's writer and a
+sweep's local workers are spawned processes (no fork of a process that holds numba's threads)."""
+
+
 def require(*modules: str, what: str = "recording") -> None:
     """Raise ResultsUnavailable naming the missing ``modules`` and the extra that installs them."""
     import importlib.util

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ecs_nav.recording_formats import require
+from ecs_nav.recording_formats import SPAWNED_MAIN, require
 
 ENGINES = ("local", "dask", "ray")
 
@@ -26,13 +26,18 @@ ENGINES = ("local", "dask", "ray")
 def run_local(fn: Callable[..., dict], specs: list[tuple], workers: int | None) -> Iterator[tuple[int, dict]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     workers = workers or os.cpu_count() or 1
     context = multiprocessing.get_context("spawn")  # no fork of a process that holds numba's threads
     with ProcessPoolExecutor(max_workers=min(workers, max(len(specs), 1)), mp_context=context) as pool:
         futures = {pool.submit(fn, *spec): index for index, spec in enumerate(specs)}
         for future in as_completed(futures):
-            yield futures[future], future.result()
+            try:
+                row = future.result()
+            except BrokenProcessPool as exc:
+                raise RuntimeError(f"sweep: a worker process ended early ({SPAWNED_MAIN})") from exc
+            yield futures[future], row
 
 
 def run_dask(fn: Callable[..., dict], specs: list[tuple], workers: int | None,
