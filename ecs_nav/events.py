@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TargetReached:
-    """An agent arrived at its goal and stopped (once per arrival): within its stopping distance
-    of the goal, or settled against agents that already arrived at the same goal (group
-    arrival: a crowd grows around its goal instead of pushing at it)."""
+    """An agent following a path or a flow field arrived at its goal (once per arrival): within
+    its stopping distance of the goal, or settled against agents that already arrived at the
+    same goal (group arrival: a crowd grows around its goal instead of pushing at it). From
+    this tick it brakes to a stop."""
 
     entity: int
     tick: int

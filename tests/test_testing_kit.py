@@ -118,6 +118,22 @@ def test_assert_arrives_says_where_an_agent_that_did_not_arrive_is():
     assert "Path status 'unreachable'" in message and "PathFailed x" in message
 
 
+def test_assert_arrives_says_that_an_agent_steering_to_a_target_never_sends_target_reached():
+    from ecs_nav.systems.physics import PhysicsSystem
+    from ecs_nav.systems.steering import SteeringSystem
+
+    from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
+
+    world = World(seed=7)
+    world.add_systems(SteeringSystem(), PhysicsSystem())
+    e = world.spawn(Position(0, 0), Velocity(), Agent(max_speed=4), SteeringWeights({"arrive": 1.0}, target=(10, 0)))
+    with pytest.raises(AssertionError) as failure:
+        assert_arrives(world, e, within=60)
+    message = str(failure.value)
+    assert "no Path or PathRequest: TargetReached comes from following one" in message
+    assert "no PathFollowSystem in this World" in message
+
+
 def test_assert_no_agent_in_walls_names_the_agent_the_depth_and_the_tick():
     targets = {}
     with ascii_world(CORRIDOR, DriveTo(targets), Integrate()) as world:  # no physics: nothing stops it

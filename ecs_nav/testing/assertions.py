@@ -107,6 +107,11 @@ def _whereabouts(world: World, entity: int, closest: float, closest_tick: int, s
         parts.append(f"Path status {path.status!r}, heading for waypoint {path.index} of {path.waypoints.shape[0]}")
     elif world.try_get(entity, PathRequest) is not None:
         parts.append("no Path yet (is a PathfindSystem running, and a nav graph built?)")
+    else:
+        parts.append("no Path or PathRequest: TargetReached comes from following one (an agent that only steers "
+                     "to a target never sends it)")
+    if world.system("PathFollowSystem") is None:
+        parts.append("no PathFollowSystem in this World: it is what sends TargetReached")
     events = ", ".join(f"{name} x{k}" for name, k in sorted(story.items())) or "none"
     parts.append(f"its events meanwhile: {events}")
     return "; ".join(parts)

@@ -54,7 +54,9 @@ class CrowdOutcome:
 def run_crowd(world: World, max_ticks: int, check_every: int = 30) -> CrowdOutcome:
     """Step ``world`` until every agent has arrived and the crowd is at rest (checked every
     ``check_every`` ticks of the World's clock), or for ``max_ticks`` ticks; returns what
-    happened. Subscribes to the World's TargetReached, Stuck and PathFailed events for good."""
+    happened. Subscribes to the World's TargetReached, Stuck and PathFailed events for good, and
+    counts only what it sees: call it before the agents arrive (an agent that arrived earlier
+    sends no TargetReached again, so the crowd never counts as arrived)."""
     t = world.table
     out = CrowdOutcome(agents=int(np.count_nonzero(t.live("is_agent"))))
 
