@@ -109,12 +109,15 @@ def cmd_run(args) -> int:
     if args.screenshot or args.record:  # output names and packages: checked before the run, not after it
         from ecs_nav import viewer
 
+        outputs = []  # (names and packages of both first: no folder is made for a run refused)
         if args.screenshot:
-            viewer.check_media(viewer.check_screenshot_path(args.screenshot))
-            viewer.check_writable(viewer.check_screenshot_path(args.screenshot), "screenshot")
+            outputs.append((viewer.check_screenshot_path(args.screenshot), "screenshot"))
         if args.record:
-            viewer.check_media(viewer.check_record_path(args.record, tuple(args.size)))
-            viewer.check_writable(viewer.check_record_path(args.record, tuple(args.size)), "record")
+            outputs.append((viewer.check_record_path(args.record, tuple(args.size)), "record"))
+        for out, _ in outputs:
+            viewer.check_media(out)
+        for out, what in outputs:
+            viewer.check_writable(out, what)
     if args.out:
         from ecs_nav.recording_formats import check_out_path
 

@@ -184,7 +184,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         report("entity", "must be an array of tables ([[entity]])")
         entities = []
     names: dict[str, list[int]] = {}  # name -> the entries carrying it
-    written: list[dict] = []  # the entries as written, beside scene.entities
+    written: list[tuple[int, dict]] = []  # each entry of scene.entities as written, and its index
     total = 0
     for i, entry in enumerate(entities):
         where = f"entity[{i}]"
@@ -203,12 +203,12 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         merged = _merge_prefab(entry, prefabs, where, report)
         if merged is not None:
             scene.entities.append(merged)
-            written.append(entry)
-    for i, entry in enumerate(scene.entities):
+            written.append((i, entry))
+    for (i, own), entry in zip(written, scene.entities):
         where = f"entity[{i}]" + (f' "{entry["name"]}"' if "name" in entry else "")
         told = prefab_problems.get(entry.get("prefab"), set()) if isinstance(entry.get("prefab"), str) else set()
 
-        def report_entity(key, message, where=where, told=told, own=written[i]):
+        def report_entity(key, message, where=where, told=told, own=own):
             field = key.removeprefix(f"{where} ")
             component, _, name = field.partition(".")
             set_here = own.get(component)  # a field (or a component) the entity sets itself is its own problem

@@ -522,16 +522,17 @@ def check_writable(out: FilePath, what: str) -> None:
     """Make ``out``'s folder and open ``out`` for writing once, so that a path that cannot be
     written is an OSError naming it before any frame is rendered, not after a whole run. A file
     this check creates is removed again; one that was there (or a link) is left as it is."""
+    target = out.resolve() if out.is_symlink() else out  # (a link: where the file will be written)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:  # there already (a file, or a link to where it will be written)
-            os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666))
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:  # there already: left as it is
+            os.close(os.open(target, os.O_WRONLY | os.O_APPEND))
             return
     except OSError as exc:
         raise OSError(f"{what}: cannot write {str(out)!r}: {exc}") from None
-    out.unlink()
+    target.unlink()
 
 
 def screenshot(world: World, out_path: str | os.PathLike, size: tuple[int, int] = (1280, 720),

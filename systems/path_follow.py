@@ -25,8 +25,9 @@ Per tick, for the rows that follow a waypoint:
   passed emits ``WaypointReached``. After an advance the new waypoint is tested again (radius
   only), so several waypoints can be passed in one tick.
 * **hold**: a loop or patrol of one waypoint has nowhere to go. Its agent arrives at that point
-  (``follow_state`` ARRIVE) and, within the path radius, holds there (STOPPED: the brake only,
-  so not ``Stuck``); pushed out of the radius, it arrives again.
+  as at a once-path's goal (``follow_state`` ARRIVE) and, within its ``stopping_distance``,
+  holds there (STOPPED: the brake only, so not ``Stuck``); pushed further than that plus
+  ``STOP_HYSTERESIS``, it arrives again.
 * **final approach** (seed 000), once-paths only (``systems/path_arrival.py``). On the last
   waypoint ``follow_state`` is ARRIVE (the SteeringSystem uses arrive). When the last waypoint
   is reached and the final target differs from it, the steering target becomes the final target
@@ -246,6 +247,8 @@ class PathFollowSystem(System):
         keep_leg = bool(self.active[i] and k > 0 and path.status != "unreachable"
                         and _MODES[path.mode] == self.mode[i] and 0 <= path.index < k
                         and np.array_equal(wp[path.index, :2], self.cur[i]))
+        if self.active[i] and self.mode[i] != _MODE_ONCE and table.follow_state[row] == FOLLOW_STOPPED:
+            table.follow_state[row] = FOLLOW_SEEK  # a hold, not a once-path's arrival: it does not carry over
         self.mode[i] = _MODES[path.mode]
         self.target_ent[i] = -1
         self.target_row[i] = -1
@@ -288,7 +291,8 @@ class PathFollowSystem(System):
                 if not self.partial[i]:
                     self.target_ent[i] = request.target
                     self.target_row[i] = table.row_of(request.target)
-        table.goal_key[row] = -1 if self.partial[i] else key
+        # (only a once-path arrives at a goal: a loop or patrol with a request is no arrived agent)
+        table.goal_key[row] = key if self.mode[i] == _MODE_ONCE and not self.partial[i] else -1
         if keep_leg:
             self._set_waypoint(world, i, leg_from=None)
             return
@@ -367,17 +371,21 @@ class PathFollowSystem(System):
                 return
 
     def _hold(self, table, active: np.ndarray) -> None:
-        """A loop or patrol of one waypoint has nowhere to go: within its radius (and level with
-        it) its agent is STOPPED, holding there (the brake only; not Stuck, not stuck in a
-        recording); pushed out of it, it arrives again."""
+        """A loop or patrol of one waypoint has nowhere to go: its agent arrives at the point as
+        an agent arrives at a once-path's goal. Within its ``stopping_distance`` (and level with
+        the point) it is STOPPED, holding there (the brake only: not Stuck, not stuck time in a
+        recording); it arrives again once further than that plus ``stop_hysteresis``."""
         hold = np.flatnonzero(active & ~self.has_nxt & (self.mode != _MODE_ONCE))
         if hold.size == 0:
             return
         rows = self.rows[hold]
         d = table.pos[rows] - self.cur[hold]
-        there = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] <= table.path_radius[rows] ** 2
+        distance = np.hypot(d[:, 0], d[:, 1])
         level = ~self.planned[hold] | (np.abs(table.elevation[rows] - self.cur_z[hold]) < table.max_climb[rows])
-        table.follow_state[rows] = np.where(there & level, FOLLOW_STOPPED, FOLLOW_ARRIVE)
+        stop = table.stopping_distance[rows]
+        stopped = table.follow_state[rows] == FOLLOW_STOPPED
+        held = level & np.where(stopped, distance <= stop + self.stop_hysteresis, distance <= stop)
+        table.follow_state[rows] = np.where(held, FOLLOW_STOPPED, FOLLOW_ARRIVE)
 
     def _level_with(self, table, row: int, i: int, z: float) -> bool:
         """Whether the agent stands level with a waypoint at elevation ``z`` (see the tick)."""

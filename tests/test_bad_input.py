@@ -122,6 +122,12 @@ def test_a_component_the_entity_writes_itself_is_its_own_problem_too(tmp_path):
     assert [line.split(": ")[0] for line in got] == ["prefab.walker Agnet", 'entity[0] "a" Agnet'], got
 
 
+def test_an_entity_after_one_that_failed_keeps_its_own_number(tmp_path):
+    got = refused(tmp_path, '[[entity]]\nprefab = "nope"\nPosition = {}\n'
+                            '[[entity]]\nname = "b"\nPosition = {}\nCollider = { radius = -1 }\n')
+    assert [line.split(": ")[0] for line in got] == ["entity[0] prefab", 'entity[1] "b" Collider.radius'], got
+
+
 def test_a_field_given_to_a_component_without_fields_says_it_has_none(tmp_path):
     got = refused(tmp_path, "[[entity]]\nPosition = {}\nPlayer = { speed = 3 }\n")
     assert got == ["entity[0] Player.speed: unknown field (Player has no fields)"]

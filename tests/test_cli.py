@@ -168,7 +168,7 @@ def test_checking_an_output_file_leaves_what_was_there_and_nothing_else(tmp_path
     link = tmp_path / "link.gif"
     link.symlink_to(tmp_path / "target.gif")  # dangling: the capture will write through it
     check_writable(link, "record")
-    assert link.is_symlink()
+    assert link.is_symlink() and not (tmp_path / "target.gif").exists()
 
 
 def test_missing_imageio_is_its_own_error_before_the_run(capsys, monkeypatch, no_scene_loading, tmp_path):

@@ -254,15 +254,15 @@ def test_a_loop_or_patrol_of_one_waypoint_arrives_there_and_holds_without_stuck(
         w.add_component(e, path)
     log = record(w, Stuck)
 
-    def holds(e, goal):
+    def holds(e, goal):  # within its stopping distance (1.5 m), as at a once-path's goal
         row = w.table.row_of(e)
-        return (w.table.follow_state[row] == FOLLOW_STOPPED and np.hypot(*(w.table.pos[row] - goal)) <= 0.7
+        return (w.table.follow_state[row] == FOLLOW_STOPPED and np.hypot(*(w.table.pos[row] - goal)) <= 1.5
                 and np.hypot(*w.table.vel[row]) < 0.05)
 
     w.run(600)
     assert log == [] and holds(on_it, (0, 0)) and holds(away, (26, 0))
     assert all(path.status == "complete" and path.index == 0 for path in paths.values())
-    w.get(away, Position).x = 23.0  # pushed out of its radius: it arrives again
+    w.get(away, Position).x = 23.0  # pushed 3 m off, past 1.5 + STOP_HYSTERESIS: it arrives again
     w.step()
     assert w.table.follow_state[w.table.row_of(away)] == FOLLOW_ARRIVE
     w.run(600)
@@ -272,6 +272,39 @@ def test_a_loop_or_patrol_of_one_waypoint_arrives_there_and_holds_without_stuck(
     paths[on_it].waypoints = np.array([(0.0, 0.0, 0.0), (10.0, 0.0, 0.0)])
     w.run(60)
     assert log == [] and w.table.pos[w.table.row_of(on_it), 0] > 1.0
+
+
+def test_a_holding_agent_given_a_once_path_walks_it_and_arrives():
+    w = make_world()
+    e = follower(w, pos=(0, 0))
+    w.add_component(e, Path(waypoints=[(0, 0)], radius=0.7, status="complete", mode="loop"))
+    w.run(60)
+    assert w.table.follow_state[w.table.row_of(e)] == FOLLOW_STOPPED
+    log = record(w, TargetReached)
+    w.add_component(e, Path(waypoints=[(0, 0), (4, 0)], radius=0.7, status="complete"))
+    w.run(300)
+    assert [ev.entity for ev in log] == [e] and w.table.pos[w.table.row_of(e), 0] > 2.0
+
+
+def test_a_holding_agent_with_a_request_is_no_arrived_agent_for_group_arrival():
+    from ecs_nav.systems.physics import PhysicsSystem
+
+    from ecs_nav import Collider
+
+    w = World(seed=3)
+    w.add_systems(PathFollowSystem(), SteeringSystem(), PhysicsSystem())
+    holder, walker = (w.spawn(Position(*p), Velocity(), Agent(max_speed=2.0, max_force=20.0), Collider(radius=0.35),
+                              SteeringWeights({"follow_path": 1.0})) for p in ((0, 0), (-6, 0.5)))
+    w.add_component(holder, Path(waypoints=[(0, 0)], radius=0.7, status="complete", mode="loop"))
+    w.add_component(holder, PathRequest(goal=(5.0, 0.5)))  # (no PathfindSystem: the paths stay as given)
+    w.add_component(walker, Path(waypoints=[(-6, 0.5), (5, 0.5)], radius=0.7, status="complete"))
+    w.add_component(walker, PathRequest(goal=(5.0, 0.5)))
+    log = record(w, TargetReached)
+    w.run(900)
+    assert w.table.goal_key[w.table.row_of(holder)] == -1
+    # the walker slides past the holder to its goal: it is not settled against it 5 m short
+    assert [ev.entity for ev in log] == [walker]
+    assert np.hypot(*(w.table.pos[w.table.row_of(walker)] - (5.0, 0.5))) <= 1.5
 
 
 def test_a_loop_of_one_waypoint_held_away_from_it_is_stuck():

@@ -168,7 +168,7 @@ def test_every_problem_reported_at_once(tmp_path):
         "entity[0] SteeringWeights.weights: unknown behaviour 'seeek' (known: "
         + ", ".join(__import__("ecs_nav.steering", fromlist=["BEHAVIOURS"]).BEHAVIOURS) + ")",
         "entity[0] PathRequest.target: no entity named 'ghost'",
-        "entity[1] count: must be an integer from 1 to 200000, got 0",
+        "entity[2] count: must be an integer from 1 to 200000, got 0",  # (its own number, after entity[1] failed)
     ]
 
 
