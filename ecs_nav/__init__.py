@@ -21,7 +21,7 @@ from ecs_nav.components import (
 )
 from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
 from ecs_nav.version import __version__
-from ecs_nav.world import System, World
+from ecs_nav.world import FunctionSystem, System, World
 
 
 def load_scene(path_or_name, seed=None):
@@ -64,7 +64,7 @@ def sweep(scene, params, ticks=600, out="sweep.parquet", engine="local", workers
 
 
 __all__ = [
-    "Agent", "Collider", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
+    "Agent", "Collider", "FunctionSystem", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
     "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
     "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene", "sweep",
 ]

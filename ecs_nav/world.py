@@ -100,8 +100,9 @@ class System(esper.Processor):
         """esper's entry (``esper.process``): ``update``, timed as ``World.step`` times it."""
         world.run_timed((self,))
 
-    def update(self, world: World) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def update(self, world: World) -> None:
+        raise NotImplementedError(f"{type(self).__name__}: a System subclass overrides update(self, world), "
+                                  "its tick's work")
 
     def state(self) -> bytes:
         """Bytes of any simulation state the system keeps itself (for ``state_digest``)."""
@@ -455,7 +456,9 @@ class World:
         if not system.name:
             system.name = type(system).__name__
         if any(s.name == system.name for s in self._systems):
-            raise ValueError(f"add_systems: a {system.name} is already registered")
+            raise ValueError(f"add_systems: a {system.name} is already registered (systems are known by name: "
+                             "give the second one its own, as the `name` attribute of a System or "
+                             "ecs_nav.FunctionSystem(fn, name=...))")
         if system.name in SYSTEM_ORDER:
             if before is not None or after is not None:
                 raise ValueError(f"add_systems: {system.name} is a built-in with a fixed place in the tick "

@@ -71,9 +71,13 @@ def test_a_place_names_a_built_in_with_a_did_you_mean():
         with pytest.raises(ValueError, match="PhysicsSystem is a built-in with a fixed place"):
             world.add_system(_logger("PhysicsSystem", []), before="SteeringSystem")
         world.add_system(_logger("Probe", []), after="PhysicsSystem")
-        with pytest.raises(ValueError, match="a Probe is already registered"):
+        with pytest.raises(ValueError, match="a Probe is already registered .systems are known by name"):
             world.add_system(_logger("Probe", []), before="PhysicsSystem")
         assert [s.name for s in world.systems] == ["Probe"]
+        world.add_system(ecs_nav.FunctionSystem(lambda w: None, name="Probe 2"), before="PhysicsSystem")
+        assert [s.name for s in world.systems] == ["Probe 2", "Probe"]
+        with pytest.raises(NotImplementedError, match="Bare: a System subclass overrides update"):
+            type("Bare", (ecs_nav.System,), {})().update(world)
 
 
 def test_places_sit_between_the_priorities_of_the_built_ins():
