@@ -24,7 +24,7 @@ from typing import Any
 
 from ecs_nav.recording_formats import require
 from ecs_nav.sweep_engines import run_specs
-from ecs_nav.sweep_params import check_params, combinations, parse_param
+from ecs_nav.sweep_params import check_params, combinations, parse_param, parse_values
 
 RESULT_COLUMNS = ("run_id", "seed", "ticks", "agents", "arrived", "mean_arrival_s", "last_arrival_s",
                   "stuck_events", "path_failed", "digest", "wall_s", "ms_per_tick", "error")
@@ -70,11 +70,26 @@ def run_key(scene_digest: str, overrides: dict[str, Any], ticks: int) -> str:
     return hashlib.blake2b(text.encode(), digest_size=10).hexdigest()
 
 
+def values_of(name: str, values: Any) -> list[Any]:
+    """A parameter's values as given to ``sweep``: a list, a range or any iterable; a string in
+    the command line's form (``"0:10"``, ``"2.0,3.0"``); or one value."""
+    if isinstance(values, str):
+        return parse_values(values, name)
+    if values is None or isinstance(values, (bool, int, float)):
+        return [values]
+    try:
+        return list(values)
+    except TypeError:
+        raise ValueError(f"sweep: {name}: expected its values (a list, a range or a string such as '0:10'), "
+                         f"got {values!r}") from None
+
+
 def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: int = 600,
           out: str | os.PathLike = "sweep.parquet", engine: str = "local", workers: int | None = None,
           scheduler: str | None = None, address: str | None = None, progress: bool = True):
-    """Run every combination of ``params`` (``{"world.seed": range(10), ...}`` or CLI-style
-    ``["world.seed=0:10", ...]``) on ``scene`` for ``ticks`` ticks; returns the table (a pandas
+    """Run every combination of ``params`` (``{"world.seed": range(10), ...}``, each path's
+    values as ``values_of`` reads them, or CLI-style ``["world.seed=0:10", ...]``) on ``scene``
+    for ``ticks`` ticks; returns the table (a pandas
     DataFrame, also written to ``out``). Bad paths or values raise SceneError before any run."""
     require("pandas", "pyarrow", what="sweeps")
     import pandas as pd
@@ -87,7 +102,7 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
         if len(set(names)) != len(names):
             raise ValueError(f"sweep: a --param path given twice: {sorted({n for n in names if names.count(n) > 1})}")
         params = dict(parsed)
-    params = {name: list(values) for name, values in params.items()}
+    params = {name: values_of(name, values) for name, values in params.items()}
     out = Path(out)
     if out.suffix != ".parquet":
         raise ValueError(f"sweep.out: the table is a .parquet file, got {os.fspath(out)!r}")

@@ -117,3 +117,13 @@ def test_cluster_engines_give_the_local_rows(room, local_table, tmp_path, engine
                           progress=False)
     columns = list(PARAMS) + ["run_id", "seed", "agents", "arrived", "digest", "error"]
     assert other[columns].equals(table[columns])
+
+
+def test_a_parameters_values_may_be_a_list_a_range_a_command_line_string_or_one_value():
+    from ecs_nav.sweeps import values_of
+
+    assert values_of("world.seed", range(3)) == values_of("world.seed", "0:3") == [0, 1, 2]
+    assert values_of("entity.crowd.Agent.max_speed", "2.0,3.0") == [2.0, 3.0]
+    assert values_of("world.seed", 4) == [4]
+    with pytest.raises(ValueError, match="sweep: world.seed: expected its values"):
+        values_of("world.seed", object())
