@@ -258,7 +258,7 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     write the per-agent summary and the run's end. ``background``: write in a separate process."""
     from ecs_nav import __version__
 
-    check_out_path(path)
+    check_out_path(path, "record:")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
     sink = SinkProcess(path, rows_per_block, world.table.n) if background else open_sink(path, rows_per_block)

@@ -79,14 +79,15 @@ def format_of(path: str | os.PathLike, what: str = "--out") -> str:
     return FORMATS[suffix]
 
 
-def check_out_path(path: str | os.PathLike) -> None:
-    """Raise ValueError (naming the path) when a recording cannot go to ``path``: unknown
-    suffix, or a parent folder that does not exist."""
-    kind = format_of(path)
+def check_out_path(path: str | os.PathLike, what: str = "--out") -> None:
+    """Raise ValueError naming ``what`` the path is (the command line's ``--out``, or the
+    function given it) and the path when a recording cannot go to ``path``: unknown suffix, or a
+    parent folder that does not exist."""
+    kind = format_of(path, what)
     require("shapely", *(("pyarrow",) if kind != "sqlite" else ()))
     parent = Path(path).resolve().parent
     if not parent.is_dir():
-        raise ValueError(f"--out {os.fspath(path)!r}: folder {str(parent)!r} does not exist")
+        raise ValueError(f"{what} {os.fspath(path)!r}: folder {str(parent)!r} does not exist")
 
 
 def open_sink(path: str | os.PathLike, rows_per_block: int = 200_000):
