@@ -50,6 +50,9 @@ def test_a_recording_reads_back_as_the_world_ran(room, tmp_path, suffix):
         got = read_recording(out)
         traj = got.trajectories
         assert sorted(traj["tick"].unique()) == list(range(0, TICKS + 1, EVERY))
+        # the same column types from every format (the room's elevation is 0 everywhere: whole numbers in a CSV)
+        assert all(traj[c].dtype == np.float64 for c in ("x", "y", "elevation", "vx", "vy", "heading"))
+        assert all(got.agents[c].dtype == np.float64 for c in ("path_length", "stuck_s", "min_distance"))
         last = traj[traj["tick"] == TICKS].sort_values("entity")
         snap = world.table.snapshot()
         assert last["entity"].tolist() == snap["entity"].tolist()
