@@ -182,6 +182,24 @@ def test_record_checks_its_arguments(tmp_path):
             record(world, tmp_path / "run.csv", every=0, background=False)
 
 
+def test_an_agent_holding_the_point_of_a_one_waypoint_loop_is_not_stuck_time(tmp_path):
+    from ecs_nav.systems.path_follow import PathFollowSystem
+    from ecs_nav.systems.steering import SteeringSystem
+
+    from ecs_nav import Agent, Path, Position, SteeringWeights, Velocity
+    from ecs_nav.testing import Integrate
+
+    with ecs_nav.World() as world:
+        world.add_systems(PathFollowSystem(), SteeringSystem(), Integrate())
+        guard = world.spawn(Position(0, 0), Velocity(), Agent(max_speed=2.0, max_force=20.0),
+                            SteeringWeights({"follow_path": 1.0}))
+        world.add_component(guard, Path(waypoints=[(3.0, 0.0)], mode="loop"))
+        with record(world, tmp_path / "run.csv", every=10, background=False):
+            world.run(600)  # it walks 1.5 m, to its stopping distance, then holds there for about 9 s
+    stuck_s = read_recording(tmp_path / "run.csv").agents.set_index("entity").loc[guard, "stuck_s"]
+    assert stuck_s < 0.5  # (its first ticks from rest only)
+
+
 def test_path_lengths_and_spawn_ticks_follow_spawns_and_despawns(tmp_path):
     from ecs_nav import Agent, Position, Velocity
     from ecs_nav.testing import Integrate
