@@ -98,6 +98,7 @@ def cmd_validate(args) -> int:
 def cmd_run(args) -> int:
     from ecs_nav.scene import load_scene
     from ecs_nav.systems.render import display_available  # imports no pyglet
+    from ecs_nav.unserved import unserved_components
 
     if args.every is not None and not args.out:
         raise ValueError("--every: it says how often --out writes trajectories; give --out FILE too")
@@ -123,8 +124,6 @@ def cmd_run(args) -> int:
 
         check_out_path(args.out)
     world = load_scene(args.scene, seed=args.seed)
-    from ecs_nav.unserved import unserved_components
-
     for line in unserved_components(world):
         print(f"warning: {line}", file=sys.stderr)
     recording = None

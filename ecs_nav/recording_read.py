@@ -25,6 +25,13 @@ class RecordedRun:
     run: dict[str, Any]
 
 
+MEASURED_COLUMNS = ("x", "y", "elevation", "vx", "vy", "heading")
+"""The trajectory columns that are floats whatever the format (a CSV column of whole numbers,
+an elevation of 0 everywhere, would read back as integers)."""
+MEASURED_AGENT_COLUMNS = ("path_length", "stuck_s", "min_distance")
+"""The agents table's columns that are floats whatever the format."""
+
+
 def read_recording(path: str | os.PathLike) -> RecordedRun:
     """Read the recording at ``path``; ValueError naming it when it is missing or not one.
     A recording that was never closed (a killed run) reads up to its last committed block,
@@ -47,16 +54,11 @@ def read_recording(path: str | os.PathLike) -> RecordedRun:
             raise ValueError(f"{os.fspath(path)!r}: not an ecs_nav recording (its {name} table has no "
                              f"{', '.join(missing)} column)")
     run = {k: _from_text(k, v) for k, v in run.items()}
-    trajectories = trajectories.astype({c: "float64" for c in MEASURED_COLUMNS if c in trajectories.columns})
-    agents = agents.astype({c: "float64" for c in ("path_length", "stuck_s", "min_distance")})
+    trajectories = trajectories.astype(dict.fromkeys(MEASURED_COLUMNS, "float64"))
+    agents = agents.astype(dict.fromkeys(MEASURED_AGENT_COLUMNS, "float64"))
     trajectories = trajectories.sort_values(["tick", "entity"], kind="stable").reset_index(drop=True)
     return RecordedRun(trajectories[list(TRAJECTORY_COLUMNS)], events[list(EVENT_COLUMNS)],
                        agents[list(AGENT_COLUMNS)], run)
-
-
-MEASURED_COLUMNS = ("x", "y", "elevation", "vx", "vy", "heading")
-"""The trajectory columns that are floats whatever the format (a CSV column of whole numbers,
-an elevation of 0 everywhere, would read back as integers)."""
 
 
 def _first_row(frame) -> dict[str, Any]:

@@ -208,19 +208,14 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         where = f"entity[{i}]" + (f' "{entry["name"]}"' if "name" in entry else "")
         told = prefab_problems.get(entry.get("prefab"), set()) if isinstance(entry.get("prefab"), str) else set()
 
-        def report_entity(key, message, where=where, told=told, own=own):
-            field = key.removeprefix(f"{where} ")
-            component, _, name = field.partition(".")
-            set_here = own.get(component)  # a field (or a component) the entity sets itself is its own problem
-            overridden = (component in own if not name else
-                          isinstance(set_here, dict) and name.split(".")[0].split("[")[0] in set_here)
-            if (field, message) in told and not overridden:
-                return  # the prefab's problem, said once, for the prefab
-            report(key, message)
+        def report_new(key, message, where=where, told=told):  # (the prefab's problems were said, for it)
+            if (key.removeprefix(f"{where} "), message) not in told:
+                report(key, message)
 
         for comp_name, fields in entry["components"].items():
-            _check_component(comp_name, fields, where, report_entity, check_refs=True, names=names,
-                             own_name=entry.get("name"), own_count=entry.get("count", 1))
+            inherited = told and comp_name not in own  # taken whole from the prefab
+            _check_component(comp_name, fields, where, report_new if inherited else report, check_refs=True,
+                             names=names, own_name=entry.get("name"), own_count=entry.get("count", 1))
         _check_crowd(entry, where, report)
         _check_side_view(scene, entry, where, "level" in data, report)
     if total > ENTITY_LIMIT:

@@ -89,8 +89,8 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
           scheduler: str | None = None, address: str | None = None, progress: bool = True):
     """Run every combination of ``params`` (``{"world.seed": range(10), ...}``, each path's
     values as ``values_of`` reads them, or CLI-style ``["world.seed=0:10", ...]``) on ``scene``
-    for ``ticks`` ticks; returns the table (a pandas
-    DataFrame, also written to ``out``). Bad paths or values raise SceneError before any run."""
+    for ``ticks`` ticks; returns the table (a pandas DataFrame, also written to ``out``). Bad
+    paths or values raise SceneError before any run."""
     require("pandas", "pyarrow", what="sweeps")
     import pandas as pd
 

@@ -57,9 +57,11 @@ def load_pyglet(headless: bool | None = None) -> Any:
     module = importlib.import_module("pyglet")
     if "pyglet.window" not in sys.modules:
         module.options["headless"] = (not display_available()) if headless is None else bool(headless)
-    gl_module = making_a_context(module, lambda: (importlib.import_module("pyglet.window"),
-                                                  importlib.import_module("pyglet.gl"))[1])
-    pyglet, gl = module, gl_module
+    def window_and_gl():
+        importlib.import_module("pyglet.window")
+        return importlib.import_module("pyglet.gl")
+
+    pyglet, gl = module, making_a_context(module, window_and_gl)
     return pyglet
 
 
