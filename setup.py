@@ -4,7 +4,9 @@ Installing the package, or building a wheel, runs ``python -m ecs_nav.aot_build`
 tree (numba and numpy come from ``[build-system] requires``) to write the extension module
 ``ecs_nav.aot_kernels`` (see ``ecs_nav/aot.py``). The extension is optional: where
 it does not build (no C compiler, a numba without its AOT compiler), the install goes on with a
-warning and the kernels compile on first use. ``ECS_NAV_AOT=0`` in the environment leaves it
+warning and the kernels compile on first use. Where the source tree already holds the library
+this build would write (same sources, numba, numpy and CPU level), it is copied, not compiled
+again (``--reuse``). ``ECS_NAV_AOT=0`` in the environment leaves it
 out (a build in seconds, for tests of the package's files).
 """
 
@@ -37,7 +39,8 @@ class BuildKernels(build_ext):
             return
         folder = built.parent
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        if subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(folder)], cwd=ROOT, env=env).returncode:
+        command = [sys.executable, "-m", "ecs_nav.aot_build", str(folder), "--reuse"]
+        if subprocess.run(command, cwd=ROOT, env=env).returncode:
             raise ExecError("the kernels were not compiled ahead of time (see above); they compile on first use")
 
 

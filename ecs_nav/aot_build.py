@@ -17,6 +17,11 @@ constant they read.
 compiler. Where it is missing or fails, the build fails with a message and the package works
 without the library: its kernels compile on first use.
 
+``--reuse`` (what ``setup.py`` passes) copies the library already in the package folder instead,
+where it is what the build would write (``reusable_library``): a wheel built from a source tree
+whose library is current (an editable install, ``ecs-nav compile --ahead``) takes seconds, not
+the 1.5 minutes of compiling every kernel again.
+
 ``main`` compiles on an empty numba cache, as numba compiles by default (its debugging settings
 removed from the environment), with ``ECS_NAV_AOT=0``: kernels already answered by a library
 would not be compiled here.
@@ -24,8 +29,10 @@ would not be compiled here.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -36,7 +43,16 @@ from pathlib import Path
 import numpy as np
 from numba.core import config as numba_config
 
-from ecs_nav.aot import AOT_VARIABLE, INDEX_EXPORT, LIBRARY, PACKAGE_DIR, cpu_level, numpy_release, source_digest
+from ecs_nav.aot import (
+    AOT_VARIABLE,
+    INDEX_EXPORT,
+    LIBRARY,
+    PACKAGE_DIR,
+    cpu_level,
+    mismatch,
+    numpy_release,
+    source_digest,
+)
 from ecs_nav.kernel_manifest import (
     KernelEntry,
     dispatcher_of,
@@ -148,6 +164,36 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
     return folder / built.name
 
 
+def reusable_library(entries: list[KernelEntry]) -> Path | None:
+    """The library in the package folder where it is what ``build(folder, entries)`` would write
+    here: built with this numba and numpy, for this CPU level, from the package's sources as they
+    are (``aot.mismatch``), and exporting ``entries`` in their order; else None."""
+    try:
+        module = importlib.import_module(f"ecs_nav.{LIBRARY}")
+        index = json.loads(bytes(getattr(module, INDEX_EXPORT)()))
+        held = [(k["kernel"], k["signature_pickle"]) for k in index["kernels"]]
+    except Exception:  # (none, or one that does not load here: build)
+        return None
+    if mismatch(index) is not None or index.get("cpu") != cpu_level():
+        return None
+    if held != [(entry.kernel, entry.signature_pickle) for entry in entries]:
+        return None
+    return Path(module.__file__)
+
+
+def copy_library(library: Path, folder: Path) -> Path:
+    """``library`` copied into ``folder`` (replacing one there, as ``build`` does); its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / library.name
+    if target.exists() and target.samefile(library):
+        return target
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".aot-build-") as scratch:
+        copied = Path(scratch) / library.name
+        shutil.copy2(library, copied)
+        os.replace(copied, target)
+    return target
+
+
 def index_function(data: bytes) -> Callable[[], np.ndarray]:
     """A function returning ``data``, compiled into the library: its index travels inside it."""
     payload = np.frombuffer(data, np.uint8)
@@ -159,9 +205,12 @@ def index_function(data: bytes) -> Callable[[], np.ndarray]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m ecs_nav.aot_build FOLDER``: 0 when built, 1 (with the reason) when not."""
-    if len(argv) != 1:
-        print("usage: python -m ecs_nav.aot_build FOLDER", file=sys.stderr)
+    """``python -m ecs_nav.aot_build FOLDER [--reuse]``: 0 when built (or, with ``--reuse``, copied
+    from the package folder: ``reusable_library``), 1 (with the reason) when not."""
+    reuse = "--reuse" in argv
+    argv = [arg for arg in argv if arg != "--reuse"]
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: python -m ecs_nav.aot_build FOLDER [--reuse]", file=sys.stderr)
         return 2
     os.environ[AOT_VARIABLE] = "0"  # (this process compiles every kernel: none answered by an older library)
     started = time.perf_counter()
@@ -174,6 +223,12 @@ def main(argv: list[str]) -> int:
                 os.environ.pop(setting, None)
             numba_config.reload_config()
             entries = manifest_entries()
+            current = reusable_library(entries) if reuse else None
+            if current is not None:
+                path = copy_library(current, Path(argv[0]))
+                print(f"ecs_nav: copied {current} to {path}: it was built from these sources for this numba, "
+                      "numpy and CPU level", file=sys.stderr)  # fmt: skip
+                return 0
             print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)
             path = build(Path(argv[0]), entries)
     except BuildError as exc:

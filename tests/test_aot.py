@@ -20,7 +20,7 @@ import numba
 import pytest
 from numba.core import types
 
-from ecs_nav import aot
+from ecs_nav import aot, aot_build
 from ecs_nav.aot_build import BuildError, manifest_entries
 from ecs_nav.compile_watch import PROGRESS_HEADER
 from ecs_nav.kernel_manifest import dispatcher_of, signature_of
@@ -283,3 +283,42 @@ def test_a_read_only_install_with_the_library_compiles_nothing_and_writes_nothin
     finally:
         for path in site.rglob("*"):
             path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_a_build_with_reuse_copies_the_library_built_from_these_sources_and_nothing_else(tmp_path, monkeypatch):
+    needs_library()
+    entries = manifest_entries()
+    current = aot_build.reusable_library(entries)
+    assert current is not None and current.parent == aot.PACKAGE_DIR
+    # another kernel list, another CPU level or a changed source is built, not copied
+    assert aot_build.reusable_library(entries[:-1]) is None
+    assert aot_build.reusable_library(entries[::-1]) is None
+    with monkeypatch.context() as patch:
+        patch.setattr(aot_build, "cpu_level", lambda: "" if aot.cpu_level() else aot.X86_64_V3)
+        assert aot_build.reusable_library(entries) is None
+    with monkeypatch.context() as patch:
+        patch.setattr(aot_build, "mismatch", lambda index: "physics.py changed since it was built")
+        assert aot_build.reusable_library(entries) is None
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(tmp_path / "out"), "--reuse"],
+                          capture_output=True, text=True, cwd=ROOT, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "copied" in proc.stderr and "compiling" not in proc.stderr
+    copied = tmp_path / "out" / current.name
+    assert copied.read_bytes() == current.read_bytes()
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [current.name]  # (no scratch folder left)
+    assert aot_build.copy_library(current, current.parent) == current  # (onto itself: left as it is)
+    bad = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", "--reuse"], capture_output=True, text=True,
+                         cwd=ROOT)  # fmt: skip
+    assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+def test_the_wheel_carries_the_current_library_copied_not_compiled_again(ecs_nav_wheel):
+    import zipfile
+
+    needs_library()
+    current = aot_build.reusable_library(manifest_entries())
+    assert current is not None
+    held = zipfile.ZipFile(ecs_nav_wheel).read(f"ecs_nav/{current.name}")
+    assert held == current.read_bytes()

@@ -4,8 +4,9 @@ package folder is read-only.
 
 Short form (default, `make test`): a scene of one entity on a floor, no systems, that compiles
 one kernel (the map's surface heights), about 2 s of CPU per empty cache; an agent that moves
-would compile the steering or physics kernel, 15-25 s each. Full form (``ECS_NAV_SOAK=1``): the chase scene, every kernel of a nav-graph
-scene (30-40 s of CPU). These check behaviour, not time: bench/cold_start.py measures it.
+would compile the steering or physics kernel, 15-25 s each. Full form (``ECS_NAV_SOAK=1``): the
+chase scene, every kernel of a nav-graph scene (about a minute of CPU). These check behaviour,
+not time: bench/cold_start.py measures it.
 """
 
 from __future__ import annotations

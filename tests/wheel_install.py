@@ -27,11 +27,16 @@ def skip_if_index_unreachable(proc: subprocess.CompletedProcess, doing: str) -> 
 
 
 def build_wheel(folder: Path) -> Path:
-    """The project's wheel, built into ``folder`` (pip fetches the build backend from the index),
-    without the kernels compiled ahead of time (``ECS_NAV_AOT=0``: seconds instead of half a
-    minute; tests/test_aot.py tests the library).
+    """The project's wheel, built into ``folder`` (pip fetches the build backend from the index).
+    Where the checkout's library of kernels compiled ahead of time is current (``aot.library()``
+    answers), the wheel carries it, as a user's does: the build copies it (``aot_build --reuse``)
+    in seconds. Else the wheel is built without one (``ECS_NAV_AOT=0``), not compiled again for a
+    minute and a half; its kernels then compile on first use.
     setuptools copies into the checkout's build/lib and never removes what a package layout no
     longer has, so a stale build/lib (an older layout) is cleared first: build/ is generated."""
+    from ecs_nav import aot
+
+    aot_setting = "1" if aot.library() else "0"
     (ROOT / "build").mkdir(exist_ok=True)
     # parallel test workers (pytest -n) each build once: one at a time, as they share build/lib
     with open(ROOT / "build" / ".wheel-lock", "w") as lock:
@@ -39,7 +44,7 @@ def build_wheel(folder: Path) -> Path:
         for built in (ROOT / "build").glob("lib*"):  # (build/lib, and build/lib.<platform> of extensions)
             shutil.rmtree(built, ignore_errors=True)
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
-                              capture_output=True, text=True, env={**os.environ, "ECS_NAV_AOT": "0"})
+                              capture_output=True, text=True, env={**os.environ, "ECS_NAV_AOT": aot_setting})
     skip_if_index_unreachable(proc, "building a wheel (setuptools)")
     assert proc.returncode == 0, proc.stderr
     (wheel,) = folder.glob("ecs_nav-*.whl")
