@@ -44,7 +44,9 @@ The Path written
     path[0] is the node it stands on), else 0 (walk to the start node first); a replan that
     finds the same node list keeps the follower's index. ``request.smooth`` string-pulls the
     waypoints over ``world.map`` (``ecs_nav.nav.smooth.smooth_path``, with the agent's radius
-    and max_climb); ``nodes`` keeps the full route then (staleness is judged on it). The
+    and max_climb) from the agent's position, which is not a waypoint: the first waypoint is the
+    farthest one the agent can walk straight to, and ``index`` is 0; ``nodes`` keeps the full
+    route then (staleness is judged on it). The
     entity's existing Path keeps its ``radius`` and ``mode``; a new Path gets the defaults.
     An unreachable request gets an empty Path (no nodes, no waypoints).
 
@@ -348,14 +350,22 @@ class PathfindSystem(System):
                                        goal_z[i] if np.isfinite(goal_z[i]) else waypoints[-1, 2]])
                 if self._walkable_to_goal(world, graph, waypoints[-1], goal_point):
                     waypoints = np.vstack([waypoints, goal_point])
-            if reqs[i].smooth and world.map is not None and waypoints.shape[0] > 2 and has_row[i]:
-                waypoints = smooth_path(waypoints, world.map, radius=float(table.radius[rows[i]]),
-                                        max_climb=float(table.max_climb[rows[i]]))
+            pulled = bool(reqs[i].smooth and world.map is not None and waypoints.shape[0] > 1 and has_row[i])
+            if pulled:
+                # from where the agent stands (its first waypoint is one it can walk straight to), each
+                # leg clear for the agent's disc widened by the Path's radius: the follower takes a
+                # waypoint as reached anywhere within that radius of it, and every straight line from
+                # such a point to the next waypoint then stays clear for the agent
+                here = np.array([[start_xy[i, 0], start_xy[i, 1], start_z[i]]])
+                reach = path.radius if path is not None else Path.radius
+                waypoints = smooth_path(np.vstack([here, waypoints]), world.map,
+                                        radius=float(table.radius[rows[i]]) + float(reach),
+                                        max_climb=float(table.max_climb[rows[i]]))[1:]
             remaining = np.inf
             if nodes.size and goal_ok[i] and status != STATUS_COMPLETE:
                 remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
             self._write(world, entity, path, nodes, waypoints, status,
-                        bool(nodes.size and own[i] == nodes[0]), graph.version, remaining)
+                        bool(nodes.size and own[i] == nodes[0]), graph.version, remaining, pulled)
             if remember:
                 self._seen[entity] = reqs[i]
         self.served += k
@@ -393,7 +403,7 @@ class PathfindSystem(System):
         return not bool(world.map.segment_blocked(node_pos + lift, goal + lift)[0])
 
     def _write(self, world: World, entity: int, path: Path | None, nodes: np.ndarray, waypoints: np.ndarray,
-               status: str, stands_on_start: bool, version: int, remaining: float) -> None:
+               status: str, stands_on_start: bool, version: int, remaining: float, pulled: bool = False) -> None:
         if path is None:
             path = world.try_get(entity, Path)
         previous = None if path is None else path.nodes
@@ -403,7 +413,9 @@ class PathfindSystem(System):
             path = Path()
             world.add_component(entity, path)
         count = waypoints.shape[0]
-        if kept >= 0 and path.waypoints.shape[0] > 0:
+        if pulled:  # (pulled from the agent's position: it walks to the first)
+            index = 0
+        elif kept >= 0 and path.waypoints.shape[0] > 0:
             # the same route from further along: the waypoint being walked keeps its place
             index = min(max(int(path.index) - kept, 0), max(count - 1, 0))
         else:

@@ -14,7 +14,8 @@ from ecs_nav.nav.search import STATUS_COMPLETE, astar
 
 def reference(graph, route, waypoints, index, new_nodes, new_cost, agent_xy, slack) -> bool:
     """The rule as the PathfindSystem wrote it before it was compiled, with the kernel's check
-    that every id is a node (the numpy rule raised an IndexError there)."""
+    that every id is a node (the numpy rule raised an IndexError there), and a string-pulled
+    route measured from the node it walks to (session 14; before, from its best node)."""
     if route.size == 0 or new_nodes.size == 0 or route[-1] != new_nodes[-1]:
         return False
     if np.any((route < 0) | (route >= graph.node_count)):
@@ -27,9 +28,17 @@ def reference(graph, route, waypoints, index, new_nodes, new_cost, agent_xy, sla
     if waypoints.shape[0] >= k and np.array_equal(waypoints[:k, :2], graph.positions[route, :2]):
         j = min(index, k - 1)
         old = float(np.hypot(*(graph.positions[route[j], :2] - agent_xy))) + to_goal[j]
-    else:
-        offset = graph.positions[route, :2] - agent_xy
-        old = float(np.min(np.hypot(offset[:, 0], offset[:, 1]) + to_goal))
+    else:  # string-pulled: from the route's node at the waypoint being walked to (else its last),
+        # while the new plan starts on the route or at a node linked from one of its nodes
+        linked = {int(b) for a in route for b in graph.indices[graph.indptr[a] : graph.indptr[a + 1]]}
+        if new_nodes[0] not in set(route.tolist()) | linked:
+            return False
+        if waypoints.shape[0] == 0 or index < -waypoints.shape[0]:
+            return False
+        walked_to = waypoints[min(index, waypoints.shape[0] - 1), :2]
+        found = np.flatnonzero(np.all(graph.positions[route, :2] == walked_to, axis=1))
+        j = int(found[0]) if found.size else k - 1
+        old = float(np.hypot(*(graph.positions[route[j], :2] - agent_xy))) + to_goal[j]
     start = float(np.hypot(*(graph.positions[new_nodes[0], :2] - agent_xy)))
     return old <= start + new_cost + slack
 
@@ -68,20 +77,43 @@ def test_another_goal_a_broken_link_or_an_id_off_the_graph_is_never_kept():
         assert not compiled(graph, route, waypoints, 0, plan.nodes, plan.cost, agent, 10.0)
 
 
-def test_a_string_pulled_route_is_measured_from_its_best_node():
+def test_a_string_pulled_route_is_measured_from_the_node_it_walks_to():
     graph = open_grid()
     plan = astar(graph, 0, 7)
     route = plan.nodes
-    waypoints = graph.positions[[route[0], route[-1]]]  # pulled straight: not the nodes
-    agent = graph.positions[5, :2] + [0.0, 0.1]  # past most of the route: its best node is near the end
+    pulled = graph.positions[[route[0], route[-1]]]  # pulled straight: its first and last nodes
+    agent = graph.positions[5, :2] + [0.0, 0.1]  # near node 5, two nodes short of the goal
     rest = astar(graph, 5, 7)
-    assert compiled(graph, route, waypoints, 0, rest.nodes, rest.cost, agent, 0.0)
+    # walking to the goal node: 2 m along the route, as the new plan: kept
+    assert compiled(graph, route, pulled, 1, rest.nodes, rest.cost, agent, 0.0)
+    assert compiled(graph, route, pulled, 9, rest.nodes, rest.cost, agent, 0.0)  # (past the last: the last)
+    assert compiled(graph, route, pulled, -1, rest.nodes, rest.cost, agent, 0.0)
+    # still walking to the first waypoint, 5 m back: 12 m against 2, a new route. (Measured from
+    # the route's best node, as before session 14, it was kept: on a grid graph that node is
+    # always the goal, so a pulled route was kept until the graph changed.)
+    assert not compiled(graph, route, pulled, 0, rest.nodes, rest.cost, agent, 0.0)
+    assert not compiled(graph, route, pulled, -2, rest.nodes, rest.cost, agent, 0.0)
+    assert not compiled(graph, route, pulled, -3, rest.nodes, rest.cost, agent, 10.0)  # (before the first)
+    # an agent whose node is neither on the route nor linked from it has left its corridor: the
+    # straight line to the node it walks to (8.6 m, shorter than the 9.1 m plan) may cross a wall
+    away = graph.positions[40, :2]  # row 5: four rows off the route along row 0
+    around = astar(graph, 40, 7)
+    assert not compiled(graph, route, pulled, 1, around.nodes, around.cost, away, 0.0)
+    beside = astar(graph, 9, 7)  # row 1: linked from the route's nodes
+    assert compiled(graph, route, pulled, 1, beside.nodes, beside.cost, graph.positions[9, :2], 0.0)
+    # (a route on its nodes is measured from the waypoint it walks to wherever the agent is)
+    assert compiled(graph, route, graph.positions[route], 7, around.nodes, around.cost, away, 0.0)
+    # a waypoint on no node (the goal point past the last node) is measured from the last node
+    past = np.vstack([pulled, graph.positions[7] + [0.3, 0.2, 0.0]])
+    assert compiled(graph, route, past, 2, rest.nodes, rest.cost, agent, 0.0)
     moved = graph.positions[route].copy()  # as many waypoints as nodes, one of them off its node
     moved[3, 1] += 0.25
-    assert compiled(graph, route, moved, 0, rest.nodes, rest.cost, agent, 0.0)
+    assert not compiled(graph, route, moved, 0, rest.nodes, rest.cost, agent, 0.0)
+    assert compiled(graph, route, moved, 5, rest.nodes, rest.cost, agent, 0.1)
     # on its nodes, it is measured from the waypoint being walked to: from node 0, 5 m back
     assert not compiled(graph, route, graph.positions[route], 0, rest.nodes, rest.cost, agent, 0.0)
     assert compiled(graph, route, graph.positions[route], 5, rest.nodes, rest.cost, agent, 0.1)
+    assert not compiled(graph, route, graph.positions[:0], 0, rest.nodes, rest.cost, agent, 10.0)  # no waypoints
 
 
 def test_a_route_exactly_as_long_as_the_new_plan_is_kept_without_slack():

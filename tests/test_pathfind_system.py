@@ -24,6 +24,7 @@ from ecs_nav.events import PathChanged, PathFailed
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.nav.distance import distance_field
 from ecs_nav.nav.field_cache import RecentFields
+from ecs_nav.nav.smooth import line_walkable
 from ecs_nav.scene import build_world, scene_from_dict
 from ecs_nav.shapes import Box
 from ecs_nav.world import World
@@ -388,10 +389,21 @@ def test_smoothing_keeps_the_ends_and_drops_waypoints():
     a, b = world.get(plain, Path), world.get(smooth, Path)
     assert b.status == "complete"
     assert b.waypoints.shape[0] < a.waypoints.shape[0]
-    np.testing.assert_allclose(b.waypoints[[0, -1]], a.waypoints[[0, -1]])
+    np.testing.assert_allclose(b.waypoints[-1], a.waypoints[-1])
     np.testing.assert_array_equal(a.nodes, b.nodes)  # nodes keep the full route
-    lifted = b.waypoints + (0.0, 0.0, 0.2)
-    assert not world.map.segment_blocked(lifted[:-1], lifted[1:]).any()
+    # pulled from the agent's position, which is not a waypoint: it walks to the first, a node of
+    # the route further on than the one it stands by
+    assert b.index == 0
+    on_route = np.flatnonzero(np.all(a.waypoints[:, :2] == b.waypoints[0, :2], axis=1))
+    assert on_route.size == 1 and on_route[0] >= 1
+    # every leg, from the agent on, is clear for its disc widened by the Path's radius (0.5 + 1.0),
+    # or (near a wall, where none is) a link to the route's next node
+    at = [int(np.flatnonzero(np.all(a.waypoints == w, axis=1))[0]) for w in b.waypoints]
+    assert at == sorted(at)
+    legs = np.vstack([[-12.0, -10.0, 0.0], b.waypoints])
+    for n, (p, q) in enumerate(zip(legs[:-1], legs[1:])):
+        assert line_walkable(world.map, p, q, radius=1.5) or (n > 0 and at[n] == at[n - 1] + 1), (n, p, q)
+    assert sum(line_walkable(world.map, p, q, radius=1.5) for p, q in zip(legs[:-1], legs[1:])) >= 2
 
 
 def test_paths_are_deterministic(tmp_path):

@@ -17,6 +17,19 @@ ROUTE_SLACK = 0.5
 many node spacings (``still_as_good``)."""
 
 
+@kernel(inline="always")
+def _beside_route(indptr, indices, route, node):
+    """Whether ``node`` is one of ``route``'s nodes or linked from one."""
+    for m in range(route.size):
+        a = route[m]
+        if a == node:
+            return True
+        for e in range(indptr[a], indptr[a + 1]):
+            if indices[e] == node:
+                return True
+    return False
+
+
 @kernel
 def still_as_good(indptr, indices, costs, positions, route, waypoints, index, new_start, new_goal, new_cost,
                   agent_x, agent_y, slack):
@@ -29,11 +42,16 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
     ``waypoints`` (w, 3) its waypoints and ``index`` the one being walked to. ``new_start``,
     ``new_goal``: the new plan's first and last node; ``new_cost``: its cost.
 
-    The old route's length from the agent: where its first k waypoints are its nodes, |agent -
-    the node being walked to| + the route's cost from that node; else (string-pulled) the least
-    over its nodes j of |agent - node j| + the cost from node j. The new plan's: |agent -
-    new_start| + ``new_cost``. False when either route is empty, an id is not a node, two
-    consecutive nodes are not linked, or the goals differ."""
+    The old route's length from the agent: |agent - the node being walked to| + the route's cost
+    from that node. Where its first k waypoints are its nodes, that node is the waypoint being
+    walked to; else (string-pulled: the waypoints are some of its nodes, and maybe the goal point
+    past the last) it is the node at that waypoint, or the last node where the waypoint is on
+    none. The new plan's: |agent - new_start| + ``new_cost``. False when either route or the
+    waypoints are empty, an id is not a node, two consecutive nodes are not linked, or the goals
+    differ; and for a string-pulled route, when the new plan's start (the agent's node) is not
+    one of the route's nodes or linked from one: a pulled leg is long, and an agent pushed off
+    its corridor (over a railing, round a wall's end) may have a wall between it and the node it
+    walks to, which the straight line from it does not see."""
     k = route.size
     n = positions.shape[0]
     if k == 0 or not (0 <= new_start < n and 0 <= new_goal < n) or route[k - 1] != new_goal:
@@ -70,14 +88,24 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
                 return False
         node = route[j]
         old = np.hypot(positions[node, 0] - agent_x, positions[node, 1] - agent_y) + to_goal[j]
-    else:  # string-pulled: from the route's best node
-        old = np.inf
-        for j in range(k):
-            node = route[j]
-            length = np.hypot(positions[node, 0] - agent_x, positions[node, 1] - agent_y) + to_goal[j]
-            if np.isnan(length):
+    else:  # string-pulled: from the route's node at the waypoint being walked to
+        if not _beside_route(indptr, indices, route, new_start):
+            return False
+        w = waypoints.shape[0]
+        at = min(index, w - 1)
+        if at < 0:  # counted from the end, as numpy indexes; before the first: no waypoint
+            at += w
+            if at < 0:
                 return False
-            old = min(old, length)
+        j = k - 1  # (a waypoint on no node is the goal point past the last node)
+        for m in range(k):
+            if waypoints[at, 0] == positions[route[m], 0] and waypoints[at, 1] == positions[route[m], 1]:
+                j = m
+                break
+        node = route[j]
+        old = np.hypot(positions[node, 0] - agent_x, positions[node, 1] - agent_y) + to_goal[j]
+        if np.isnan(old):
+            return False
     start = np.hypot(positions[new_start, 0] - agent_x, positions[new_start, 1] - agent_y)
     return old <= start + new_cost + slack
 
