@@ -8,9 +8,9 @@ exported from one extension module by numba's AOT compiler, ``numba.pycc``. The 
 for a CPU level, not for this machine's model (``aot.cpu_level``: x86-64-v3 where this CPU has it,
 else the architecture's baseline), so that a wheel runs on any CPU of that level; on one without
 it the library is not used. The module carries its index (JSON, returned by its function
-``index``): each export's kernel and argument types, the numba and numpy releases, the CPU level,
-and the digest of every source file of the package the build imported, the kernels and every
-constant they read.
+``index``): each export's kernel and argument and return types, the numba and numpy releases, the
+CPU level, and the digest of every source file of the package the build imported, the kernels and
+every constant they read, and of this module (how the library is built).
 
 ``numba.pycc`` is numba's own AOT compiler, marked pending deprecation since numba 0.57
 ("Replacement technology is being developed"). It needs setuptools, Python's headers and a C
@@ -83,6 +83,10 @@ DEBUG_SETTINGS = ("NUMBA_BOUNDSCHECK", "NUMBA_DEBUGINFO", "NUMBA_OPT", "NUMBA_DI
 the first three)."""
 
 
+BUILD_SOURCE = "aot_build.py"
+"""This module's file, relative to the package folder."""
+
+
 class BuildError(Exception):
     """The library cannot be built (the message says why)."""
 
@@ -139,13 +143,16 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
                                  "would not apply: add it to the export or drop it from the kernel")  # fmt: skip
             library.export(export, return_type_of(entry)(*signature_of(entry)))(dispatcher.py_func)
             kernels.append({"kernel": entry.kernel, "export": export, "signature": entry.signature,
-                            "signature_pickle": entry.signature_pickle})  # fmt: skip
+                            "signature_pickle": entry.signature_pickle,
+                            "return_pickle": entry.return_pickle})  # fmt: skip
     except BuildError:
         raise
     except Exception as exc:  # (no C compiler; a kernel pycc cannot export)
         raise BuildError(f"numba.pycc: {type(exc).__name__}: {exc}") from exc
-    index = {"numba": numba_version(), "numpy": numpy_release(), "cpu": library.target_cpu,
-             "sources": imported_sources(), "kernels": kernels}  # fmt: skip
+    # (this module, run as __main__, is among the sources: how the library is built is part of it)
+    sources = {**imported_sources(), BUILD_SOURCE: source_digest(PACKAGE_DIR / BUILD_SOURCE)}
+    index = {"numba": numba_version(), "numpy": numpy_release(), "cpu": library.target_cpu, "sources": sources,
+             "kernels": kernels}  # fmt: skip
     library.export(INDEX_EXPORT, "uint8[::1]()")(index_function(json.dumps(index).encode()))
     folder.mkdir(parents=True, exist_ok=True)
     # built beside its place and renamed over it: a process that has the old one loaded keeps it
@@ -171,12 +178,11 @@ def reusable_library(entries: list[KernelEntry]) -> Path | None:
     try:
         module = importlib.import_module(f"ecs_nav.{LIBRARY}")
         index = json.loads(bytes(getattr(module, INDEX_EXPORT)()))
-        held = [(k["kernel"], k["signature_pickle"]) for k in index["kernels"]]
-    except Exception:  # (none, or one that does not load here: build)
+        held = [(k["kernel"], k["signature_pickle"], k["return_pickle"]) for k in index["kernels"]]
+        same = mismatch(index) is None and BUILD_SOURCE in index["sources"] and index.get("cpu") == cpu_level()
+    except Exception:  # (none, or one that does not load here or has another index: build)
         return None
-    if mismatch(index) is not None or index.get("cpu") != cpu_level():
-        return None
-    if held != [(entry.kernel, entry.signature_pickle) for entry in entries]:
+    if not same or held != [(entry.kernel, entry.signature_pickle, entry.return_pickle) for entry in entries]:
         return None
     return Path(module.__file__)
 
@@ -226,8 +232,9 @@ def main(argv: list[str]) -> int:
             current = reusable_library(entries) if reuse else None
             if current is not None:
                 path = copy_library(current, Path(argv[0]))
-                print(f"ecs_nav: copied {current} to {path}: it was built from these sources for this numba, "
-                      "numpy and CPU level", file=sys.stderr)  # fmt: skip
+                done = f"{path} is" if path == current else f"copied {current} to {path}:"
+                print(f"ecs_nav: {done} the library built from these sources for this numba, numpy and CPU level",
+                      file=sys.stderr)  # fmt: skip
                 return 0
             print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)
             path = build(Path(argv[0]), entries)

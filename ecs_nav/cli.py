@@ -396,8 +396,9 @@ def main(argv: list[str] | None = None) -> int:
 
             ahead = "" if aot.installed() or not aot.enabled() else (
                 " (no kernels compiled ahead of time are installed: `ecs-nav compile --ahead` builds them)")
-            count = counted(kernels_compiled() - compiled, "kernel")
-            print(f"compiled {count}; numba cached them, later runs load them{ahead}", file=sys.stderr)
+            count = kernels_compiled() - compiled
+            them = "it, later runs load it" if count == 1 else "them, later runs load them"
+            print(f"compiled {counted(count, 'kernel')}; numba cached {them}{ahead}", file=sys.stderr)
         return code
     except SceneError as exc:
         for line in exc.problems:

@@ -43,10 +43,11 @@ The Path written
     the node next to it. ``index`` is 1 when the agent stands in nodes[0]'s grid cell (seed:
     path[0] is the node it stands on), else 0 (walk to the start node first); a replan that
     finds the same node list keeps the follower's index. ``request.smooth`` string-pulls the
-    waypoints over ``world.map`` (``ecs_nav.nav.smooth.smooth_path``, with the agent's radius
-    and max_climb) from the agent's position, which is not a waypoint: the first waypoint is the
-    farthest one the agent can walk straight to, and ``index`` is 0; ``nodes`` keeps the full
-    route then (staleness is judged on it). The
+    waypoints over ``world.map`` (``ecs_nav.nav.smooth.smooth_path``, with the agent's
+    max_climb, and its radius widened by the Path's ``radius``) from the agent's position, which
+    is the first waypoint then (``index`` 1); ``nodes`` keeps the full route (staleness is judged
+    on it), and a periodic replan keeps a pulled route only while the agent can walk straight to
+    the waypoint it walks to. The
     entity's existing Path keeps its ``radius`` and ``mode``; a new Path gets the defaults.
     An unreachable request gets an empty Path (no nodes, no waypoints).
 
@@ -109,7 +110,7 @@ from ecs_nav.nav.search import (
     dijkstra,
     paths_from_field,
 )
-from ecs_nav.nav.smooth import smooth_path
+from ecs_nav.nav.smooth import line_walkable, smooth_path
 from ecs_nav.resource_names import SEARCH_TRACE
 from ecs_nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
 from ecs_nav.world import System, World
@@ -341,7 +342,8 @@ class PathfindSystem(System):
                                    else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
             path = path_of.get(entity)
             if (not forced[i] and status in (STATUS_COMPLETE, STATUS_PARTIAL) and path is not None
-                    and path.status == status and self._still_good(graph, path, nodes, cost, start_xy[i])):
+                    and path.status == status and self._still_good(graph, path, nodes, cost, start_xy[i])
+                    and (not reqs[i].smooth or self._in_sight(world, path, int(rows[i])))):
                 self._seen[entity] = reqs[i]
                 continue
             waypoints = graph.positions[nodes].copy()
@@ -352,15 +354,15 @@ class PathfindSystem(System):
                     waypoints = np.vstack([waypoints, goal_point])
             pulled = bool(reqs[i].smooth and world.map is not None and waypoints.shape[0] > 1 and has_row[i])
             if pulled:
-                # from where the agent stands (its first waypoint is one it can walk straight to), each
-                # leg clear for the agent's disc widened by the Path's radius: the follower takes a
-                # waypoint as reached anywhere within that radius of it, and every straight line from
-                # such a point to the next waypoint then stays clear for the agent
+                # from where the agent stands, its first waypoint (seed 000's path[0]: the follower
+                # starts at index 1), each leg clear for the agent's disc widened by the Path's
+                # radius: the follower takes a waypoint as reached within that radius of it, and
+                # every straight line from such a point to the next waypoint stays clear for the agent
                 here = np.array([[start_xy[i, 0], start_xy[i, 1], start_z[i]]])
                 reach = path.radius if path is not None else Path.radius
                 waypoints = smooth_path(np.vstack([here, waypoints]), world.map,
                                         radius=float(table.radius[rows[i]]) + float(reach),
-                                        max_climb=float(table.max_climb[rows[i]]))[1:]
+                                        max_climb=float(table.max_climb[rows[i]]))
             remaining = np.inf
             if nodes.size and goal_ok[i] and status != STATUS_COMPLETE:
                 remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
@@ -382,6 +384,20 @@ class PathfindSystem(System):
                              np.asarray(path.nodes, np.int64), np.asarray(path.waypoints, np.float64),
                              int(path.index), int(nodes[0]), int(nodes[-1]), float(cost), float(agent_xy[0]),
                              float(agent_xy[1]), ROUTE_SLACK * graph.grid.spacing)
+
+    @staticmethod
+    def _in_sight(world: World, path: Path, row: int) -> bool:
+        """Whether the agent of table row ``row`` can walk straight to the waypoint it walks to
+        (``ecs_nav.nav.smooth.line_walkable``, with its radius and max_climb): a string-pulled leg
+        is long, and an agent pushed off it (over a railing, round a wall's end) may have a wall
+        between it and its waypoint, which the length of the route does not show."""
+        table = world.table
+        if world.map is None or row < 0 or path.waypoints.shape[0] == 0:
+            return True
+        target = path.waypoints[min(max(int(path.index), 0), path.waypoints.shape[0] - 1)]
+        here = (table.pos[row, 0], table.pos[row, 1], table.elevation[row])
+        return line_walkable(world.map, here, target, radius=float(table.radius[row]),
+                             max_climb=float(table.max_climb[row]))
 
     @staticmethod
     def _own_nodes(graph, points: np.ndarray) -> np.ndarray:
@@ -413,8 +429,8 @@ class PathfindSystem(System):
             path = Path()
             world.add_component(entity, path)
         count = waypoints.shape[0]
-        if pulled:  # (pulled from the agent's position: it walks to the first)
-            index = 0
+        if pulled:  # (pulled from the agent's position, its first waypoint: it walks to the second)
+            index = 1
         elif kept >= 0 and path.waypoints.shape[0] > 0:
             # the same route from further along: the waypoint being walked keeps its place
             index = min(max(int(path.index) - kept, 0), max(count - 1, 0))

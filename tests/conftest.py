@@ -35,10 +35,19 @@ def maps_dir() -> Path | None:
 
 @pytest.fixture(scope="session")
 def ecs_nav_wheel(tmp_path_factory) -> Path:
-    """The project's wheel, built once per test session (skips when the index is unreachable)."""
+    """The project's wheel, built once per test session, for every pytest-xdist worker of it
+    (skips when the index is unreachable)."""
+    import fcntl
+
     from wheel_install import build_wheel
 
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return build_wheel(tmp_path_factory.mktemp("wheel"))
+    shared = tmp_path_factory.getbasetemp().parent  # (this session's, above each worker's own)
+    with open(shared / "wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = sorted((shared / "wheel").glob("ecs_nav-*.whl"))
+        return built[0] if built else build_wheel(shared / "wheel")
 
 
 @pytest.fixture

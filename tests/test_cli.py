@@ -203,7 +203,7 @@ def test_a_first_run_prints_its_compile_progress_on_stderr_only(capsys, monkeypa
     captured = capsys.readouterr()
     assert captured.out == "the summary\n"
     assert f"{PROGRESS_HEADER}: [" in captured.err and "<lambda> ..." in captured.err
-    assert "compiled 1 kernel; numba cached them, later runs load them" in captured.err
+    assert "compiled 1 kernel; numba cached it, later runs load it" in captured.err
 
 
 def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatch, tmp_path):

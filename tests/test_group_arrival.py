@@ -37,12 +37,13 @@ def test_two_hundred_agents_through_a_maze_and_up_a_ramp_all_arrive_once_and_res
 
 
 def test_two_hundred_agents_on_string_pulled_paths_through_the_maze_all_arrive_once_and_rest(tmp_path):
-    # gather with smooth = true (session 14; seeds 1, 2, 5 and 8 give the same). Before, 168-200
-    # of 200 arrived in 3 x the lone travel time and most crowds never came to rest: a periodic
-    # re-plan measured a pulled route from its best node (on a grid graph always the goal), so it
-    # never replaced one (ecs_nav.nav.corridor); and a pulled leg was clear from its waypoint only,
-    # where the follower takes it as reached up to the Path's radius away (a wall's end between)
-    # -- now each is clear for the agent's disc widened by that radius (systems/pathfind.py)
+    # gather with smooth = true (session 14; seeds 1, 2, 5 and 8 arrive as well, and on 2 and 5
+    # one agent stops at the goal apart from the crowd). Before, 168-200 of 200 arrived in 3 x the
+    # lone travel time and most crowds never came to rest: a periodic re-plan measured a pulled
+    # route from its best node (on a grid graph always the goal), so it never replaced one
+    # (ecs_nav.nav.corridor), not even with a wall between the agent and its waypoint; and a
+    # pulled leg was clear from its waypoint only, where the follower takes it as reached up to the
+    # Path's radius away -- now each is clear for the agent's disc widened by that radius
     text = (scenes_dir() / "gather.toml").read_text(encoding="utf-8")
     request = "PathRequest = { goal = [24, 24] }"
     assert text.count(request) == 1

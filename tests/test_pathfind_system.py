@@ -16,12 +16,14 @@ else:  # pragma: no cover
 
 import ecs_nav.systems.pathfind as pathfind_module
 from ecs_nav.systems.graph_build import GraphBuildSystem
+from ecs_nav.systems.path_follow import PathFollowSystem
 from ecs_nav.systems.pathfind import PathfindSystem
 
 import ecs_nav.nav.field_cache as field_cache_module
 from ecs_nav.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
 from ecs_nav.events import PathChanged, PathFailed
 from ecs_nav.geometry import MapGeometry
+from ecs_nav.nav.corridor import still_as_good
 from ecs_nav.nav.distance import distance_field
 from ecs_nav.nav.field_cache import RecentFields
 from ecs_nav.nav.smooth import line_walkable
@@ -391,19 +393,62 @@ def test_smoothing_keeps_the_ends_and_drops_waypoints():
     assert b.waypoints.shape[0] < a.waypoints.shape[0]
     np.testing.assert_allclose(b.waypoints[-1], a.waypoints[-1])
     np.testing.assert_array_equal(a.nodes, b.nodes)  # nodes keep the full route
-    # pulled from the agent's position, which is not a waypoint: it walks to the first, a node of
-    # the route further on than the one it stands by
-    assert b.index == 0
-    on_route = np.flatnonzero(np.all(a.waypoints[:, :2] == b.waypoints[0, :2], axis=1))
-    assert on_route.size == 1 and on_route[0] >= 1
-    # every leg, from the agent on, is clear for its disc widened by the Path's radius (0.5 + 1.0),
-    # or (near a wall, where none is) a link to the route's next node
-    at = [int(np.flatnonzero(np.all(a.waypoints == w, axis=1))[0]) for w in b.waypoints]
-    assert at == sorted(at)
-    legs = np.vstack([[-12.0, -10.0, 0.0], b.waypoints])
+    # pulled from the agent's position, its first waypoint: it walks to the second, a node of the
+    # route further on than the one it stands by
+    np.testing.assert_allclose(b.waypoints[0], (-12.0, -10.0, 0.0))
+    assert b.index == 1
+    at = [int(np.flatnonzero(np.all(a.waypoints == w, axis=1))[0]) for w in b.waypoints[1:]]
+    assert at == sorted(at) and at[0] >= 1
+    # every leg is clear for the agent's disc widened by the Path's radius (0.5 + 1.0), or (near a
+    # wall, where none is) a link to the route's next node
+    legs = b.waypoints
     for n, (p, q) in enumerate(zip(legs[:-1], legs[1:])):
         assert line_walkable(world.map, p, q, radius=1.5) or (n > 0 and at[n] == at[n - 1] + 1), (n, p, q)
     assert sum(line_walkable(world.map, p, q, radius=1.5) for p, q in zip(legs[:-1], legs[1:])) >= 2
+
+
+def test_the_follower_walks_to_a_pulled_paths_first_node_round_a_hairpin():
+    # the route turns back at its first pulled node: a follower that took the agent for standing
+    # on that node (seed 000's path[0]) and past it would steer straight at the next, into the box
+    world = open_world(boxes=[Box((-9.5, 0.4), (5.3, 2.4), 2.0)])
+    world.add_systems(PathFollowSystem())
+    e = agent(world, 12.0, 5.0, PathRequest(goal=(-10.5, -1.9), smooth=True))
+    world.step()
+    path = world.get(e, Path)
+    assert path.index == 1 and path.waypoints.shape[0] >= 3
+    here = world.table.pos[world.table.row_of(e)]
+    assert line_walkable(world.map, (*here, 0.0), path.waypoints[1], radius=0.5)
+    assert not line_walkable(world.map, (*here, 0.0), path.waypoints[2], radius=0.5)
+    world.step()
+    assert world.get(e, Path).index == 1
+
+
+def test_a_pulled_route_the_agent_cannot_walk_straight_on_from_where_it_is_is_planned_again():
+    world = open_world(boxes=[Box((0.0, 0.0), (2.0, 20.0), 2.0)], period=5)
+    e = agent(world, -6.0, -14.0, PathRequest(goal=(6.0, 14.0), smooth=True))
+    world.step()
+    before = world.get(e, Path)
+    first = before.waypoints.copy()
+    changed = events_of(world, PathChanged)
+    world.run(5)  # a periodic replan from where it stands: the same route, kept
+    assert world.get(e, Path).waypoints.tolist() == first.tolist() and not changed
+    # pushed behind the wall's end from the waypoint it walks to: by the graph the route is still
+    # as short as the new plan (ecs_nav.nav.corridor), only the line of sight tells
+    row = world.table.row_of(e)
+    world.table.pos[row] = (-2.0, -10.0)
+    assert not line_walkable(world.map, (-2.0, -10.0, 0.0), before.waypoints[before.index], radius=0.5)
+    graph = world.nav_graph
+    start = graph.nearest_nodes(np.array([[-2.0, -10.0]]))[0]
+    assert still_as_good(graph.indptr, graph.indices, graph.costs, graph.positions, before.nodes, before.waypoints,
+                         before.index, start, before.nodes[-1], distance_field(graph, before.nodes[-1])[0][start],
+                         -2.0, -10.0, 0.5 * graph.grid.spacing)  # fmt: skip
+    world.run(5)
+    path = world.get(e, Path)
+    # pulled again from where it stands; its node route goes on from its node, as when an agent
+    # moves along it: no PathChanged
+    assert path.index == 1 and not changed
+    np.testing.assert_allclose(path.waypoints[0, :2], (-2.0, -10.0))
+    assert line_walkable(world.map, path.waypoints[0], path.waypoints[1], radius=0.5)
 
 
 def test_paths_are_deterministic(tmp_path):

@@ -359,8 +359,9 @@ import base64, pickle, sys
 from numba import types
 from ecs_nav import cli, kernel_manifest
 stale = base64.b64encode(pickle.dumps((types.int64,))).decode()
-entries = kernel_manifest.entries_for("platformer")
-kernel_manifest.entries_for = lambda scene: (entries[0]._replace(signature_pickle=stale), *entries[1:])
+entries = kernel_manifest.entries_for("platformer")  # (the stale one, and the quickest of the rest)
+quickest = min(entries[1:], key=lambda entry: entry.seconds)
+kernel_manifest.entries_for = lambda scene: (entries[0]._replace(signature_pickle=stale), quickest)
 sys.exit(cli.main(["compile", "platformer", "--workers", "0"]))
 """
 
@@ -370,7 +371,7 @@ def test_ecs_nav_compile_says_which_kernels_did_not_compile_and_when_nothing_is_
     proc = subprocess.run([sys.executable, "-c", STALE_COMPILE], capture_output=True, text=True, env=env,
                           cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 70, proc.stderr
-    assert f"1 of {len(entries_for('platformer'))} kernels did not compile" in proc.stderr
+    assert "1 of 2 kernels did not compile" in proc.stderr
     assert entries_for("platformer")[0].kernel in proc.stderr
     off = subprocess.run([sys.executable, "-m", "ecs_nav.cli", "compile", "platformer"], capture_output=True,
                          text=True, env={**env, "NUMBA_DISABLE_JIT": "1"}, cwd=tmp_path)  # fmt: skip

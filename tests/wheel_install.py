@@ -28,23 +28,32 @@ def skip_if_index_unreachable(proc: subprocess.CompletedProcess, doing: str) -> 
 
 def build_wheel(folder: Path) -> Path:
     """The project's wheel, built into ``folder`` (pip fetches the build backend from the index).
-    Where the checkout's library of kernels compiled ahead of time is current (``aot.library()``
-    answers), the wheel carries it, as a user's does: the build copies it (``aot_build --reuse``)
-    in seconds. Else the wheel is built without one (``ECS_NAV_AOT=0``), not compiled again for a
-    minute and a half; its kernels then compile on first use.
+    Where the checkout's library of kernels compiled ahead of time is what a build would write
+    (``aot_build.reusable_library``), the wheel carries it, as a user's does: the build copies it
+    (``aot_build --reuse``) in seconds. Else the wheel is built without one (``ECS_NAV_AOT=0``),
+    not compiled again for a minute and a half; its kernels then compile on first use.
     setuptools copies into the checkout's build/lib and never removes what a package layout no
     longer has, so a stale build/lib (an older layout) is cleared first: build/ is generated."""
-    from ecs_nav import aot
+    import numpy
 
-    aot_setting = "1" if aot.library() else "0"
+    from ecs_nav import aot_build
+
+    try:
+        current = aot_build.reusable_library(aot_build.manifest_entries())
+    except aot_build.BuildError:
+        current = None
+    # the isolated build's numpy pinned to this one: its reuse check then agrees with this one
+    constraints = folder.parent / f"{folder.name}-constraints.txt"
+    constraints.write_text(f"numpy=={numpy.__version__}\n", encoding="utf-8")
+    env = {**os.environ, "ECS_NAV_AOT": "1" if current is not None else "0", "PIP_CONSTRAINT": str(constraints)}
     (ROOT / "build").mkdir(exist_ok=True)
-    # parallel test workers (pytest -n) each build once: one at a time, as they share build/lib
+    # one build at a time (another test session's, say): they share build/lib
     with open(ROOT / "build" / ".wheel-lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for built in (ROOT / "build").glob("lib*"):  # (build/lib, and build/lib.<platform> of extensions)
             shutil.rmtree(built, ignore_errors=True)
         proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(ROOT)],
-                              capture_output=True, text=True, env={**os.environ, "ECS_NAV_AOT": aot_setting})
+                              capture_output=True, text=True, env=env)
     skip_if_index_unreachable(proc, "building a wheel (setuptools)")
     assert proc.returncode == 0, proc.stderr
     (wheel,) = folder.glob("ecs_nav-*.whl")

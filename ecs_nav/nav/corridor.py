@@ -17,19 +17,6 @@ ROUTE_SLACK = 0.5
 many node spacings (``still_as_good``)."""
 
 
-@kernel(inline="always")
-def _beside_route(indptr, indices, route, node):
-    """Whether ``node`` is one of ``route``'s nodes or linked from one."""
-    for m in range(route.size):
-        a = route[m]
-        if a == node:
-            return True
-        for e in range(indptr[a], indptr[a + 1]):
-            if indices[e] == node:
-                return True
-    return False
-
-
 @kernel
 def still_as_good(indptr, indices, costs, positions, route, waypoints, index, new_start, new_goal, new_cost,
                   agent_x, agent_y, slack):
@@ -48,10 +35,8 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
     past the last) it is the node at that waypoint, or the last node where the waypoint is on
     none. The new plan's: |agent - new_start| + ``new_cost``. False when either route or the
     waypoints are empty, an id is not a node, two consecutive nodes are not linked, or the goals
-    differ; and for a string-pulled route, when the new plan's start (the agent's node) is not
-    one of the route's nodes or linked from one: a pulled leg is long, and an agent pushed off
-    its corridor (over a railing, round a wall's end) may have a wall between it and the node it
-    walks to, which the straight line from it does not see."""
+    differ. (A pulled leg is long: the PathfindSystem also asks that the agent can walk straight
+    to its waypoint, which this rule, without the map, does not see.)"""
     k = route.size
     n = positions.shape[0]
     if k == 0 or not (0 <= new_start < n and 0 <= new_goal < n) or route[k - 1] != new_goal:
@@ -89,8 +74,6 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
         node = route[j]
         old = np.hypot(positions[node, 0] - agent_x, positions[node, 1] - agent_y) + to_goal[j]
     else:  # string-pulled: from the route's node at the waypoint being walked to
-        if not _beside_route(indptr, indices, route, new_start):
-            return False
         w = waypoints.shape[0]
         at = min(index, w - 1)
         if at < 0:  # counted from the end, as numpy indexes; before the first: no waypoint
