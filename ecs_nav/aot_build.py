@@ -231,11 +231,15 @@ def main(argv: list[str]) -> int:
             entries = manifest_entries()
             current = reusable_library(entries) if reuse else None
             if current is not None:
-                path = copy_library(current, Path(argv[0]))
-                done = f"{path} is" if path == current else f"copied {current} to {path}:"
-                print(f"ecs_nav: {done} the library built from these sources for this numba, numpy and CPU level",
-                      file=sys.stderr)  # fmt: skip
-                return 0
+                try:
+                    path = copy_library(current, Path(argv[0]))
+                except OSError as exc:  # (compiling may still write it)
+                    print(f"ecs_nav: could not copy {current}: {exc}", file=sys.stderr)
+                else:
+                    done = f"{path} is" if path == current else f"copied {current} to {path}:"
+                    print(f"ecs_nav: {done} the library built from these sources for this numba, numpy and CPU "
+                          "level", file=sys.stderr)  # fmt: skip
+                    return 0
             print(f"ecs_nav: compiling {len(entries)} kernels ahead of time (numba.pycc) ...", file=sys.stderr)
             path = build(Path(argv[0]), entries)
     except BuildError as exc:

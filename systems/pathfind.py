@@ -356,8 +356,10 @@ class PathfindSystem(System):
             if pulled:
                 # from where the agent stands, its first waypoint (seed 000's path[0]: the follower
                 # starts at index 1), each leg clear for the agent's disc widened by the Path's
-                # radius: the follower takes a waypoint as reached within that radius of it, and
-                # every straight line from such a point to the next waypoint stays clear for the agent
+                # radius: where the follower takes a waypoint as reached within that radius of it,
+                # every straight line from there to the next waypoint is clear for the agent (where
+                # it took one as reached by crossing the line square to the leg, further out, the
+                # periodic replan's line of sight, _in_sight, catches a blocked one)
                 here = np.array([[start_xy[i, 0], start_xy[i, 1], start_z[i]]])
                 reach = path.radius if path is not None else Path.radius
                 waypoints = smooth_path(np.vstack([here, waypoints]), world.map,

@@ -43,9 +43,11 @@ def build_wheel(folder: Path) -> Path:
     except aot_build.BuildError:
         current = None
     # the isolated build's numpy pinned to this one: its reuse check then agrees with this one
+    # (pip 26.2 and later apply only PIP_BUILD_CONSTRAINT to a build's own environment)
     constraints = folder.parent / f"{folder.name}-constraints.txt"
     constraints.write_text(f"numpy=={numpy.__version__}\n", encoding="utf-8")
-    env = {**os.environ, "ECS_NAV_AOT": "1" if current is not None else "0", "PIP_CONSTRAINT": str(constraints)}
+    env = {**os.environ, "ECS_NAV_AOT": "1" if current is not None else "0", "PIP_CONSTRAINT": str(constraints),
+           "PIP_BUILD_CONSTRAINT": str(constraints)}  # fmt: skip
     (ROOT / "build").mkdir(exist_ok=True)
     # one build at a time (another test session's, say): they share build/lib
     with open(ROOT / "build" / ".wheel-lock", "w") as lock:

@@ -36,7 +36,9 @@ def still_as_good(indptr, indices, costs, positions, route, waypoints, index, ne
     none. The new plan's: |agent - new_start| + ``new_cost``. False when either route or the
     waypoints are empty, an id is not a node, two consecutive nodes are not linked, or the goals
     differ. (A pulled leg is long: the PathfindSystem also asks that the agent can walk straight
-    to its waypoint, which this rule, without the map, does not see.)"""
+    to its waypoint, which this rule, without the map, does not see. A pulled route's first
+    waypoint is where the agent stood, on no node: a patrol or loop walking back to it is measured
+    from the goal node, so only that line of sight replaces its route.)"""
     k = route.size
     n = positions.shape[0]
     if k == 0 or not (0 <= new_start < n and 0 <= new_goal < n) or route[k - 1] != new_goal:
