@@ -47,8 +47,8 @@ The Path written
     max_climb, and its radius widened by the Path's ``radius``) from the agent's position, which
     is the first waypoint then (``index`` 1); ``nodes`` keeps the full route (staleness is judged
     on it), and a periodic replan keeps a pulled route only while the agent can walk straight to
-    the waypoint it walks to. The
-    entity's existing Path keeps its ``radius`` and ``mode``; a new Path gets the defaults.
+    the waypoint it walks to. The entity's existing Path keeps its ``radius`` and ``mode``; a new
+    Path gets the defaults.
     An unreachable request gets an empty Path (no nodes, no waypoints).
 
 Events
