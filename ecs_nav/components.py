@@ -638,4 +638,10 @@ class Name:
     value: str
 
 
+def entity_label(world, entity: int) -> str:
+    """An entity as messages name it: ``entity "npc"`` by its Name, else ``entity 7``."""
+    name = world.try_get(entity, Name)
+    return f'entity "{name.value}"' if name else f"entity {entity}"
+
+
 VIEW_COMPONENTS = (Position, Velocity, Agent, Collider, SteeringWeights)

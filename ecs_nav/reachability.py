@@ -20,7 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ecs_nav.components import Name, PathRequest
+from ecs_nav.components import Name, PathRequest, entity_label
 from ecs_nav.nav.fields import FieldGoal, goal_nodes
 
 
@@ -35,13 +35,12 @@ def unreachable_goals(world) -> list[str]:
     for entity, (request,) in sorted(world.query(PathRequest), key=lambda item: item[0]):
         if not table.has(entity):
             continue  # not a top-down agent (a side-view bot plans on its level)
-        name = world.try_get(entity, Name)
-        groups[(f'"{name.value}"' if name else str(entity), FieldGoal.of(request))].append(entity)
+        groups[(entity_label(world, entity), FieldGoal.of(request))].append(entity)
     lines = []
     for (label, goal), ents in groups.items():
         nodes, _ = goal_nodes(goal, graph, table, world.map)
         if nodes.size == 0:
-            lines.append(f"entity {label}: goal {goal_text(world, goal)} is off the nav graph "
+            lines.append(f"{label}: goal {goal_text(world, goal)} is off the nav graph "
                          "(no walkable node near it)")
             continue
         reach = reachable_from(graph.reverse(), np.unique(nodes))  # the nodes a goal node is reached from
@@ -50,7 +49,7 @@ def unreachable_goals(world) -> list[str]:
         cut = (starts < 0) | ~reach[np.maximum(starts, 0)]
         if not cut.any():
             continue
-        line = f"entity {label}: goal {goal_text(world, goal)} unreachable from {int(cut.sum())} of {len(ents)} agents"
+        line = f"{label}: goal {goal_text(world, goal)} unreachable from {int(cut.sum())} of {len(ents)} agents"
         on_graph = starts[cut & (starts >= 0)]
         if on_graph.size:
             island = reachable_from(graph, on_graph[:1])
@@ -61,8 +60,8 @@ def unreachable_goals(world) -> list[str]:
 
 def goal_text(world, goal: FieldGoal) -> str:
     """The goal as a person would write it, a target entity by its scene name where it has one."""
-    name = world.try_get(goal.entity, Name) if goal.entity >= 0 else None
-    return f'entity "{name.value}"' if name else goal.describe()
+    named = goal.entity >= 0 and world.try_get(goal.entity, Name) is not None
+    return entity_label(world, goal.entity) if named else goal.describe()
 
 
 def reachable_from(graph, sources: np.ndarray) -> np.ndarray:

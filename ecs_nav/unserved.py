@@ -9,7 +9,7 @@ and leaves out the one a component needs runs without error, and the component d
 
 from __future__ import annotations
 
-from ecs_nav.components import Name, Path, PathRequest, SteeringWeights
+from ecs_nav.components import Path, PathRequest, SteeringWeights, entity_label
 
 READERS = (
     (PathRequest, (("PathfindSystem", "serves it"), ("PathFollowSystem", "follows its path"))),
@@ -30,13 +30,9 @@ def unserved_components(world) -> list[str]:
         carriers = sorted(entity for entity, _ in world.query(component)) if missing else []
         if not carriers:
             continue
-        labels = list(dict.fromkeys(_label(world, entity) for entity in carriers))
+        labels = list(dict.fromkeys(entity_label(world, entity) for entity in carriers))
         shown = ", ".join(labels[:SHOWN]) + (f" and {len(labels) - SHOWN} more" if len(labels) > SHOWN else "")
         for name, does in missing:
             lines.append(f"{shown}: a {component.__name__}, and no {name} {does}")
     return lines
 
-
-def _label(world, entity: int) -> str:
-    name = world.try_get(entity, Name)
-    return f'entity "{name.value}"' if name else f"entity {entity}"
