@@ -342,8 +342,8 @@ class PathfindSystem(System):
                                    else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
             path = path_of.get(entity)
             if (not forced[i] and status in (STATUS_COMPLETE, STATUS_PARTIAL) and path is not None
-                    and path.status == status and self._still_good(graph, path, nodes, cost, start_xy[i])
-                    and (not reqs[i].smooth or self._in_sight(world, path, int(rows[i])))):
+                    and path.status == status
+                    and self._still_good(world, graph, path, reqs[i], nodes, cost, int(rows[i]), start_xy[i])):
                 self._seen[entity] = reqs[i]
                 continue
             waypoints = graph.positions[nodes].copy()
@@ -375,17 +375,19 @@ class PathfindSystem(System):
         self.served += k
         self.last_served = ents.copy()
 
-    @staticmethod
-    def _still_good(graph, path: Path | None, nodes: np.ndarray, cost: float, agent_xy: np.ndarray) -> bool:
+    def _still_good(self, world: World, graph, path: Path | None, request: PathRequest, nodes: np.ndarray,
+                    cost: float, row: int, agent_xy: np.ndarray) -> bool:
         """Whether a periodic replan keeps the route being walked: it has the new plan's status
-        (the caller's test), is on this graph version, and is still as good as the new plan
-        (``ecs_nav.nav.corridor.still_as_good``, within ``ROUTE_SLACK`` node spacings)."""
+        (the caller's test), is on this graph version, is still as good as the new plan
+        (``ecs_nav.nav.corridor.still_as_good``, within ``ROUTE_SLACK`` node spacings), and, pulled
+        (``request.smooth``), leaves the agent in sight of its waypoint (``_in_sight``)."""
         if path is None or path.graph_version != graph.version or nodes.size == 0:
             return False
-        return still_as_good(graph.indptr, graph.indices, graph.costs, graph.positions,
+        good = still_as_good(graph.indptr, graph.indices, graph.costs, graph.positions,
                              np.asarray(path.nodes, np.int64), np.asarray(path.waypoints, np.float64),
                              int(path.index), int(nodes[0]), int(nodes[-1]), float(cost), float(agent_xy[0]),
                              float(agent_xy[1]), ROUTE_SLACK * graph.grid.spacing)
+        return bool(good) and (not request.smooth or self._in_sight(world, path, row))
 
     @staticmethod
     def _in_sight(world: World, path: Path, row: int) -> bool:
