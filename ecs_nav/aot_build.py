@@ -17,7 +17,7 @@ every constant they read, and of this module (how the library is built).
 compiler. Where it is missing or fails, the build fails with a message and the package works
 without the library: its kernels compile on first use.
 
-``--reuse`` (what ``setup.py`` passes) copies the library already in the package folder instead,
+``--reuse`` (what ``setup.py`` passes) copies the library the package already has instead,
 where it is what the build would write (``reusable_library``): a wheel built from a source tree
 whose library is current (an editable install, ``ecs-nav compile --ahead``) takes seconds, not
 the 1.5 minutes of compiling every kernel again.
@@ -172,9 +172,11 @@ def build(folder: Path, entries: list[KernelEntry]) -> Path:
 
 
 def reusable_library(entries: list[KernelEntry]) -> Path | None:
-    """The library in the package folder where it is what ``build(folder, entries)`` would write
-    here: built with this numba and numpy, for this CPU level, from the package's sources as they
-    are (``aot.mismatch``), and exporting ``entries`` in their order; else None."""
+    """The library ``import ecs_nav.aot_kernels`` finds (the package folder's, or the one an
+    editable install of this checkout maps it to) where it is what ``build(folder, entries)``
+    would write here: built with this numba and numpy, for this CPU level, from sources with the
+    digests of the package's as they are (``aot.mismatch``), and exporting ``entries`` in their
+    order; else None. Where it was found does not matter: the digests say what it was built from."""
     try:
         module = importlib.import_module(f"ecs_nav.{LIBRARY}")
         index = json.loads(bytes(getattr(module, INDEX_EXPORT)()))
