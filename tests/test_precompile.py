@@ -288,19 +288,38 @@ def test_the_manifest_is_what_the_scene_calls(scene):
     )
 
 
-def run_cold(scene: str, env: dict[str, str], cwd: Path) -> tuple[dict, str]:
+CLI = "import sys\nfrom ecs_nav.cli import main\nsys.exit(main())\n"
+
+
+def decoy_folder(tmp_path: Path) -> Path:
+    """A current folder holding a decoy ``ecs_nav`` package and a decoy ``inspect`` module, which
+    no compile worker may import (each raises ImportError)."""
+    folder = tmp_path / "work"
+    (folder / "ecs_nav").mkdir(parents=True, exist_ok=True)
+    (folder / "ecs_nav" / "__init__.py").write_text("raise ImportError('a decoy ecs_nav in the current folder')")
+    (folder / "inspect.py").write_text("raise ImportError('a decoy inspect in the current folder')")
+    return folder
+
+
+def run_cold(scene: str, env: dict[str, str], tmp_path: Path) -> tuple[dict, str]:
+    """``ecs-nav run SCENE --headless --ticks 1 --json`` from a script outside the current folder
+    (as the ``ecs-nav`` command runs), in ``decoy_folder``."""
+    script = tmp_path / "bin" / "ecs_nav_cli.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(CLI)
     proc = subprocess.run(
-        [sys.executable, "-m", "ecs_nav.cli", "run", scene, "--headless", "--ticks", "1", "--json"],
+        [sys.executable, str(script), "run", scene, "--headless", "--ticks", "1", "--json"],
         capture_output=True,
         text=True,
         env=env,
-        cwd=cwd,
+        cwd=decoy_folder(tmp_path),
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stderr
 
 
 def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory(tmp_path):
+    # (from a current folder of decoys: the worker, which compiles its share, imports neither)
     env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
     first, err = run_cold(COLD_SCENE, env, tmp_path)
     count = len(entries_for(COLD_SCENE))
@@ -316,27 +335,6 @@ def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory
     world = load_scene(COLD_SCENE)
     world.run(1)
     assert first["digest"] == second["digest"] == world.state_digest()
-
-
-def test_ecs_nav_compile_fills_the_cache_so_that_the_first_run_compiles_nothing(tmp_path):
-    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT)}
-    count = len(entries_for(COLD_SCENE))
-
-    def ecs_nav(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "ecs_nav.cli", *args], capture_output=True, text=True, env=env,
-                              cwd=tmp_path)  # fmt: skip
-
-    first = ecs_nav("compile", COLD_SCENE, "--workers", "1")
-    assert first.returncode == 0, first.stderr
-    compiled = int(re.search(rf"^{count} kernels of {COLD_SCENE} are in numba's cache \((\d+) compiled now, in 2 "
-                             r"processes; ", first.stdout).group(1))  # fmt: skip
-    assert 1 <= compiled <= count  # (a kernel compiled inside another is not compiled again)
-    run = ecs_nav("run", COLD_SCENE, "--headless", "--ticks", "1", "--json")
-    assert run.returncode == 0 and PROGRESS_HEADER not in run.stderr, run.stderr
-    again = ecs_nav("compile", COLD_SCENE)
-    assert f"{count} kernels of {COLD_SCENE} are in numba's cache (0 compiled now, in 1 process; " in again.stdout
-    bad = ecs_nav("compile", "nosuch")
-    assert bad.returncode == 2 and "not a built-in scene: nosuch" in bad.stderr, bad.stderr
 
 
 def test_several_scenes_share_one_list_each_kernel_once_and_a_worker_reads_the_same(monkeypatch):
@@ -415,19 +413,18 @@ def platformer_digest() -> str:
     return world.state_digest()
 
 
-def test_a_failing_worker_costs_only_time(tmp_path):
+def test_a_failing_worker_or_a_stale_manifest_costs_only_time(tmp_path):
     (here, by_workers, workers, digest), err = run_failing("worker", tmp_path)
     assert int(here) >= 1 and int(by_workers) == 0 and int(workers) == 1
     assert "a compile worker failed (no compiler here); its kernels compile on first use" in err
-    assert digest == platformer_digest()
-
-
-def test_a_stale_manifest_costs_only_time(tmp_path):
-    for _ in range(2):  # (the second run on a filled cache)
-        (here, by_workers, workers, digest), err = run_failing("stale", tmp_path)
-        assert "Traceback" not in err
-        assert (int(here), int(by_workers), int(workers)) == (0, 0, 0)  # no entry compiles: no workers
-        assert digest == platformer_digest()
+    expected = platformer_digest()
+    assert digest == expected
+    # a stale manifest, on the cache the run above filled (an empty one only adds the compiling on
+    # first use that the run above did): no entry compiles, so no worker starts
+    (here, by_workers, workers, digest), err = run_failing("stale", tmp_path)
+    assert "Traceback" not in err
+    assert (int(here), int(by_workers), int(workers)) == (0, 0, 0)
+    assert digest == expected
 
 
 EMPTY_SHARE = """
@@ -455,26 +452,6 @@ def test_a_worker_with_nothing_to_compile_is_not_started(tmp_path):
     assert f"{PROGRESS_HEADER}: " in proc.stderr and " in 3 processes" in proc.stderr, proc.stderr
 
 
-SHADOWED = """
-import sys
-from ecs_nav import precompile
-print(precompile.precompile_scene("platformer", workers=1))
-"""
-
-
-def test_files_in_the_current_folder_do_not_shadow_the_workers_modules(tmp_path):
-    folder = tmp_path / "work"
-    (folder / "ecs_nav").mkdir(parents=True)
-    (folder / "ecs_nav" / "__init__.py").write_text("raise ImportError('a decoy ecs_nav in the current folder')")
-    (folder / "inspect.py").write_text("raise ImportError('a decoy inspect in the current folder')")
-    script = tmp_path / "run.py"
-    script.write_text(SHADOWED)
-    env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=folder)
-    assert proc.returncode == 0, proc.stderr
-    assert "compiled_by_workers=0" not in proc.stdout and "workers=1" in proc.stdout, proc.stdout
-
-
 def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
     env = {**JIT_ONLY, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
     code = "from ecs_nav.scene import load_scene; w = load_scene('chase'); print(w.tick)"
@@ -495,7 +472,7 @@ else:
 """
 
 
-def test_kernels_another_scene_left_in_the_cache_load_and_the_rest_compile_in_parallel(tmp_path):
+def test_kernels_another_scene_left_in_the_cache_load_the_rest_compile_in_parallel_and_then_none(tmp_path):
     env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
     for step in ("fill", "run"):
         proc = subprocess.run([sys.executable, "-c", PARTIAL, step], capture_output=True, text=True, env=env,
@@ -504,3 +481,16 @@ def test_kernels_another_scene_left_in_the_cache_load_and_the_rest_compile_in_pa
     here, by_worker, workers, count = map(int, proc.stdout.split())
     assert workers == 1 and here >= 1 and by_worker >= 1
     assert here + by_worker <= count - count // 2  # the cached half loaded, not compiled again
+
+    # with every kernel in the cache, `ecs-nav compile` compiles none and a first run none
+    def ecs_nav(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ecs_nav.cli", *args], capture_output=True, text=True, env=env,
+                              cwd=tmp_path)  # fmt: skip
+
+    again = ecs_nav("compile", "platformer", "--workers", "1")
+    assert again.returncode == 0, again.stderr
+    assert f"{count} kernels of platformer are in numba's cache (0 compiled now, in 1 process; " in again.stdout
+    run = ecs_nav("run", "platformer", "--headless", "--ticks", "1", "--json")
+    assert run.returncode == 0 and PROGRESS_HEADER not in run.stderr, run.stderr
+    bad = ecs_nav("compile", "nosuch")
+    assert bad.returncode == 2 and "not a built-in scene: nosuch" in bad.stderr, bad.stderr
