@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ecs_nav.nav.platformer import SizeMasks, build_masks, find_path
+from ecs_nav.nav.platformer import MAX_JUMP_HEIGHT, SizeMasks, build_masks, find_path
 from ecs_nav.nav.platformer_level import TileLevel
 from ecs_nav.platformer_bot import (
     JUMP_TABLE_SIZE,
@@ -42,6 +42,10 @@ def tiles_spanned(length: float) -> int:
     """Whole tiles a box side of ``length`` tiles takes (at least one: a sliver of a character
     still occupies the tile it stands in)."""
     return max(1, math.ceil(length - 1e-9))
+
+
+WEAK_JUMP = ("a full jump of its constants climbs less than one tile, so a bot could plan no climb: raise "
+             "jump_speed (or lower gravity), or give max_jump")
 
 
 class PlatformerBots:
@@ -112,8 +116,10 @@ class PlatformerBots:
         """Add a character with its box's bottom-left at (x, y) tiles, ``width`` × ``height``
         tiles (> 0; planned as the sizes rounded up — the seed advises a box a little smaller
         than its tiles, and the default 12 × 12 px of a 16-px tile is what the arrival figures
-        use), its physics ``constants`` and max jump height (tiles, ≥ 1; default: what a full
-        jump reaches, floored). Returns its row."""
+        use), its physics ``constants`` and max jump height (tiles, 1 to ``MAX_JUMP_HEIGHT``;
+        default: what a full jump reaches, floored, at most ``MAX_JUMP_HEIGHT``: the planner
+        plans no higher jump). A bot whose full jump climbs less than a tile needs ``max_jump``
+        given. Returns its row."""
         constants.validate("PlatformerBots.add constants").check_jump(self.dt, "PlatformerBots.add constants")
         for name, v in (("x", x), ("y", y)):
             if not math.isfinite(v):
@@ -121,11 +127,14 @@ class PlatformerBots:
         for name, v in (("width", width), ("height", height)):
             if not (math.isfinite(v) and 0 < v <= 16):
                 raise ValueError(f"PlatformerBots.add: {name} must be in (0, 16] tiles, got {v!r}")
-        reach = max_jump_height(constants, self.dt)
         if max_jump is None:
-            max_jump = reach
-        if int(max_jump) != max_jump or max_jump < 1:
-            raise ValueError(f"PlatformerBots.add: max_jump must be an integer ≥ 1 tile, got {max_jump!r}")
+            max_jump = min(max_jump_height(constants, self.dt), MAX_JUMP_HEIGHT)
+            if max_jump < 1 and bot:
+                raise ValueError(f"PlatformerBots.add: {WEAK_JUMP}")
+            max_jump = max(max_jump, 1)  # (a character the player drives plans nothing)
+        if isinstance(max_jump, bool) or int(max_jump) != max_jump or not 1 <= max_jump <= MAX_JUMP_HEIGHT:
+            raise ValueError(f"PlatformerBots.add: max_jump must be an integer from 1 to {MAX_JUMP_HEIGHT} tiles, "
+                             f"got {max_jump!r}")
         i = self.count
         self._grow(self.nodes.shape[1])
         self.count += 1

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ecs_nav.nav.platformer import MAX_JUMP_HEIGHT
 from ecs_nav.nav.platformer_level import EMPTY, SOLID, TileLevel
 from ecs_nav.platformer_bots import PlatformerBots, tiles_spanned
 from ecs_nav.platformer_physics import SERIES, CharacterConstants
@@ -46,8 +47,9 @@ class PlatformerBody:
         jump_speed: tiles/s, > 0 (series: 410 px/s = 25.625).
         release_speed: upward speed cap once Jump is released, tiles/s, in (0, jump_speed]
             (series: 200 px/s = 12.5).
-        max_jump: tiles the planner lets it climb in one jump, integer ≥ 1 (None: what a full
-            jump reaches with the level's clearance, floored: 5 with the series' constants).
+        max_jump: tiles the planner lets it climb in one jump, integer from 1 to 64
+            (``MAX_JUMP_HEIGHT``; None: what a full jump reaches, floored, at most 64: 5 with
+            the series' constants).
 
     The fields describe the character as it was placed; its state while the World runs is
     read from the :class:`PlatformerMap` (``position(entity)``, ``inputs``).
@@ -90,8 +92,9 @@ class PlatformerBody:
                 raise ValueError(f"PlatformerBody.{name}: must be a number, got {value!r}")
         constants.validate("PlatformerBody")
         if self.max_jump is not None and (isinstance(self.max_jump, bool) or not isinstance(self.max_jump, int)
-                                          or self.max_jump < 1):
-            raise ValueError(f"PlatformerBody.max_jump: must be an integer >= 1 tile, got {self.max_jump!r}")
+                                          or not 1 <= self.max_jump <= MAX_JUMP_HEIGHT):
+            raise ValueError(f"PlatformerBody.max_jump: must be an integer from 1 to {MAX_JUMP_HEIGHT} tiles, "
+                             f"got {self.max_jump!r}")
 
     def constants(self) -> CharacterConstants:
         """The physics constants as the kernels take them."""

@@ -138,12 +138,14 @@ def check_body(level_spec: dict[str, Any], body: PlatformerBody, where: str, rep
     first = _leading_blank_lines(level_spec["tiles"])
     for row in range(math.floor(body.y + eps), math.floor(body.y + body.height - eps) + 1):
         for col in range(math.floor(body.x + eps), math.floor(body.x + body.width - eps) + 1):
-            inside = 0 <= col < level.width and 0 <= row < level.height
-            if not inside or level.tile(col, row) == SOLID:
-                what = "a solid tile" if inside else "the edge of the level"
+            if not (0 <= col < level.width and 0 <= row < level.height):  # (no line or column to name)
+                report(f"{where} PlatformerBody", f"the {body.width}x{body.height}-tile box at ({body.x}, {body.y}) "
+                       f"reaches outside the level ({level.width} x {level.height} tiles, x and y from 0)")
+                return
+            if level.tile(col, row) == SOLID:
                 line = first + level.height - row
                 report(f"{where} PlatformerBody", f"line {line}, column {col + 1}: the {body.width}x{body.height}"
-                       f"-tile box at ({body.x}, {body.y}) overlaps {what}")
+                       f"-tile box at ({body.x}, {body.y}) overlaps a solid tile")
                 return
 
 

@@ -43,6 +43,8 @@ from ecs_nav.limits import (
     SEED_LIMIT,
     describe,
 )
+from ecs_nav.platformer_bot import max_jump_height
+from ecs_nav.platformer_bots import WEAK_JUMP
 from ecs_nav.platformer_world import Bot, PlatformerBody
 from ecs_nav.scene_level import check_body, parse_level_table
 from ecs_nav.scene_map import TILE_SOURCES, parse_map
@@ -378,11 +380,19 @@ def _check_crowd_fits(count: int, components: dict, area: list[float], where: st
 
 def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, report) -> None:
     """Side-view components: a PlatformerBody needs the scene's [level] and must start clear of
-    solid tiles; a Bot needs a PlatformerBody; none mixes with the top-down view components."""
+    solid tiles; a Bot needs a PlatformerBody, a jump that climbs a tile and a PathRequest to a
+    goal or a target; none mixes with the top-down view components."""
     components = entry["components"]
     body_fields = components.get("PlatformerBody")
-    if "Bot" in components and body_fields is None:
+    bot = "Bot" in components
+    if bot and body_fields is None:
         report(f"{where} Bot", "a Bot needs a PlatformerBody")
+    request = components.get("PathRequest")
+    if body_fields is not None and isinstance(request, dict):
+        for key in ("goals", "zone"):
+            if key in request:
+                report(f"{where} PathRequest.{key}", "a side-view character's PathRequest takes a goal (a point) "
+                       f"or a target (an entity); {key} is for top-down agents")
     if body_fields is None:
         return
     if not has_level:
@@ -405,6 +415,9 @@ def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, rep
     except ValueError as exc:
         field, _, message = str(exc).partition(": ")
         report(f"{where} {field}", message)
+    else:
+        if bot and body.max_jump is None and max_jump_height(body.constants(), scene.dt) < 1:
+            report(f"{where} PlatformerBody.jump_speed", WEAK_JUMP)
     check_body(scene.level, body, where, report)
 
 

@@ -116,8 +116,12 @@ def _refresh_requests(world: World, side: PlatformerMap, period: int) -> None:
 
 def goal_tile(world: World, side: PlatformerMap, request: PathRequest) -> tuple[int, int] | None:
     """The tile a request asks for, lowered onto the ground (the seed's clamp of a click):
-    its goal point, or the tile its target entity stands in; None when the target is gone."""
+    its goal point, or the tile its target entity stands in; None when the target is gone, or
+    when the request has neither (``goals`` and ``zone`` are top-down goals, which a scene file
+    refuses on a side-view character)."""
     if request.target is None:
+        if request.goal is None:
+            return None
         x, y = request.goal
     else:
         row = side.row_of(request.target)

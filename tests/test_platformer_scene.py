@@ -170,6 +170,8 @@ def level_scene(tmp_path, tiles, body="spawn = 0"):
      'entity[0] "bot" PlatformerBody.spawn: level.tiles: line 2, column 2: a 2×1-tile character'),
     ("....\n.@..\n####", "spawn = 1", "the level has 1 spawn point(s) (@), got index 1"),
     ("....\n....\n####", "x = 1.0, y = 0.5", 'entity[0] "bot" PlatformerBody: line 3, column 2: the 0.75x0.75'),
+    ("....\n....\n####", "x = 70.0, y = 20.0", 'entity[0] "bot" PlatformerBody: the 0.75x0.75-tile box at (70.0, '
+     "20.0) reaches outside the level (4 x 3 tiles, x and y from 0)"),
     ("....\n....\n####", "", "give its start: spawn (an @ of the level), or x and y"),
     ("....\n....\n####", "spawn = 0, gravity = 3.0",
      'entity[0] "bot" PlatformerBody.gravity: must be a finite number < 0 (tiles/s², down), got 3.0'),

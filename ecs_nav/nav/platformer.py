@@ -301,6 +301,10 @@ def build_masks(level: TileLevel, width_tiles: int, height_tiles: int) -> SizeMa
     return SizeMasks(*size_masks(level.tiles, int(width_tiles), int(height_tiles)))
 
 
+MAX_JUMP_HEIGHT = 64
+"""The highest jump, in tiles, the planner steps through (``find_path``'s ``max_jump_height``)."""
+
+
 def find_path(
     level: TileLevel,
     start: tuple[int, int],
@@ -318,8 +322,9 @@ def find_path(
     ``masks`` may be passed to reuse :func:`build_masks` across queries. ``max_expansions``
     (≥ 0; 0 = no limit) stops a long search as unreachable.
     """
-    if int(max_jump_height) != max_jump_height or not 1 <= max_jump_height <= 64:
-        raise ValueError(f"find_path: max_jump_height must be an integer in [1, 64], got {max_jump_height!r}")
+    if int(max_jump_height) != max_jump_height or not 1 <= max_jump_height <= MAX_JUMP_HEIGHT:
+        raise ValueError(f"find_path: max_jump_height must be an integer in [1, {MAX_JUMP_HEIGHT}], "
+                         f"got {max_jump_height!r}")
     if max_expansions < 0:
         raise ValueError(f"find_path: max_expansions must be ≥ 0, got {max_expansions!r}")
     if masks is None:
