@@ -63,9 +63,19 @@ def sweep(scene, params, ticks=600, out="sweep.parquet", engine="local", workers
                   address=address, progress=progress)
 
 
+def __getattr__(name):
+    """``ecs_nav.SceneError`` (the error of a bad scene file), imported when first asked for: the
+    scene modules are not loaded by ``import ecs_nav``."""
+    if name == "SceneError":
+        from ecs_nav.scene_schema import SceneError
+
+        return SceneError
+    raise AttributeError(f"module 'ecs_nav' has no attribute {name!r}")
+
+
 __all__ = [
     "Agent", "Collider", "FunctionSystem", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
-    "Player", "Position", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
+    "Player", "Position", "SceneError", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
     "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene", "sweep",
 ]
 

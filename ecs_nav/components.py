@@ -30,6 +30,7 @@ from ecs_nav.limits import (
     check_number,
     check_value,
 )
+from ecs_nav.table import FOLLOW_NONE
 
 COMBINERS = ("weighted_sum", "prioritized", "dithered")
 """Force combiners (Buckland ch. 3), in the order of the table's ``combiner`` codes."""
@@ -298,6 +299,22 @@ def _weight_check(behaviour: str):
     return lambda owner, name, v: _positive(owner, f"weights.{behaviour}", v, allow_zero=True)
 
 
+def _steering_target(point):
+    """SteeringWeights.target checked: a finite (x, y) within the coordinate bound, or None."""
+    point = check_value("SteeringWeights", "target", tuple[float, float] | None, point)
+    if point is not None and max(abs(point[0]), abs(point[1])) > COORDINATE_LIMIT:
+        raise ValueError(f"SteeringWeights.target: must be at most {COORDINATE_LIMIT:g} in magnitude, got {point!r}")
+    return point
+
+
+def _steering_target_entity(entity):
+    """SteeringWeights.target_entity checked: an entity id >= 0, or None."""
+    entity = check_value("SteeringWeights", "target_entity", int | None, entity)
+    if entity is not None and entity < 0:
+        raise ValueError(f"SteeringWeights.target_entity: must be an entity id >= 0, got {entity!r}")
+    return None if entity is None else int(entity)
+
+
 class SteeringWeights(TableView):
     """Which steering behaviours an agent uses, how strongly, and how forces combine.
 
@@ -355,13 +372,9 @@ class SteeringWeights(TableView):
             deceleration = DECELERATIONS[deceleration]
         for behaviour, weight in weights.items():
             _weight_check(behaviour)("SteeringWeights", "weights", weight)
-        target = check_value("SteeringWeights", "target", tuple[float, float] | None, target)
-        target_entity = check_value("SteeringWeights", "target_entity", int | None, target_entity)
-        if target_entity is not None and target_entity < 0:
-            raise ValueError(f"SteeringWeights.target_entity: must be an entity id >= 0, got {target_entity!r}")
         object.__setattr__(self, "_weights_local", np.array([float(weights.get(b, 0.0)) for b in BEHAVIOURS]))
-        object.__setattr__(self, "target", target)
-        object.__setattr__(self, "target_entity", None if target_entity is None else int(target_entity))
+        object.__setattr__(self, "_target", _steering_target(target))
+        object.__setattr__(self, "_target_entity", _steering_target_entity(target_entity))
         super().__init__(
             combiner_code=COMBINERS.index(combiner), deceleration=deceleration,
             panic_distance=panic_distance, threat_range=threat_range, wander_radius=wander_radius,
@@ -373,6 +386,35 @@ class SteeringWeights(TableView):
     @property
     def combiner(self) -> str:
         return COMBINERS[int(self.combiner_code)]
+
+    @property
+    def target(self) -> tuple[float, float] | None:
+        """The point seek/flee/arrive aim at when no path drives the agent (None: none)."""
+        return self._target
+
+    @target.setter
+    def target(self, point: tuple[float, float] | None) -> None:
+        point = _steering_target(point)
+        object.__setattr__(self, "_target", point)
+        if self.bound:
+            table, row = self._table, self._row
+            if point is not None:
+                table.steer_target[row] = point
+                table.has_steer_target[row] = True
+            elif table.follow_state[row] == FOLLOW_NONE:  # (a followed path sets its own)
+                table.has_steer_target[row] = False
+
+    @property
+    def target_entity(self) -> int | None:
+        """The entity pursuit/evade (and offset pursuit) watch (None: none)."""
+        return self._target_entity
+
+    @target_entity.setter
+    def target_entity(self, entity: int | None) -> None:
+        entity = _steering_target_entity(entity)
+        object.__setattr__(self, "_target_entity", entity)
+        if self.bound:
+            self._table.target_entity[self._row] = -1 if entity is None else entity
 
     @combiner.setter
     def combiner(self, name: str) -> None:
@@ -511,14 +553,59 @@ class PathRequest(CheckedFields):
 
 
 
+_PATH_FIELDS = ("nodes", "waypoints", "index", "status", "radius", "mode", "direction", "graph_version")
+_PATH_RELOADED = ("waypoints", "radius", "mode")
+"""Path fields whose assignment the PathFollowSystem must see (``World.take_rewritten_paths``)."""
+
+
+def _path_field(name: str, value):
+    """``value`` checked (and converted) as Path's field ``name``; ValueError naming it."""
+    if name == "nodes":
+        try:
+            return np.asarray(value, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"Path.nodes: expected an array of node ids, got {value!r:.80}") from None
+    if name == "waypoints":
+        try:
+            wp = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError("Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got "
+                             f"{value!r:.80}") from None
+        if wp.size == 0:
+            wp = np.zeros((0, 3))
+        if wp.ndim == 2 and wp.shape[1] == 2:
+            wp = np.hstack([wp, np.zeros((wp.shape[0], 1))])
+        if wp.ndim != 2 or wp.shape[1] != 3:
+            raise ValueError(f"Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got shape "
+                             f"{wp.shape}")
+        if wp.shape[0] > WAYPOINT_LIMIT:
+            raise ValueError(f"Path.waypoints: at most {WAYPOINT_LIMIT} waypoints, got {wp.shape[0]}")
+        if not np.isfinite(wp).all() or (wp.size and np.abs(wp).max() > COORDINATE_LIMIT):
+            raise ValueError(f"Path.waypoints: must be finite numbers at most {COORDINATE_LIMIT:g} in magnitude")
+        return wp
+    if name in ("index", "direction", "graph_version"):
+        value = check_value("Path", name, int, value)
+        if name == "direction" and value not in (-1, 1):
+            raise ValueError(f"Path.direction: must be 1 or -1, got {value!r}")
+        return value
+    if name in ("status", "mode"):
+        allowed = PATH_STATUSES if name == "status" else PATH_MODES
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"Path.{name}: must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    return _length("Path", "radius", value)
+
+
 @dataclass(eq=False)
 class Path:
     """A planned route: graph node ids, waypoint positions (k, 3: x, y, elevation), the index
     of the waypoint being walked to, and the plan's status. ``radius`` is seed 004's path
     radius (a waypoint counts as reached within it); ``mode`` once / patrol (ping-pong) / loop.
 
-    Replacing ``waypoints`` with a new array is how a route changes: once the Path belongs to
-    an entity of a World, every such assignment is reported to that World
+    Every field assigned is checked as the constructor checks it (a NaN waypoint or radius
+    raises, naming the field). Replacing ``waypoints`` with a new array (or list of points) is
+    how a route changes: once the Path belongs to an entity of a World, every such assignment,
+    and every one of ``radius`` or ``mode``, is reported to that World
     (``World.take_rewritten_paths``), so the PathFollowSystem reloads exactly those paths
     instead of looking at every path every tick. Editing the array in place is not reported.
     Likewise setting ``status = "stale"`` is reported (``World.take_stale_paths``): the
@@ -534,47 +621,23 @@ class Path:
     graph_version: int = -1
 
     def __post_init__(self):
-        try:
-            self.nodes = np.asarray(self.nodes, dtype=np.int64).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"Path.nodes: expected an array of node ids, got {self.nodes!r:.80}") from None
-        try:
-            wp = np.asarray(self.waypoints, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError("Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got "
-                             f"{self.waypoints!r:.80}") from None
-        if wp.size == 0:
-            wp = np.zeros((0, 3))
-        if wp.ndim == 2 and wp.shape[1] == 2:
-            wp = np.hstack([wp, np.zeros((wp.shape[0], 1))])
-        if wp.ndim != 2 or wp.shape[1] != 3:
-            raise ValueError(f"Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got shape "
-                             f"{wp.shape}")
-        self.waypoints = wp
-        if self.waypoints.shape[0] > WAYPOINT_LIMIT:
-            raise ValueError(f"Path.waypoints: at most {WAYPOINT_LIMIT} waypoints, got {self.waypoints.shape[0]}")
-        if not np.all(np.isfinite(self.waypoints)) or np.any(np.abs(self.waypoints) > COORDINATE_LIMIT):
-            raise ValueError(f"Path.waypoints: must be finite numbers at most {COORDINATE_LIMIT:g} in magnitude")
-        self.index = check_value("Path", "index", int, self.index)
-        self.direction = check_value("Path", "direction", int, self.direction)
-        if self.direction not in (-1, 1):
-            raise ValueError(f"Path.direction: must be 1 or -1, got {self.direction!r}")
-        if not isinstance(self.status, str) or self.status not in PATH_STATUSES:
-            raise ValueError(f"Path.status: must be one of {', '.join(PATH_STATUSES)}, got {self.status!r}")
-        if not isinstance(self.mode, str) or self.mode not in PATH_MODES:
-            raise ValueError(f"Path.mode: must be one of {', '.join(PATH_MODES)}, got {self.mode!r}")
-        self.radius = _length("Path", "radius", self.radius)
+        for name in _PATH_FIELDS:
+            object.__setattr__(self, name, _path_field(name, self.__dict__[name]))
+        object.__setattr__(self, "_checked", True)
 
     def __setattr__(self, name, value):
+        if self.__dict__.get("_checked") and name in _PATH_FIELDS:
+            value = _path_field(name, value)  # checked where it is set, as the constructor checks it
         object.__setattr__(self, name, value)
-        if name == "waypoints" or (name == "status" and value == "stale"):
+        if name in _PATH_RELOADED or (name == "status" and value == "stale"):
             owner = self.__dict__.get("_owner")
             if owner is not None:
-                owner[0 if name == "waypoints" else 1].add(owner[2])
+                owner[1 if name == "status" else 0].add(owner[2])
 
     def report_to(self, rewritten: set, stale: set, entity: int) -> None:
-        """From now on, add ``entity`` to ``rewritten`` at every ``waypoints`` assignment and to
-        ``stale`` whenever ``status`` is set to ``"stale"`` (the World calls this)."""
+        """From now on, add ``entity`` to ``rewritten`` at every ``waypoints``, ``radius`` or
+        ``mode`` assignment and to ``stale`` whenever ``status`` is set to ``"stale"`` (the World
+        calls this)."""
         self._owner = (rewritten, stale, entity)
 
     def detached_copy(self) -> Path:

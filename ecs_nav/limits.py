@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import types
 import typing
 from typing import Any
@@ -76,7 +77,9 @@ def describe(value: Any) -> str:
 def check_number(owner: str, name: str, value: Any, *, limit: float = NUMBER_LIMIT, integer: bool = False,
                  allow_inf: bool = False) -> float | int:
     """``value`` as a float (an int with ``integer``) that is finite (or +-inf with
-    ``allow_inf``) and at most ``limit`` in magnitude; else ValueError naming ``owner.name``."""
+    ``allow_inf``), at most ``limit`` in magnitude and not subnormal (0, or at least
+    ``sys.float_info.min`` in magnitude: a quotient of a subnormal overflows, as a steering
+    look-ahead by a max_speed of 1e-310 would); else ValueError naming ``owner.name``."""
     where = f"{owner}.{name}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         kind = "an integer" if integer else "a number"
@@ -93,6 +96,9 @@ def check_number(owner: str, name: str, value: Any, *, limit: float = NUMBER_LIM
         raise ValueError(f"{where}: must be a finite number, got {describe(value)}")
     if math.isfinite(v) and abs(v) > limit:
         raise ValueError(f"{where}: must be at most {limit:g} in magnitude, got {describe(value)}")
+    if v != 0.0 and abs(v) < sys.float_info.min:
+        raise ValueError(f"{where}: {describe(value)} is subnormal (nonzero and under {sys.float_info.min:.4g} in "
+                         "magnitude): too small to compute with")
     return v
 
 

@@ -241,9 +241,14 @@ class World:
         over the table (a crowd of 100,000 in well under 2 s). Each entity gets its own view
         components bound to its row and a shallow copy of each sparse one (``Path`` with its
         own arrays); ``tags`` (callable: index -> list of extra components) adds per-entity
-        ones such as a ``Name``. Returns the ids, ascending (int64)."""
+        ones such as a ``Name``. Returns the ids, ascending (int64; none for ``count`` 0)."""
         count = check_number("World.spawn_many", "count", count, integer=True)
-        if count < 1:
+        if count < 0:
+            raise ValueError(f"World.spawn_many.count: must be >= 0, got {count}")
+        if tags is not None and not callable(tags):
+            raise ValueError("World.spawn_many.tags: expected a function of the index returning a list of "
+                             f"components (e.g. lambda i: [Name(f'npc-{{i}}')]), got {type(tags).__name__}")
+        if count == 0:
             return np.zeros(0, np.int64)
         # hundreds of thousands of new objects would run the cyclic garbage collector over a
         # growing heap again and again (4x the time); none of them form cycles to collect

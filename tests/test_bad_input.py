@@ -444,3 +444,148 @@ def test_a_jump_that_would_rise_for_ever_is_refused(tmp_path):
     with pytest.raises(ValueError, match="PlatformerBots.add constants.jump_speed: a jump at"):
         bots.add(1.0, 1.0, constants=SERIES._replace(gravity=-1e-3))
     assert SERIES.check_jump(1 / 60) is SERIES  # the series' jump: 24 ticks up
+
+
+# 15. found by a new user's probe (session 15) ------------------------------------------------------
+
+PROBE_LEVEL = """
+[level]
+tiles = '''
+..........
+..........
+.@...===..
+##########
+'''
+[[entity]]
+name = "player"
+Player = {}
+PlatformerBody = { spawn = 0 }
+[[entity]]
+name = "bot"
+Bot = {}
+"""
+
+
+def test_a_side_view_bot_with_a_top_down_goal_is_refused_and_on_the_api_fails_its_path(tmp_path):
+    from ecs_nav.events import PathFailed
+    from ecs_nav.platformer_world import Bot, PlatformerBody
+    from ecs_nav.scene import build_world, scene_from_dict, scene_to_dict
+
+    for key, value in (("zone", "[5, 1, 8, 2]"), ("goals", "[[8, 1], [2, 1]]")):
+        got = refused(tmp_path, PROBE_LEVEL + f"PlatformerBody = {{ x = 7.0, y = 1.0 }}\n"
+                                              f'PathRequest = {{ {key} = {value}, method = "flow_field" }}\n')
+        assert got == [f'entity[1] "bot" PathRequest.{key}: a side-view character\'s PathRequest takes a goal '
+                       f"(a point) or a target (an entity); {key} is for top-down agents"], got
+    # built through the Python API (no scene check): the request fails as a path, not the tick
+    world = build_world(scene_from_dict(scene_to_dict(load_scene(write(tmp_path, PROBE_LEVEL + (
+        "PlatformerBody = { x = 7.0, y = 1.0 }\nPathRequest = { goal = [2, 1] }\n"))))))
+    bot = world.spawn(PlatformerBody(x=8.0, y=1.0), Bot(), PathRequest(zone=(5, 1, 8, 2), method="flow_field"))
+    failed = []
+    world.on(PathFailed, failed.append)
+    world.run(3)
+    assert [(e.entity, e.status) for e in failed] == [(bot, "unreachable")]
+    world.close()
+
+
+def test_a_bots_jump_is_planned_up_to_the_planners_highest_and_a_jump_under_a_tile_is_refused(tmp_path):
+    from ecs_nav.nav.platformer import MAX_JUMP_HEIGHT
+    from ecs_nav.platformer_bot import max_jump_height
+    from ecs_nav.platformer_physics import CharacterConstants
+    from ecs_nav.platformer_world import PlatformerBody
+
+    strong = "PlatformerBody = { x = 7.0, y = 1.0, jump_speed = 500, release_speed = 10, gravity = -50 }\n"
+    assert max_jump_height(CharacterConstants(-50.0, -56.25, 10.0, 500.0, 10.0), 1 / 60) > MAX_JUMP_HEIGHT
+    runs(tmp_path, PROBE_LEVEL + strong + 'PathRequest = { target = "player" }\n', ticks=30)  # planned at 64
+    weak = "PlatformerBody = { x = 7.0, y = 1.0, jump_speed = 1, release_speed = 0.5 }\n"
+    got = refused(tmp_path, PROBE_LEVEL + weak)
+    assert len(got) == 1 and got[0].startswith('entity[1] "bot" PlatformerBody.jump_speed: a full jump of its '
+                                               "constants climbs less than one tile"), got
+    runs(tmp_path, PROBE_LEVEL + weak.replace("0.5 }", "0.5, max_jump = 1 }"))  # given: it runs
+    with pytest.raises(ValueError, match=f"PlatformerBody.max_jump: must be an integer from 1 to {MAX_JUMP_HEIGHT}"):
+        PlatformerBody(x=1.0, y=1.0, max_jump=MAX_JUMP_HEIGHT + 1)
+
+
+def test_a_subnormal_number_is_refused_where_it_enters(tmp_path):
+    text = ('[[entity]]\nname = "prey"\nPosition = { x = 1, y = 1 }\nVelocity = {}\nAgent = { max_speed = 1e-310 }\n'
+            'SteeringWeights = { weights = { wander = 1.0 } }\n')
+    assert refused(tmp_path, text) == ['entity[0] "prey" Agent.max_speed: 1e-310 is subnormal (nonzero and under '
+                                       "2.225e-308 in magnitude): too small to compute with"]
+    runs(tmp_path, text.replace("1e-310", "1e-300"))
+    with pytest.raises(ValueError, match="Collider.radius: 5e-324 is subnormal"):
+        Collider(5e-324)
+    assert Position(0.0, -0.0).x == 0.0  # (zero is not subnormal)
+
+
+def test_path_fields_set_after_construction_are_checked_and_reach_the_follower():
+    from ecs_nav.systems.path_follow import PathFollowSystem
+    from ecs_nav.systems.physics import PhysicsSystem
+    from ecs_nav.systems.steering import SteeringSystem
+
+    from ecs_nav.components import Path
+
+    world = World()
+    world.add_systems(PathFollowSystem(), SteeringSystem(), PhysicsSystem())
+    walker = world.spawn(Position(0.0, 0.0), Velocity(), Agent(max_speed=2.0), SteeringWeights({"follow_path": 1.0}),
+                         Path(waypoints=[(0.0, 0.0), (10.0, 0.0)]))
+    world.run(2)
+    path = world.get(walker, Path)
+    for name, value, message in (("waypoints", [(1.0, 1.0), (math.nan, 0.0)], "Path.waypoints: must be finite"),
+                                 ("radius", math.nan, "Path.radius: must be a finite number"),
+                                 ("radius", -1.0, "Path.radius: must be > 0"),
+                                 ("mode", "circle", "Path.mode: must be one of once, patrol, loop"),
+                                 ("index", 1.5, "Path.index: expected an integer")):
+        with pytest.raises(ValueError, match=message):
+            setattr(path, name, value)
+    path.waypoints = [(0.0, 0.0), (0.0, 10.0)]  # a list of points, as the constructor takes
+    assert path.waypoints.shape == (2, 3)
+    path.radius = 4.0  # reaches the follower's column (a waypoint counts as reached within it)
+    world.run(1)
+    assert world.table.path_radius[world.table.row_of(walker)] == 4.0
+    assert np.all(np.isfinite(world.table.live("pos")))
+    world.close()
+
+
+def test_a_steering_target_set_after_spawning_is_checked_and_steers():
+    from ecs_nav.systems.physics import PhysicsSystem
+    from ecs_nav.systems.steering import SteeringSystem
+
+    world = World()
+    world.add_systems(SteeringSystem(), PhysicsSystem())
+    seeker = world.spawn(Position(0.0, 0.0), Velocity(), Agent(max_speed=2.0),
+                         SteeringWeights({"seek": 1.0}, target=(10.0, 0.0)))
+    weights = world.get(seeker, SteeringWeights)
+    with pytest.raises(ValueError, match=r"SteeringWeights.target\[0\]: must be a finite number, got nan"):
+        weights.target = (math.nan, 1e308)
+    with pytest.raises(ValueError, match="SteeringWeights.target_entity: must be an entity id >= 0"):
+        weights.target_entity = -3
+    assert weights.target == (10.0, 0.0)
+    weights.target = (0.0, -10.0)  # now it seeks the other way (straight down, never along x)
+    world.run(30)
+    x, y = world.get(seeker, Position).x, world.get(seeker, Position).y
+    assert y < -0.1 and abs(x) < 1e-9, (x, y)
+    weights.target_entity = seeker
+    assert world.table.target_entity[world.table.row_of(seeker)] == seeker
+    world.close()
+
+
+def test_spawn_many_and_a_search_refuse_what_they_cannot_mean():
+    from ecs_nav import SceneError as exported
+    from ecs_nav.nav.graph import check_node
+    from ecs_nav.nav.grid import grid_graph
+    from ecs_nav.nav.search import astar
+    from ecs_nav.scene_schema import SceneError as defined
+
+    assert exported is defined
+    with World() as world:
+        with pytest.raises(ValueError, match="World.spawn_many.count: must be >= 0, got -1"):
+            world.spawn_many(-1, [Position(), Agent()])
+        with pytest.raises(ValueError, match="World.spawn_many.tags: expected a function of the index"):
+            world.spawn_many(2, [Position(), Agent()], tags=[Name("a"), Name("b")])
+        assert world.spawn_many(0, [Position(), Agent()]).size == 0
+    graph = grid_graph(np.zeros((3, 3), bool))
+    assert check_node(graph, 4, "start") == 4 and check_node(graph, np.int64(4), "start") == 4
+    for bad in (1.5, True, "4"):
+        with pytest.raises(ValueError, match=r"start must be a node id"):
+            check_node(graph, bad, "start")
+    with pytest.raises(ValueError, match=r"goal must be a node id \(an integer\), got 1.5"):
+        astar(graph, 0, 1.5)

@@ -362,8 +362,10 @@ def check_node(graph: NavGraph, node, what: str) -> int:
     ``what`` the node was for (``"start"``, ``"goal"``) and why it is not valid."""
     try:
         i = int(node)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{what} must be a node id, got {node!r}") from None
+    if isinstance(node, (bool, np.bool_)) or i != node:  # (1.5 is no node, and int() would make it 1)
+        raise ValueError(f"{what} must be a node id (an integer), got {node!r}")
     if not 0 <= i < graph.node_count:
         raise ValueError(f"{what} node {i} is not in the graph (valid ids: 0..{graph.node_count - 1})")
     if not graph.walkable[i]:
