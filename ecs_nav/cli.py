@@ -24,6 +24,8 @@ EXIT_NO_DISPLAY = 3
 EXIT_INTERNAL_ERROR = 70
 """BSD sysexits' EX_SOFTWARE: not the user's input but ecs-nav itself."""
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell reports of a filter whose reader went away (``| head``)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -391,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     compiled = kernels_compiled()
     try:
         code = args.fn(args)
+        sys.stdout.flush()  # (a pipe's reader gone: BrokenPipeError here, not at exit)
         if kernels_compiled() > compiled:
             from ecs_nav import aot  # (numba is loaded by now)
 
@@ -410,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     except (MediaUnavailable, ResultsUnavailable) as exc:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
+    except BrokenPipeError:  # the reader of stdout went away: stop quietly, as a Unix filter does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no second error at exit's flush)
+        return EXIT_BROKEN_PIPE
     except (ValueError, OSError) as exc:
         print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import gzip
 import os
+import warnings
 import zlib
 from pathlib import Path
 from xml.etree import ElementTree
@@ -112,11 +113,19 @@ def rasterise_wkt(wkt: str, cell_size: float) -> tuple[np.ndarray, tuple[float, 
     import shapely
 
     try:
-        area = shapely.from_wkt(wkt)
+        with warnings.catch_warnings():  # (a NaN coordinate: refused below, by name)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            area = shapely.from_wkt(wkt)
     except shapely.errors.ShapelyError as exc:
         raise ValueError(f"not WKT: {exc}") from None
-    if area.geom_type not in ("Polygon", "MultiPolygon") or area.is_empty:
+    if area.geom_type not in ("Polygon", "MultiPolygon"):
         raise ValueError(f"the walkable area must be a POLYGON or MULTIPOLYGON, got {area.geom_type}")
+    if area.is_empty:
+        raise ValueError(f"the walkable area is an empty {area.geom_type}")
+    points = shapely.get_coordinates(area)
+    bad = ~np.isfinite(points).all(axis=1)
+    if bad.any():
+        raise ValueError(f"the walkable area has a point that is not finite: {points[bad][0].tolist()}")
     xmin, ymin, xmax, ymax = area.bounds
     if max(abs(xmin), abs(ymin), abs(xmax), abs(ymax)) > COORDINATE_LIMIT:
         raise ValueError(f"the walkable area reaches {area.bounds}: coordinates are at most {COORDINATE_LIMIT:g}")

@@ -92,8 +92,6 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
     for ``ticks`` ticks; returns the table (a pandas DataFrame, also written to ``out``). Bad
     paths or values raise SceneError before any run."""
     require("pandas", "pyarrow", what="sweeps")
-    import pandas as pd
-
     if isinstance(ticks, bool) or not isinstance(ticks, int) or ticks < 0:
         raise ValueError(f"sweep.ticks: must be an integer >= 0, got {ticks!r}")
     if isinstance(params, (list, tuple)):
@@ -108,14 +106,18 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
         raise ValueError(f"sweep.out: the table is a .parquet file, got {os.fspath(out)!r}")
     if not out.resolve().parent.is_dir():
         raise ValueError(f"sweep.out: folder {str(out.resolve().parent)!r} does not exist")
+    if out.exists() and not out.is_file():
+        raise ValueError(f"sweep.out: {os.fspath(out)!r} is a folder (a recording's Parquet folder?), not a sweep "
+                         "table: give another name")
+    previous = _previous_rows(out)
     _, scene_path = check_params(scene, params)
     digest = hashlib.blake2b(scene_path.read_bytes(), digest_size=16).hexdigest()
     plan = combinations(params)
     keys = [run_key(digest, overrides, ticks) for overrides in plan]
     done: dict[str, dict] = {}
     others: list[dict] = []
-    if out.is_file():
-        for row in pd.read_parquet(out).to_dict("records"):
+    if previous is not None:
+        for row in previous.to_dict("records"):
             if row.get("run_id") in keys and _is_missing(row.get("error")):
                 done[row["run_id"]] = row
             elif row.get("run_id") not in keys:
@@ -135,6 +137,23 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
     finally:
         table = _write(out, params, rows, others)
         bar.close()
+    return table
+
+
+def _previous_rows(out: Path):
+    """The table a sweep into ``out`` finds there (None when there is none yet); ValueError,
+    before any run, when ``out`` is no sweep table: the rows would be written over it."""
+    if not out.is_file():
+        return None
+    import pandas as pd
+
+    try:
+        table = pd.read_parquet(out)
+    except Exception as exc:  # (pyarrow raises its own kinds for a file that is not Parquet)
+        raise ValueError(f"sweep.out: {os.fspath(out)!r} is not a Parquet table ({exc}): give another name") from None
+    if "run_id" not in table.columns:
+        raise ValueError(f"sweep.out: {os.fspath(out)!r} is a Parquet table but not a sweep's (it has no run_id "
+                         "column): give another name")
     return table
 
 

@@ -98,6 +98,20 @@ def test_headless_run_never_imports_pyglet():
     assert proc.returncode == 0, proc.stderr
 
 
+def test_a_reader_that_goes_away_stops_the_output_quietly():
+    # (the pipe's read end is closed before ecs-nav starts: its first write fails, as under `| head -1`)
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ecs_nav.cli", "list"], stdout=write, stderr=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    finally:
+        os.close(write)
+    assert proc.returncode == ecs_nav.cli.EXIT_BROKEN_PIPE == 141 and proc.stderr == "", proc.stderr
+
+
 def test_render_in_a_scene_systems_is_bad_input(capsys, tmp_path):
     scene = tmp_path / "s.toml"
     scene.write_text('[world]\nsystems = ["physics", "render"]\n')

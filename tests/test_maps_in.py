@@ -2,6 +2,7 @@
 grid that draws them."""
 
 import base64
+import warnings
 import zlib
 
 import numpy as np
@@ -87,3 +88,9 @@ def test_one_tile_map_source_at_a_time_and_files_must_exist(tmp_path):
         parse_scene(_write(tmp_path, "missing.toml", 'image = "nowhere.png"'))
     with pytest.raises(SceneError, match="map.wkt: the walkable area must be a POLYGON or MULTIPOLYGON"):
         parse_scene(_write(tmp_path, "point.toml", 'wkt = "POINT (1 1)"'))
+    with pytest.raises(SceneError, match="map.wkt: the walkable area is an empty Polygon"):
+        parse_scene(_write(tmp_path, "empty.toml", 'wkt = "POLYGON EMPTY"'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (shapely's warning of the NaN is not passed on)
+        with pytest.raises(SceneError, match=r"map.wkt: the walkable area has a point that is not finite: \[nan"):
+            parse_scene(_write(tmp_path, "nan.toml", 'wkt = "POLYGON ((0 0, nan 0, 10 10, 0 10, 0 0))"'))

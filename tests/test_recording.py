@@ -180,6 +180,12 @@ def test_record_checks_its_arguments(tmp_path):
             record(world, tmp_path / "missing" / "run.csv")
         with pytest.raises(ValueError, match="record.every: must be an integer >= 1"):
             record(world, tmp_path / "run.csv", every=0, background=False)
+        with record(world, tmp_path / "first.csv", background=False):
+            with pytest.raises(ValueError, match="^record: this World is being recorded already"):
+                record(world, tmp_path / "second.csv", background=False)
+        with pytest.raises(ValueError, match="^record: this World was recorded already"):
+            record(world, tmp_path / "third.csv")
+        assert not (tmp_path / "second.csv").exists() and not (tmp_path / "third.csv").exists()
 
 
 def test_an_agent_holding_the_point_of_a_one_waypoint_loop_is_not_stuck_time(tmp_path):

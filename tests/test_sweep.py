@@ -1,6 +1,8 @@
 """Sweeps: every combination its own World, one Parquet table, failures as rows, re-runs skip
 finished rows, bad paths refused before any run, and the same rows from every engine."""
 
+import re
+
 import pytest
 
 pytest.importorskip("pyarrow")
@@ -88,6 +90,23 @@ def test_a_path_that_names_nothing_is_refused_before_any_run(room, tmp_path):
     with pytest.raises(SceneError, match="must be > 0, got -1"):
         ecs_nav.sweep(room, {"prefab.walker.Agent.max_speed": [1.0, -1]}, ticks=5, out=out, progress=False)
     assert not out.exists()
+
+
+def test_an_out_that_is_no_sweep_table_is_refused_before_any_run(room, tmp_path):
+    import pandas as pd
+
+    folder = tmp_path / "recording.parquet"  # (a recording's Parquet folder)
+    folder.mkdir()
+    foreign = tmp_path / "other.parquet"
+    pd.DataFrame({"a": [1, 2]}).to_parquet(foreign)
+    broken = tmp_path / "broken.parquet"
+    broken.write_text("not parquet")
+    for out, says in ((folder, "is a folder"), (foreign, "not a sweep's (it has no run_id column)"),
+                      (broken, "is not a Parquet table")):
+        with pytest.raises(ValueError, match=rf"sweep.out: .*{re.escape(says)}"):
+            ecs_nav.sweep(room, {"world.seed": [0]}, ticks=5, out=out, progress=False)
+    assert pd.read_parquet(foreign).columns.tolist() == ["a"] and folder.is_dir() and not list(folder.iterdir())
+    assert not list(tmp_path.glob("*.partial"))
 
 
 def test_param_specs_parse_ranges_and_lists():
