@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q -e ".[dev,media,results,results-check,dask]"
 	@# Ray has no wheel for every platform and Python: without it its sweep test is skipped. It is
 	@# installed by name (pyproject's `ray` extra) so that the package, and its kernels compiled
-	@# ahead of time (half a minute), are not built a second time
+	@# ahead of time (a minute and a half), are not built a second time
 	@$(PY) -m pip install -q ray || echo "make: ray did not install here; the ray sweep test is skipped"
 	@touch $(STAMP)
 
