@@ -22,6 +22,7 @@ import numpy as np
 from ecs_nav.behaviours import BEHAVIOURS
 from ecs_nav.limits import (
     COORDINATE_LIMIT,
+    INTEGER_LIMIT,
     NAV_NODE_LIMIT,
     NUMBER_LIMIT,
     SPEED_LIMIT,
@@ -554,7 +555,8 @@ class PathRequest(CheckedFields):
 
 
 _PATH_FIELDS = ("nodes", "waypoints", "index", "status", "radius", "mode", "direction", "graph_version")
-_PATH_RELOADED = ("waypoints", "radius", "mode")
+_PATH_CHECKED = frozenset(_PATH_FIELDS)
+_PATH_RELOADED = frozenset(("waypoints", "radius", "mode"))
 """Path fields whose assignment the PathFollowSystem must see (``World.take_rewritten_paths``)."""
 
 
@@ -584,7 +586,8 @@ def _path_field(name: str, value):
             raise ValueError(f"Path.waypoints: must be finite numbers at most {COORDINATE_LIMIT:g} in magnitude")
         return wp
     if name in ("index", "direction", "graph_version"):
-        value = check_value("Path", name, int, value)
+        if type(value) is not int or abs(value) > INTEGER_LIMIT:  # (a plain int, the followers' writes: as is)
+            value = check_value("Path", name, int, value)
         if name == "direction" and value not in (-1, 1):
             raise ValueError(f"Path.direction: must be 1 or -1, got {value!r}")
         return value
@@ -626,7 +629,7 @@ class Path:
         object.__setattr__(self, "_checked", True)
 
     def __setattr__(self, name, value):
-        if self.__dict__.get("_checked") and name in _PATH_FIELDS:
+        if name in _PATH_CHECKED and self.__dict__.get("_checked"):
             value = _path_field(name, value)  # checked where it is set, as the constructor checks it
         object.__setattr__(self, name, value)
         if name in _PATH_RELOADED or (name == "status" and value == "stale"):
