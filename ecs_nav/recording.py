@@ -261,9 +261,8 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     check_out_path(path, "record:")
     earlier = world.system(Recorder.name)
     if earlier is not None:  # (a World keeps its Recorder: one recording a World)
-        raise ValueError("record: this World is being recorded already (one recording a World)" if not earlier.closed
-                         else "record: this World was recorded already (one recording a World: save_scene it and "
-                         "load the file to record from here)")
+        raise ValueError(f"record: this World {'was' if earlier.closed else 'is being'} recorded already (one "
+                         "recording a World)")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
     sink = SinkProcess(path, rows_per_block, world.table.n) if background else open_sink(path, rows_per_block)
