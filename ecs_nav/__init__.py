@@ -73,6 +73,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'ecs_nav' has no attribute {name!r}")
 
 
+def __dir__():
+    return sorted({*globals(), "SceneError"})
+
+
 __all__ = [
     "Agent", "Collider", "FunctionSystem", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
     "Player", "Position", "SceneError", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",

@@ -397,13 +397,11 @@ class SteeringWeights(TableView):
     def target(self, point: tuple[float, float] | None) -> None:
         point = _steering_target(point)
         object.__setattr__(self, "_target", point)
-        if self.bound:
-            table, row = self._table, self._row
+        table, row = self._table, self._row
+        if table is not None and table.follow_state[row] == FOLLOW_NONE:  # (a followed path aims it itself)
+            table.has_steer_target[row] = point is not None
             if point is not None:
                 table.steer_target[row] = point
-                table.has_steer_target[row] = True
-            elif table.follow_state[row] == FOLLOW_NONE:  # (a followed path sets its own)
-                table.has_steer_target[row] = False
 
     @property
     def target_entity(self) -> int | None:

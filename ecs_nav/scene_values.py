@@ -15,8 +15,8 @@ from ecs_nav.limits import COORDINATE_LIMIT, check_value, describe, field_types
 def construct(cls, fields, where, report, prefix: str | None = None):
     """``cls(**fields)`` after each field's generic check (``ecs_nav.limits.check_value``, from
     the class's annotations), turning bad keys, bad types and ValueErrors into report lines:
-    every field the constructor refuses, each in turn (the one it names left out, the rest tried
-    again)."""
+    the fields the constructor refuses, one after another (the one it names left out, the rest
+    tried again, while it names a field that was given)."""
     label = f"{where} {prefix}" if prefix else where
     if not isinstance(fields, dict):
         report(label, f"must be a table of fields, got {kind_of(fields)}")
@@ -40,17 +40,19 @@ def construct(cls, fields, where, report, prefix: str | None = None):
             ok = False
     if not ok:
         return None
+    first = True
     while True:
         try:
             built = cls(**checked)
-            return built if ok else None
+            return built if first else None
         except (ValueError, TypeError) as exc:
-            report_error(cls, params, label, exc, report)
-            ok = False
             named = str(exc).partition(": ")[0].removeprefix(f"{cls.__name__}.").split("[")[0]
-            if named not in checked:  # (no field named, or one not given: nothing left to try)
+            if first or named in checked:  # (after the first, only a field given: leaving one out may
+                report_error(cls, params, label, exc, report)  # break a rule between fields)
+            if named not in checked:
                 return None
             del checked[named]
+            first = False
 
 
 def report_error(cls, params, label: str, exc: Exception, report) -> None:

@@ -375,8 +375,9 @@ class World:
             component.report_to(self._changed_requests, entity)
 
     def take_rewritten_paths(self) -> np.ndarray:
-        """Entities whose ``Path.waypoints`` was assigned since the last call, ascending (int64);
-        the record is cleared. The PathFollowSystem calls this once per tick."""
+        """Entities whose ``Path.waypoints``, ``radius`` or ``mode`` was assigned since the last
+        call, ascending (int64); the record is cleared. The PathFollowSystem calls this once per
+        tick."""
         if not self._rewritten_paths:
             return _NONE
         taken = np.fromiter(sorted(self._rewritten_paths), np.int64, len(self._rewritten_paths))

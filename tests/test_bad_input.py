@@ -565,7 +565,41 @@ def test_a_steering_target_set_after_spawning_is_checked_and_steers():
     assert y < -0.1 and abs(x) < 1e-9, (x, y)
     weights.target_entity = seeker
     assert world.table.target_entity[world.table.row_of(seeker)] == seeker
+    weights.target = None  # nothing to seek: it stops pushing
+    assert not world.table.has_steer_target[world.table.row_of(seeker)]
     world.close()
+
+
+def test_a_steering_target_set_while_a_path_is_followed_leaves_the_path_in_charge():
+    from ecs_nav.systems.path_follow import PathFollowSystem
+    from ecs_nav.systems.physics import PhysicsSystem
+    from ecs_nav.systems.steering import SteeringSystem
+
+    from ecs_nav.components import Path
+
+    world = World()
+    world.add_systems(PathFollowSystem(), SteeringSystem(), PhysicsSystem())
+    walker = world.spawn(Position(0.0, 0.0), Velocity(), Agent(max_speed=2.0), SteeringWeights({"follow_path": 1.0}),
+                         Path(waypoints=[(0.0, 0.0), (10.0, 0.0), (20.0, 0.0)]))
+    world.run(3)
+    row = world.table.row_of(walker)
+    aim = world.table.steer_target[row].copy()
+    weights = world.get(walker, SteeringWeights)
+    weights.target = (0.0, -50.0)
+    assert weights.target == (0.0, -50.0) and np.array_equal(world.table.steer_target[row], aim)
+    weights.target = None
+    assert world.table.has_steer_target[row]
+    world.run(20)
+    assert world.get(walker, Position).x > 0.1 and world.get(walker, Position).y == 0.0  # along the path
+    world.close()
+
+
+def test_a_scene_component_reports_each_field_it_refuses_and_no_line_it_caused(tmp_path):
+    got = refused(tmp_path, '[[entity]]\nname = "a"\nPosition = {}\nAgent = { max_speed = -1, mass = 0 }\n'
+                            'PathRequest = { zone = [5, 1, 2, 2], method = "flow_field" }\n')
+    assert got == ['entity[0] "a" Agent.max_speed: must be > 0, got -1', 'entity[0] "a" Agent.mass: must be > 0, got 0',
+                   'entity[0] "a" PathRequest.zone: must be [xmin, ymin, xmax, ymax] with min <= max, got '
+                   "[5.0, 1.0, 2.0, 2.0]"], got  # (and not that it then has no goal at all)
 
 
 def test_spawn_many_and_a_search_refuse_what_they_cannot_mean():
