@@ -225,7 +225,8 @@ def cmd_compile(args) -> int:
     if missing:  # the kernel list is older than a kernel (a packaging error)
         raise RuntimeError(f"{len(missing)} of {len(entries)} kernels did not compile for their recorded argument "
                            f"types: {', '.join(sorted({e.kernel for e in missing}))}; they compile on first use")
-    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({kernels_compiled() - before} "
+    compiled = kernels_compiled() - before + report.compiled_by_workers
+    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({compiled} "
           f"compiled now, in {report.workers + 1} process{'es' if report.workers else ''}; "
           f"{time.perf_counter() - start:.1f} s)")
     return 0
@@ -413,9 +414,14 @@ def main(argv: list[str] | None = None) -> int:
     except (MediaUnavailable, ResultsUnavailable) as exc:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
-    except BrokenPipeError:  # the reader of stdout went away: stop quietly, as a Unix filter does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no second error at exit's flush)
-        return EXIT_BROKEN_PIPE
+    except BrokenPipeError as exc:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:  # stdout's reader went away: stop quietly, as a Unix filter does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no second error at exit's flush)
+            return EXIT_BROKEN_PIPE
+        print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)  # (another pipe's)
+        return EXIT_BAD_INPUT
     except (ValueError, OSError) as exc:
         print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -461,36 +461,31 @@ def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
 
 
 PARTIAL = """
-import sys
 from ecs_nav import kernel_manifest, precompile
 entries = sorted(kernel_manifest.entries_for("platformer"), key=lambda e: (e.seconds, e.kernel))
-if sys.argv[1] == "fill":  # the cache gets the cheaper half, as another scene would have left it
-    precompile.compile_entries(entries[: len(entries) // 2])
-else:
-    report = precompile.precompile_scene("platformer", workers=1)
-    print(report.compiled_here, report.compiled_by_workers, report.workers, len(entries))
+precompile.compile_entries(entries[: len(entries) // 2])  # the cheaper half, as another scene would leave it
 """
 
 
-def test_kernels_another_scene_left_in_the_cache_load_the_rest_compile_in_parallel_and_then_none(tmp_path):
+def test_ecs_nav_compile_loads_what_another_scene_left_compiles_the_rest_in_parallel_and_then_none(tmp_path):
     env = {**JIT_ONLY, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "0"}
-    for step in ("fill", "run"):
-        proc = subprocess.run([sys.executable, "-c", PARTIAL, step], capture_output=True, text=True, env=env,
-                              cwd=tmp_path)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
-    here, by_worker, workers, count = map(int, proc.stdout.split())
-    assert workers == 1 and here >= 1 and by_worker >= 1
-    assert here + by_worker <= count - count // 2  # the cached half loaded, not compiled again
+    filled = subprocess.run([sys.executable, "-c", PARTIAL], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert filled.returncode == 0, filled.stderr
+    count = len(entries_for("platformer"))
 
-    # with every kernel in the cache, `ecs-nav compile` compiles none and a first run none
     def ecs_nav(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "ecs_nav.cli", *args], capture_output=True, text=True, env=env,
                               cwd=tmp_path)  # fmt: skip
 
+    first = ecs_nav("compile", "platformer", "--workers", "1")
+    assert first.returncode == 0, first.stderr
+    compiled = int(re.search(rf"^{count} kernels of platformer are in numba's cache \((\d+) compiled now, in 2 "
+                             r"processes; ", first.stdout).group(1))  # fmt: skip
+    assert 1 <= compiled <= count - count // 2  # here and in the worker; the cached half loaded, not compiled
+    run = ecs_nav("run", "platformer", "--headless", "--ticks", "1", "--json")
+    assert run.returncode == 0 and PROGRESS_HEADER not in run.stderr, run.stderr
     again = ecs_nav("compile", "platformer", "--workers", "1")
     assert again.returncode == 0, again.stderr
     assert f"{count} kernels of platformer are in numba's cache (0 compiled now, in 1 process; " in again.stdout
-    run = ecs_nav("run", "platformer", "--headless", "--ticks", "1", "--json")
-    assert run.returncode == 0 and PROGRESS_HEADER not in run.stderr, run.stderr
     bad = ecs_nav("compile", "nosuch")
     assert bad.returncode == 2 and "not a built-in scene: nosuch" in bad.stderr, bad.stderr
