@@ -225,8 +225,7 @@ def cmd_compile(args) -> int:
     if missing:  # the kernel list is older than a kernel (a packaging error)
         raise RuntimeError(f"{len(missing)} of {len(entries)} kernels did not compile for their recorded argument "
                            f"types: {', '.join(sorted({e.kernel for e in missing}))}; they compile on first use")
-    compiled = kernels_compiled() - before + report.compiled_by_workers
-    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({compiled} "
+    print(f"{len(entries)} kernels of {', '.join(scenes)} are in numba's cache ({kernels_compiled() - before} "
           f"compiled now, in {report.workers + 1} process{'es' if report.workers else ''}; "
           f"{time.perf_counter() - start:.1f} s)")
     return 0
@@ -415,12 +414,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
     except BrokenPipeError as exc:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:  # stdout's reader went away: stop quietly, as a Unix filter does
+        if _reader_gone(sys.stdout):  # stop quietly, as a Unix filter does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no second error at exit's flush)
             return EXIT_BROKEN_PIPE
-        print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)  # (another pipe's)
+        print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)  # (another pipe's: the recording's writer)
         return EXIT_BAD_INPUT
     except (ValueError, OSError) as exc:
         print(f"ecs-nav: error: {_one_line(str(exc))}", file=sys.stderr)
@@ -436,6 +433,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL_ERROR
     finally:
         report_progress(False)
+
+
+def _reader_gone(stream) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (poll says POLLERR then)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # (no poll on this platform, no file descriptor)
+        return False
 
 
 def _one_line(text: str) -> str:
