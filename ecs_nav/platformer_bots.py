@@ -44,8 +44,20 @@ def tiles_spanned(length: float) -> int:
     return max(1, math.ceil(length - 1e-9))
 
 
-WEAK_JUMP = ("a full jump of its constants climbs less than one tile, so a bot could plan no climb: raise "
-             "jump_speed (or lower gravity), or give max_jump")
+def planned_jump(constants: CharacterConstants, dt: float, max_jump: int | None = None, bot: bool = True) -> int:
+    """The highest jump (tiles) the planner lets a character climb: ``max_jump`` when given, an
+    integer from 1 to ``MAX_JUMP_HEIGHT``; else what a full jump of ``constants`` reaches,
+    floored, at most ``MAX_JUMP_HEIGHT`` (and 1 for a character the player drives, which plans
+    nothing). ValueError for a bot whose full jump climbs under a tile: it could plan no climb."""
+    if max_jump is None:
+        max_jump = min(max_jump_height(constants, dt), MAX_JUMP_HEIGHT)
+        if max_jump < 1 and bot:
+            raise ValueError("a full jump of its constants climbs less than one tile, so a bot could plan no "
+                             "climb: raise jump_speed (or lower gravity), or give max_jump")
+        return max(max_jump, 1)
+    if isinstance(max_jump, bool) or int(max_jump) != max_jump or not 1 <= max_jump <= MAX_JUMP_HEIGHT:
+        raise ValueError(f"max_jump must be an integer from 1 to {MAX_JUMP_HEIGHT} tiles, got {max_jump!r}")
+    return int(max_jump)
 
 
 class PlatformerBots:
@@ -116,10 +128,7 @@ class PlatformerBots:
         """Add a character with its box's bottom-left at (x, y) tiles, ``width`` × ``height``
         tiles (> 0; planned as the sizes rounded up — the seed advises a box a little smaller
         than its tiles, and the default 12 × 12 px of a 16-px tile is what the arrival figures
-        use), its physics ``constants`` and max jump height (tiles, 1 to ``MAX_JUMP_HEIGHT``;
-        default: what a full jump reaches, floored, at most ``MAX_JUMP_HEIGHT``: the planner
-        plans no higher jump). A bot whose full jump climbs less than a tile needs ``max_jump``
-        given. Returns its row."""
+        use), its physics ``constants`` and max jump height (``planned_jump``). Returns its row."""
         constants.validate("PlatformerBots.add constants").check_jump(self.dt, "PlatformerBots.add constants")
         for name, v in (("x", x), ("y", y)):
             if not math.isfinite(v):
@@ -127,14 +136,10 @@ class PlatformerBots:
         for name, v in (("width", width), ("height", height)):
             if not (math.isfinite(v) and 0 < v <= 16):
                 raise ValueError(f"PlatformerBots.add: {name} must be in (0, 16] tiles, got {v!r}")
-        if max_jump is None:
-            max_jump = min(max_jump_height(constants, self.dt), MAX_JUMP_HEIGHT)
-            if max_jump < 1 and bot:
-                raise ValueError(f"PlatformerBots.add: {WEAK_JUMP}")
-            max_jump = max(max_jump, 1)  # (a character the player drives plans nothing)
-        if isinstance(max_jump, bool) or int(max_jump) != max_jump or not 1 <= max_jump <= MAX_JUMP_HEIGHT:
-            raise ValueError(f"PlatformerBots.add: max_jump must be an integer from 1 to {MAX_JUMP_HEIGHT} tiles, "
-                             f"got {max_jump!r}")
+        try:
+            max_jump = planned_jump(constants, self.dt, max_jump, bot)
+        except ValueError as exc:
+            raise ValueError(f"PlatformerBots.add: {exc}") from None
         i = self.count
         self._grow(self.nodes.shape[1])
         self.count += 1

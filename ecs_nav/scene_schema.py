@@ -43,8 +43,7 @@ from ecs_nav.limits import (
     SEED_LIMIT,
     describe,
 )
-from ecs_nav.platformer_bot import max_jump_height
-from ecs_nav.platformer_bots import WEAK_JUMP
+from ecs_nav.platformer_bots import planned_jump
 from ecs_nav.platformer_world import Bot, PlatformerBody
 from ecs_nav.scene_level import check_body, parse_level_table
 from ecs_nav.scene_map import TILE_SOURCES, parse_map
@@ -416,8 +415,10 @@ def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, rep
         field, _, message = str(exc).partition(": ")
         report(f"{where} {field}", message)
     else:
-        if bot and body.max_jump is None and max_jump_height(body.constants(), scene.dt) < 1:
-            report(f"{where} PlatformerBody.jump_speed", WEAK_JUMP)
+        try:
+            planned_jump(body.constants(), scene.dt, body.max_jump, bot)
+        except ValueError as exc:  # (a max_jump given is in range: the constructor checked it)
+            report(f"{where} PlatformerBody.jump_speed", str(exc))
     check_body(scene.level, body, where, report)
 
 
