@@ -106,9 +106,6 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
         raise ValueError(f"sweep.out: the table is a .parquet file, got {os.fspath(out)!r}")
     if not out.resolve().parent.is_dir():
         raise ValueError(f"sweep.out: folder {str(out.resolve().parent)!r} does not exist")
-    if out.exists() and not out.is_file():
-        raise ValueError(f"sweep.out: {os.fspath(out)!r} is a folder (a recording's Parquet folder?), not a sweep "
-                         "table: give another name")
     previous = _previous_rows(out)
     _, scene_path = check_params(scene, params)
     digest = hashlib.blake2b(scene_path.read_bytes(), digest_size=16).hexdigest()
@@ -143,8 +140,11 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
 def _previous_rows(out: Path):
     """The table a sweep into ``out`` finds there (None when there is none yet); ValueError,
     before any run, when ``out`` is no sweep table: the rows would be written over it."""
-    if not out.is_file():
+    if not out.exists():
         return None
+    if not out.is_file():
+        raise ValueError(f"sweep.out: {os.fspath(out)!r} is a folder (a recording's Parquet folder?), not a sweep "
+                         "table: give another name")
     import pandas as pd
 
     try:
