@@ -6,7 +6,8 @@ and by pedestrian models that let arrived agents become obstacles): an agent tha
 agent already arrived at the *same goal*, lying ahead of it toward the goal, has arrived too.
 The crowd grows outward from the goal, a ring at a time, and every member stops once.
 
-``goal_key`` says which agents share a goal (equal keys; -1 is no goal); ``toward`` is each
+``goal_key`` says which agents share a goal (equal keys; -1 is no goal); agents on different
+layers (``Collider.layer``) never hold each other back (``meeting_keys``); ``toward`` is each
 candidate's direction to its goal (need not be unit: only its sign against the neighbour
 matters). Two agents touch when their centres are at most ``r_i + r_j + gap`` apart and their
 bodies overlap in height (``|elevation_i - elevation_j| < body_height``, as in the physics).
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.aot import DirectCall, kernel
-from ecs_nav.spatial import build_grid
+from ecs_nav.spatial import build_grid, single_layer
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
 SETTLE_TICKS = 15
@@ -189,13 +190,23 @@ def anyone_arrived(n, follow_state, goal_key):
     return False
 
 
+def meeting_keys(table, key: np.ndarray) -> np.ndarray:
+    """``key`` (n,) int64 (of the rows [0, n)) refined by layer: rows get equal keys where both
+    their ``key`` and their ``layer`` are equal (``key`` itself when every row is on one layer),
+    so agents of different layers never meet in ``settled_against_arrived``."""
+    layer = table.layer[:table.n]
+    if single_layer(layer):
+        return key
+    return np.unique(np.stack([key, layer], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
 def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
-    """(k,) bool: ``rows`` touch another agent arrived at their goal, lying ``toward`` it (an
-    agent is never ahead of itself, so ``rows`` may include arrived agents)."""
+    """(k,) bool: ``rows`` touch another agent of their layer arrived at their goal, lying
+    ``toward`` it (an agent is never ahead of itself, so ``rows`` may include arrived agents)."""
     arrived = arrived_rows(table)
     n = table.n
-    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], table.goal_key[:n],
-                                   rows, toward, arrived)
+    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n],
+                                   meeting_keys(table, table.goal_key[:n]), rows, toward, arrived)
 
 
 def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt: float,
@@ -280,9 +291,10 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
 
 
 def queueing(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
-    """(k,) bool: another agent (any) stands within ``SETTLE_GAP`` of contact ahead of each of
-    ``rows`` in the direction ``toward`` ((k, 2)): it waits in a queue, it is not stuck."""
+    """(k,) bool: another agent (any of its layer) stands within ``SETTLE_GAP`` of contact ahead
+    of each of ``rows`` in the direction ``toward`` ((k, 2)): it waits in a queue, it is not
+    stuck."""
     n = table.n
     everyone = np.flatnonzero(table.is_agent[:n])
-    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], np.zeros(n, np.int64),
-                                   rows, toward, everyone)
+    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n],
+                                   meeting_keys(table, np.zeros(n, np.int64)), rows, toward, everyone)

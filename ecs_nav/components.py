@@ -260,12 +260,27 @@ class Agent(TableView):
 COLLIDER_SHAPES = ("circle", "box")
 
 
+def _layer(owner: str, name: str, value: Any) -> int:
+    """A layer: an integer in [0, INTEGER_LIMIT]."""
+    v = check_number(owner, name, value, integer=True)
+    if v < 0:
+        raise ValueError(f"{owner}.{name}: must be >= 0, got {value!r}")
+    return v
+
+
 class Collider(TableView):
     """A solid shape. Agents are circles of ``radius``; a ``box`` (size, height) entity is a
-    dynamic obstacle that the GraphBuildSystem cuts out of the nav graph where it stands."""
+    dynamic obstacle that the GraphBuildSystem cuts out of the nav graph where it stands.
 
-    _fields = ("radius",)
+    ``layer``: agents meet only the agents of their own layer -- separation, alignment and
+    cohesion count only them as neighbours, the PhysicsSystem pushes apart only their overlaps,
+    and group arrival settles only against them. Agents of other layers pass through each other
+    as if each layer were a world of its own on the same map (many small worlds stepped as one:
+    ``bench/small_worlds.py --layers``). An entity without a Collider is on layer 0."""
+
+    _fields = ("radius", "layer")
     radius = Column("radius", check=_length)
+    layer = Column("layer", check=_layer)
 
     def __init__(
         self,
@@ -282,8 +297,7 @@ class Collider(TableView):
         size = tuple(_length("Collider", "size", v) for v in size)
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "height", _length("Collider", "height", height))
-        object.__setattr__(self, "layer", check_value("Collider", "layer", int, layer))
-        super().__init__(radius=radius)
+        super().__init__(radius=radius, layer=layer)
 
     def __repr__(self):
         return (f"Collider(radius={self.radius!r}, shape={self.shape!r}, size={self.size!r}, "

@@ -21,7 +21,14 @@ import numpy as np
 from ecs_nav.aot import kernel
 from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, resolve_disc
-from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, bin_into_grid, cell_range, relax_displacements
+from ecs_nav.spatial import (
+    COLLISION_RESOLVE_FACTOR,
+    bin_into_grid,
+    cell_range,
+    layer_runs,
+    relax_displacements,
+    single_layer,
+)
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
           np.zeros(0, np.int64), np.zeros((0, 4)))
@@ -335,6 +342,36 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
         pos[i, 1] = spos[p, 1]
         elevation[i] = selev[p]
     return passes
+
+
+@kernel
+def relax_layers(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, layer, body_height, iterations,
+                 tolerance):
+    """``relax_agents`` with agents on layers (``layer`` (k,), ``Collider.layer``): agents of
+    different layers do not push each other. With more than one layer, each layer's agents are
+    relaxed on their own, as in a world holding only them (its passes, its early stop, its
+    grid). ``pos`` and ``elevation`` are updated in place."""
+    if single_layer(layer):
+        relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
+                     tolerance)
+        return
+    order, starts = layer_runs(layer)
+    for r in range(starts.shape[0] - 1):
+        run = order[starts[r]:starts[r + 1]]
+        m = run.shape[0]
+        if m < 2:
+            continue
+        r_pos, r_elev, r_radius, r_climb = np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m)
+        r_movable, r_ids = np.empty(m, np.bool_), np.empty(m, ids.dtype)
+        for j in range(m):
+            i = run[j]
+            r_pos[j, 0], r_pos[j, 1], r_elev[j] = pos[i, 0], pos[i, 1], elevation[i]
+            r_radius[j], r_climb[j], r_movable[j], r_ids[j] = radius[i], max_climb[i], movable[i], ids[i]
+        relax_agents(G, F, use_map, r_pos, r_elev, r_radius, r_climb, r_movable, r_ids, body_height, iterations,
+                     tolerance)
+        for j in range(m):
+            i = run[j]
+            pos[i, 0], pos[i, 1], elevation[i] = r_pos[j, 0], r_pos[j, 1], r_elev[j]
 
 
 @kernel

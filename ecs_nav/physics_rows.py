@@ -26,7 +26,7 @@ import numpy as np
 
 from ecs_nav.aot import kernel
 from ecs_nav.finite import all_finite
-from ecs_nav.physics import drop_velocity_into, integrate, move_on_map, relax_agents, substep_need, turn_heading
+from ecs_nav.physics import drop_velocity_into, integrate, move_on_map, relax_layers, substep_need, turn_heading
 from ecs_nav.table_columns import (
     ELEVATION,
     ENTITY,
@@ -34,6 +34,7 @@ from ecs_nav.table_columns import (
     HAS_VELOCITY,
     HEADING,
     IS_AGENT,
+    LAYER,
     MAX_CLIMB,
     MAX_SPEED,
     POS,
@@ -74,8 +75,8 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
     ``ids`` (its ``float_view``, ``pair_view``, ``flag_view``, ``int64_view``:
     ``ecs_nav.table_columns``) hold the columns: ``prev_pos``, ``pos``, ``vel``, ``elevation``
     and ``heading`` of the moving rows (``is_agent & has_velocity``) are written;
-    ``has_collider``, ``entity``, ``radius``, ``max_speed``, ``max_climb`` and ``turn_speed``
-    read. ``G``, ``F``, ``use_map``: the packed map, its open cells and whether there is a map
+    ``has_collider``, ``entity``, ``layer``, ``radius``, ``max_speed``, ``max_climb`` and
+    ``turn_speed`` read. ``G``, ``F``, ``use_map``: the packed map, its open cells and whether there is a map
     (``ecs_nav.physics``); the rest are the PhysicsSystem's settings."""
     is_agent, has_velocity = column(flags, layout[IS_AGENT], capacity), column(flags, layout[HAS_VELOCITY], capacity)
     has_collider, entity = column(flags, layout[HAS_COLLIDER], capacity), column(ids, layout[ENTITY], capacity)
@@ -83,7 +84,7 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
     heading, prev_pos = column(pairs, layout[HEADING], capacity), column(pairs, layout[PREV_POS], capacity)
     elevation, radius = column(floats, layout[ELEVATION], capacity), column(floats, layout[RADIUS], capacity)
     max_speed, max_climb = column(floats, layout[MAX_SPEED], capacity), column(floats, layout[MAX_CLIMB], capacity)
-    turn_speed = column(floats, layout[TURN_SPEED], capacity)
+    turn_speed, layer = column(floats, layout[TURN_SPEED], capacity), column(ids, layout[LAYER], capacity)
     # the moving rows (the reference path's ``sel``); when every row moves (the usual crowd) the
     # per-row inputs are views of the columns, not gathered copies (a crowd's tick then allocates
     # what the reference path does)
@@ -130,19 +131,19 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
     every_collides = n_collide == n
     c_movable = np.empty(n_collide, np.bool_)
     if every_collides:
-        csel, c_radius, c_climb, c_ids = sel[:0], radius[:n], max_climb[:n], entity[:n]
+        csel, c_radius, c_climb, c_ids, c_layer = sel[:0], radius[:n], max_climb[:n], entity[:n], layer[:n]
         for i in range(n):
             c_movable[i] = is_agent[i] and has_velocity[i]
     else:
         csel, c_radius, c_climb = np.empty(n_collide, np.int64), np.empty(n_collide), np.empty(n_collide)
-        c_ids = np.empty(n_collide, entity.dtype)
+        c_ids, c_layer = np.empty(n_collide, entity.dtype), np.empty(n_collide, np.int64)
         if relax:
             c = 0
             for i in range(n):
                 if has_collider[i] and radius[i] > 0.0:
                     csel[c] = i
                     c_radius[c], c_climb[c] = radius[i], max_climb[i]
-                    c_movable[c], c_ids[c] = is_agent[i] and has_velocity[i], entity[i]
+                    c_movable[c], c_ids[c], c_layer[c] = is_agent[i] and has_velocity[i], entity[i], layer[i]
                     c += 1
 
     step_dt = dt / substeps
@@ -172,7 +173,7 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
         else:
             c_pos, c_elev = np.empty((n_collide, 2)), np.empty(n_collide)
             _take_rows(csel, all_pos, all_elev, c_pos, c_elev)
-        relax_agents(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, body_height,
+        relax_layers(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, c_layer, body_height,
                      relax_iterations, relax_tolerance)
         if not every_collides:
             _put_rows(csel, c_pos, c_elev, all_pos, all_elev)

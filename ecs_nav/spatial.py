@@ -14,6 +14,10 @@ so every query result is a function of the positions alone. Building costs O(k +
 number of cells is capped (``MAX_CELLS_PER_ITEM`` per item) by enlarging the cells, which only
 changes speed, never results: queries visit every cell their box overlaps.
 
+Agents on different layers (``Collider.layer``) never meet: the passes that pair agents run
+once per layer, over that layer's agents alone (``layer_runs``), so a layer's sums are those of
+a world holding only its agents.
+
 Shapes: points/positions are (k, 2) float64 in the ground plane; radii (k,) or a scalar.
 """
 
@@ -135,6 +139,33 @@ def _bounds(lo, hi):
         x0, y0 = min(x0, lo[i, 0]), min(y0, lo[i, 1])
         x1, y1 = max(x1, hi[i, 0]), max(y1, hi[i, 1])
     return x0, y0, x1, y1
+
+
+@kernel
+def single_layer(layer):
+    """Whether every item of ``layer`` (k,) is on one layer (the usual world; true for none)."""
+    for i in range(1, layer.shape[0]):
+        if layer[i] != layer[0]:
+            return False
+    return True
+
+
+@kernel
+def layer_runs(layer):
+    """The items of ``layer`` (k,) grouped by layer: (order, starts). ``order`` lists the
+    indices sorted by layer, each layer's in ascending index order (a stable sort: a layer's
+    items keep the order they have in a world of their own); run r is ``order[starts[r]:
+    starts[r + 1]]``."""
+    k = layer.shape[0]
+    order = np.argsort(layer, kind="mergesort")
+    starts = np.empty(k + 1, np.int64)
+    runs = 0
+    for p in range(k):
+        if p == 0 or layer[order[p]] != layer[order[p - 1]]:
+            starts[runs] = p
+            runs += 1
+    starts[runs] = k
+    return order, starts[:runs + 1]
 
 
 @kernel

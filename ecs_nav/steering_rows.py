@@ -20,11 +20,12 @@ behaviours only if it uses them.
 
 ``steer_tick`` is the whole tick in one call for the common case: when no row uses a behaviour
 of ``CALLER_INPUTS``, it surveys the weights, computes wall avoidance and the neighbour sums
-itself with the kernels the caller would call (``wall_avoidance_rows``, ``neighbour_pass``), and
-calls ``steer_rows``. A small world then pays one kernel call a tick instead of a dozen numpy and
-kernel calls. It holds those kernels compiled into it: a scene compiles it (on a first run
-without the kernels compiled ahead of time, ``ecs_nav.aot``) on its first tick with a steering
-row, whether or not its rows then need the caller's forces.
+itself with the kernels the caller would call (``wall_avoidance_rows``, ``neighbour_pass``: per
+``Collider.layer`` when the agents are on several), and calls ``steer_rows``. A small world then
+pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those kernels
+compiled into it: a scene compiles it (on a first run without the kernels compiled ahead of
+time, ``ecs_nav.aot``) on its first tick with a steering row, whether or not its rows then need
+the caller's forces.
 
 Nothing is written unless every steering row passes: a combiner other than 0, a mass <= 0 or a
 non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
@@ -41,7 +42,7 @@ import numpy as np
 from ecs_nav.aot import kernel
 from ecs_nav.behaviours import B
 from ecs_nav.finite import all_finite
-from ecs_nav.spatial import bin_into_grid
+from ecs_nav.spatial import bin_into_grid, layer_runs, single_layer
 from ecs_nav.steering import DECELERATION_TWEAKER, flock_sums, wall_force
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.table_columns import (
@@ -55,6 +56,7 @@ from ecs_nav.table_columns import (
     HAS_VELOCITY,
     HEADING,
     IS_AGENT,
+    LAYER,
     MASS,
     MAX_FORCE,
     MAX_SPEED,
@@ -304,29 +306,68 @@ def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, w
 
 
 @kernel
-def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, max_radius, with_heading):
+def layer_pass(pos, heading, radius, layer, with_heading):
+    """``neighbour_pass``'s sums for agents on several layers: for each layer, ``flock_sums``
+    over a grid of that layer's agents alone with cells of their largest radius (at least 1e-6),
+    as a world holding only them would compute (a layer of one agent: no neighbour, zeros).
+    (k, 2), (k, 2), (k,), (k,) in; (count (k,), sums (k, 6)) out."""
+    k = pos.shape[0]
+    count, sums = np.zeros(k, np.int64), np.zeros((k, 6))
+    order, starts = layer_runs(layer)
+    for r in range(starts.shape[0] - 1):
+        run = order[starts[r]:starts[r + 1]]
+        m = run.shape[0]
+        if m < 2:
+            continue
+        r_pos, r_heading, r_radius = np.empty((m, 2)), np.empty((m, 2)), np.empty(m)
+        top = 0.0
+        for j in range(m):
+            i = run[j]
+            r_pos[j, 0], r_pos[j, 1] = pos[i, 0], pos[i, 1]
+            r_heading[j, 0], r_heading[j, 1] = heading[i, 0], heading[i, 1]
+            r_radius[j] = radius[i]
+            top = max(top, radius[i])
+        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(r_pos, r_pos, max(top, 1e-6))
+        r_count, r_sums = flock_sums(r_pos, r_heading, r_radius, with_heading, ox, oy, 1.0 / cell, cols, rows,
+                                     cell_start, cell_items)
+        for j in range(m):
+            i = run[j]
+            count[i] = r_count[j]
+            for c in range(6):
+                sums[i, c] = r_sums[j, c]
+    return count, sums
+
+
+@kernel
+def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer, n_members, max_radius, with_heading):
     """The group behaviours' neighbour sums over the rows [0, n) that are agents (``is_agent`` or
     ``has_steering``, ``n_members`` of them): ``flock_sums`` over a grid of their positions with
     cells of ``max_radius`` (at least 1e-6). ``radius`` (n,): each row's group radius
-    (``steering_survey``'s). Returns (whether every member's position is finite -- nothing else
-    is computed otherwise --, each row's index among the members or -1, count, sums)."""
+    (``steering_survey``'s). Agents on different layers (``layer`` (n,)) are not neighbours:
+    with more than one layer, each layer's members get the sums of a pass over them alone
+    (``layer_pass``). Returns (whether every member's position is finite -- nothing else is
+    computed otherwise --, each row's index among the members or -1, count, sums)."""
     if n_members == n:  # every row takes part (the usual crowd): the columns in place
-        index, m_pos, m_heading, m_radius = np.arange(n), pos[:n], heading[:n], radius[:n]
+        index, m_pos, m_heading, m_radius, m_layer = np.arange(n), pos[:n], heading[:n], radius[:n], layer[:n]
     else:
         index = np.full(n, -1, np.int64)
         m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
+        m_layer = np.empty(n_members, np.int64)
         m = 0
         for i in range(n):
             if is_agent[i] or has_steering[i]:
                 index[i] = m
                 m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
                 m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
-                m_radius[m] = radius[i]
+                m_radius[m], m_layer[m] = radius[i], layer[i]
                 m += 1
     if not all_finite(m_pos):
         return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
     if n_members < 2:  # a lone agent has no neighbour: the sums flock_sums would give, without a grid
         return True, index, np.zeros(n_members, np.int64), np.zeros((n_members, 6))
+    if not single_layer(m_layer):
+        count, sums = layer_pass(m_pos, m_heading, m_radius, m_layer, with_heading)
+        return True, index, count, sums
     ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
     count, sums = flock_sums(m_pos, m_heading, m_radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
                              cell_items)
@@ -334,7 +375,7 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members, m
 
 
 @kernel
-def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_given, walls, dt):
+def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, capped, walls_given, walls, dt):
     """The SteeringSystem's whole tick in one call when no row needs a force its caller computes:
     ``steering_survey``, ``wall_avoidance_rows``, ``neighbour_pass`` and ``steer_rows``, what the
     caller would hand in computed as it would. Returns ``steer_rows``' code (REFUSED at once when
@@ -343,8 +384,9 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_g
     ``capped``: under a neighbour cap, a group behaviour), or NEEDS_WALLS when a row uses wall
     avoidance and not ``walls_given``. ``capacity``, ``layout`` and the AgentTable's buffer as
     ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
-    ``flag_view``, ``int8_view``: ``ecs_nav.table_columns``) hold the columns ``steer_rows``
-    reads and writes, and ``feeler_length`` and ``neighbour_radius`` read. ``walls``: as
+    ``flag_view``, ``int8_view``; ``ints``: its ``int64_view``: ``ecs_nav.table_columns``) hold
+    the columns ``steer_rows`` reads and writes, and ``feeler_length``, ``neighbour_radius`` and
+    ``layer`` read. ``walls``: as
     ``wall_avoidance_rows`` takes them; empty arrays without any wall, or when not given (a world
     without wall avoidance does not fetch them: 0.4 µs a tick, ``bench/RESULTS.md``, session 10)."""
     has_steering, is_agent = column(flags, layout[HAS_STEERING], capacity), column(flags, layout[IS_AGENT], capacity)
@@ -359,6 +401,7 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_g
     mass, deceleration = column(floats, layout[MASS], capacity), column(floats, layout[DECELERATION], capacity)
     neighbour_radius = column(floats, layout[NEIGHBOUR_RADIUS], capacity)
     feeler_length = column(floats, layout[FEELER_LENGTH], capacity)
+    layer = column(ints, layout[LAYER], capacity)
     for i in range(n):
         if has_steering[i] and combiner[i] != 0:
             return REFUSED
@@ -383,8 +426,8 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, capped, walls_g
         given_on[WALL_SLOT] = True
         wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, given[WALL_SLOT])
     if group:
-        finite, index, count, sums = neighbour_pass(n, is_agent, has_steering, pos, heading, radius, n_members,
-                                                    max_radius, used[_ALIGNMENT])
+        finite, index, count, sums = neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer,
+                                                    n_members, max_radius, used[_ALIGNMENT])
         if not finite:
             return REFUSED  # (the reference path names the entities)
     else:

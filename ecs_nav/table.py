@@ -41,6 +41,7 @@ def default_columns(behaviour_count: int) -> dict[str, ColumnSpec]:
         "elevation": ColumnSpec((), f8),
         # Collider (agents are circles)
         "radius": ColumnSpec((), f8),
+        "layer": ColumnSpec((), i8, 0),  # agents meet (steer around, push) only agents of their layer
         # Agent
         "max_speed": ColumnSpec((), f8, 5.0),
         "max_force": ColumnSpec((), f8, 10.0),

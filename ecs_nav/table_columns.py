@@ -22,10 +22,10 @@ from __future__ import annotations
 from ecs_nav.aot import kernel
 from ecs_nav.table import COLUMNS
 
-(ENTITY, POS, VEL, HEADING, ELEVATION, RADIUS, MAX_SPEED, MAX_FORCE, MASS, TURN_SPEED, MAX_CLIMB, FORCE, WEIGHTS,
+(ENTITY, POS, VEL, HEADING, ELEVATION, RADIUS, LAYER, MAX_SPEED, MAX_FORCE, MASS, TURN_SPEED, MAX_CLIMB, FORCE, WEIGHTS,
  COMBINER, DECELERATION, FEELER_LENGTH, NEIGHBOUR_RADIUS, STEER_TARGET, FOLLOW_STATE, PREV_POS, HAS_VELOCITY,
  HAS_COLLIDER, IS_AGENT, HAS_STEERING, HAS_STEER_TARGET) = (COLUMNS.index(name) for name in (
-    "entity", "pos", "vel", "heading", "elevation", "radius", "max_speed", "max_force", "mass", "turn_speed",
+    "entity", "pos", "vel", "heading", "elevation", "radius", "layer", "max_speed", "max_force", "mass", "turn_speed",
     "max_climb", "force", "weights", "combiner", "deceleration", "feeler_length", "neighbour_radius",
     "steer_target", "follow_state", "prev_pos", "has_velocity", "has_collider", "is_agent", "has_steering",
     "has_steer_target"))

@@ -27,7 +27,9 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compile
    near one that moved, are visited) over every row with a Collider; rows that do not move
    (a Collider without Agent/Velocity) push but are never pushed; two agents push only where
    their bodies overlap in height (``|elevation_i - elevation_j| < body_height``: one on a
-   wall top and one at its foot do not);
+   wall top and one at its foot do not) and only on the same ``Collider.layer``
+   (``physics.relax_layers``: each layer relaxed as a world of its own; the sub-steps of step
+   1-3 stay the world's, set by its fastest agent);
 5. after *each* relaxation pass the rows it moved are resolved against the map, swept from
    their collision-free position to the relaxed one, so relaxation never pushes an agent into
    (or through) a wall; an agent the map held back (it kept less than half of its correction:
@@ -217,7 +219,7 @@ class PhysicsSystem(System):
         n_collide = np.count_nonzero(collide) if self.relax_iterations > 0 else 0
         if n_collide >= 2:
             csel = slice(0, n) if n_collide == n else collide.nonzero()[0]
-            relax = (csel, radius[csel], max_climb[csel], moving[csel], t.entity[:n][csel])
+            relax = (csel, radius[csel], max_climb[csel], moving[csel], t.entity[:n][csel], t.layer[:n][csel])
         step = (G, F, world.map is not None, max_speed, radius[sel], max_climb[sel], relax)
         pos = pos0
         for _ in range(substeps):
@@ -271,7 +273,7 @@ class PhysicsSystem(System):
 
         # 4-5. agent-agent relaxation over every row with a collider (moving rows movable),
         # each pass followed by the map for the rows it moved
-        csel, c_radius, c_climb, c_movable, c_ids = relax
+        csel, c_radius, c_climb, c_movable, c_ids, c_layer = relax
         if isinstance(sel, slice):  # every row moves: the moved rows are the whole table
             all_pos, all_elev = pos.copy(), elev  # (elev: this tick's copy, no longer needed as it is)
         else:
@@ -279,8 +281,8 @@ class PhysicsSystem(System):
             all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
             all_pos[sel], all_elev[sel] = pos, elev
         c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
-        kernels.relax_agents(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, self.body_height,
-                             self.relax_iterations, self.relax_tolerance)
+        kernels.relax_layers(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, c_layer,
+                             self.body_height, self.relax_iterations, self.relax_tolerance)
         if not isinstance(csel, slice):
             all_pos[csel], all_elev[csel] = c_pos, c_elev
         relaxed = all_pos[sel]

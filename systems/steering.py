@@ -224,7 +224,7 @@ class SteeringSystem(System):
     def _steer_tick(self, world, table, n) -> int:
         walls = (self._wall_inputs(world) or _NO_WALLS) if self._walls_wanted else _NO_WALLS
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
-                self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
+                table.int64_view, self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
         kernel, call, types = self._tick
         if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
             kernel, call, types = self._tick = pin(steer_tick, args)
@@ -338,7 +338,8 @@ class SteeringSystem(System):
         if not math.isfinite(max_radius):
             return None
         finite, index, count, sums = neighbour_pass(table.n, table.is_agent, table.has_steering, table.pos,
-                                                    table.heading, radius, n_members, max_radius, with_heading)
+                                                    table.heading, radius, table.layer, n_members, max_radius,
+                                                    with_heading)
         return (index, count, sums) if finite else None
 
     def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:

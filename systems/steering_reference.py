@@ -218,37 +218,42 @@ def behaviour_stack(world, srows, sel, geometry, max_neighbours, only=None):
     return forces, new_wander
 
 def group_forces(world, srows, on, max_neighbours):
-    """Separation, alignment and cohesion over the neighbour CSR of all agents; yields
-    (behaviour, rows, force)."""
+    """Separation, alignment and cohesion over the neighbour CSR of all agents, each layer's
+    agents (``Collider.layer``) over their own layer only; yields (behaviour, rows, force)."""
     table = world.table
     n = table.n
     grows = np.flatnonzero(table.is_agent[:n] | table.has_steering[:n])
     at = np.searchsorted(grows, srows)  # srows is a subset of grows
     radius = np.zeros(grows.size)
+    layer = table.layer[grows]
     if grows.size == n:  # every row takes part (the usual crowd): views, not gathers
         grows = slice(0, n)
     wants = on[:, list(GROUP)].any(axis=1)
     radius[at[wants]] = table.neighbour_radius[srows[wants]]
-    gpos = table.pos[grows]
+    gpos, gvel, gheading, gspeed = table.pos[grows], table.vel[grows], table.heading[grows], table.max_speed[grows]
     sep_b, ali_b, coh_b = GROUP
-    if max_neighbours is None:  # every neighbour counts: one pass, no neighbour lists
-        forces = st.flock(gpos, table.vel[grows], table.heading[grows], table.max_speed[grows], radius,
-                          alignment=on[:, ali_b].any(), cohesion=on[:, coh_b].any())
-        for b, force in zip(GROUP, forces):
-            if on[:, b].any():
-                i = np.flatnonzero(on[:, b])
-                yield b, i, force[at[i]]
-        return
-    offsets, nrows = neighbours_within(gpos, radius, max_neighbours)
-    if on[:, sep_b].any():
-        i = np.flatnonzero(on[:, sep_b])
-        yield sep_b, i, st.separation(gpos, offsets, nrows)[at[i]]
-    if on[:, ali_b].any():
-        i = np.flatnonzero(on[:, ali_b])
-        yield ali_b, i, st.alignment(table.heading[grows], offsets, nrows)[at[i]]
-    if on[:, coh_b].any():
-        i = np.flatnonzero(on[:, coh_b])
-        yield coh_b, i, st.cohesion(gpos, table.vel[grows], table.max_speed[grows], offsets, nrows)[at[i]]
+    used = {b: on[:, b].any() for b in GROUP}
+    forces = {b: np.zeros((radius.size, 2)) for b in GROUP if used[b]}
+    parts = [slice(None)] if layer.size == 0 or (layer == layer[0]).all() else \
+        [np.flatnonzero(layer == value) for value in np.unique(layer)]
+    for part in parts:
+        if max_neighbours is None:  # every neighbour counts: one pass, no neighbour lists
+            found = st.flock(gpos[part], gvel[part], gheading[part], gspeed[part], radius[part],
+                             alignment=used[ali_b], cohesion=used[coh_b])
+            for b, force in zip(GROUP, found):
+                if used[b]:
+                    forces[b][part] = force
+            continue
+        offsets, nrows = neighbours_within(gpos[part], radius[part], max_neighbours)
+        if used[sep_b]:
+            forces[sep_b][part] = st.separation(gpos[part], offsets, nrows)
+        if used[ali_b]:
+            forces[ali_b][part] = st.alignment(gheading[part], offsets, nrows)
+        if used[coh_b]:
+            forces[coh_b][part] = st.cohesion(gpos[part], gvel[part], gspeed[part], offsets, nrows)
+    for b, force in forces.items():
+        i = np.flatnonzero(on[:, b])
+        yield b, i, force[at[i]]
 
 def flow_directions(world, srows):
     """(k, 2) flow direction at each steering agent's nearest node, or None without a field."""

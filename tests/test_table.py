@@ -189,12 +189,13 @@ def test_the_kernels_carve_the_same_columns_the_table_holds():
 
     with World() as world:
         for k in range(70):  # past the first capacity
-            world.spawn(Position(k, -k), Velocity(1.0, k), Agent(max_speed=1.0 + k), Collider(0.1 + k / 100),
+            world.spawn(Position(k, -k), Velocity(1.0, k), Agent(max_speed=1.0 + k),
+                        Collider(0.1 + k / 100, layer=k % 3),
                         SteeringWeights({"seek": k / 10, "arrive": 1.0}, target=(k, 2 * k)))
         t = world.table
         view_of = {np.float64: t.float_view, np.bool_: t.flag_view, np.int8: t.int8_view, np.int64: t.int64_view}
         names = [n for n in dir(tc) if n.isupper() and n != "COLUMNS"]
-        assert len(names) == 25
+        assert len(names) == 26
         for name in names:
             table_column = getattr(t, name.lower())
             offset = t.layout[getattr(tc, name)]
