@@ -208,7 +208,7 @@ class Recorder(System):
             "entity": entity,
             "name_code": self.name_code[entity],
             "names": list(self.names),
-            "is_agent": table.live("is_agent").copy(),
+            "is_agent": table.live("is_agent").copy(), "layer": table.live("layer").copy(),
             "x": pos[:, 0].copy(), "y": pos[:, 1].copy(), "elevation": table.live("elevation").copy(),
             "vx": vel[:, 0].copy(), "vy": vel[:, 1].copy(), "heading": np.arctan2(heading[:, 1], heading[:, 0]),
         }

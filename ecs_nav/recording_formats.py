@@ -9,7 +9,7 @@ table          columns
 trajectories   tick, entity, name, x, y (m), elevation (m), vx, vy (m/s), heading (rad, from +x)
 events         tick, type, entity, fields (the event's other fields as a JSON object)
 agents         entity, name, is_agent, spawn_tick, arrival_tick (-1: never), path_length (m),
-               stuck_s (s), stuck_events, min_distance (m; NaN: never near another agent)
+               stuck_s (s), stuck_events, min_distance (m; NaN: never near another agent of its layer)
 run            scene, scene_digest, seed, version, dt, every, ticks, final_digest, status,
                timings_ms (JSON: ms per system), walkable_area (WKT)
 =============  ================================================================================
@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ecs_nav.spatial import layer_members
 
 FORMATS = {".sqlite": "sqlite", ".db": "sqlite", ".parquet": "parquet", ".csv": "csv"}
 """File suffix -> format."""
@@ -112,9 +114,10 @@ def frame_names(frame: dict[str, Any]) -> np.ndarray:
 
 class NearestTally:
     """Wraps a sink: for each frame, the centre distance from every agent to its nearest other
-    agent (a k-d tree query), kept as a running minimum per entity and written as the agents
-    table's ``min_distance`` (NaN: never two agents in a frame). It runs where the sink runs,
-    so a background writer takes this work off the tick too."""
+    agent of its layer (a k-d tree query per layer: ``Collider.layer``), kept as a running
+    minimum per entity and written as the agents table's ``min_distance`` (NaN: never two agents
+    of one layer in a frame). It runs where the sink runs, so a background writer takes this
+    work off the tick too."""
 
     def __init__(self, sink):
         self.sink = sink
@@ -126,17 +129,24 @@ class NearestTally:
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
         agent = frame["is_agent"]
         if np.count_nonzero(agent) >= 2:
-            from scipy.spatial import cKDTree
-
-            points = np.column_stack([frame["x"][agent], frame["y"][agent]])
-            distance, _ = cKDTree(points).query(points, k=2)
-            ids = frame["entity"][agent]
+            ids, layer = frame["entity"][agent], frame["layer"][agent]
             if ids.max() >= self.closest.size:
                 grown = np.full(max(2 * self.closest.size, int(ids.max()) + 1), np.inf)
                 grown[: self.closest.size] = self.closest
                 self.closest = grown
-            self.closest[ids] = np.minimum(self.closest[ids], distance[:, 1])
+            points = np.column_stack([frame["x"][agent], frame["y"][agent]])
+            for members in layer_members(layer):
+                self._tally(points[members], ids[members])
         self.sink.write_frame(frame, events)
+
+    def _tally(self, points: np.ndarray, ids: np.ndarray) -> None:
+        """The running minimum of ``ids`` over their distances to each other's ``points``."""
+        if ids.size < 2:
+            return
+        from scipy.spatial import cKDTree
+
+        distance, _ = cKDTree(points).query(points, k=2)
+        self.closest[ids] = np.minimum(self.closest[ids], distance[:, 1])
 
     def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
         ids = agents["entity"]

@@ -14,9 +14,10 @@ so every query result is a function of the positions alone. Building costs O(k +
 number of cells is capped (``MAX_CELLS_PER_ITEM`` per item) by enlarging the cells, which only
 changes speed, never results: queries visit every cell their box overlaps.
 
-Agents on different layers (``Collider.layer``) never meet: the passes that pair agents run
-once per layer, over that layer's agents alone (``layer_runs``), so a layer's sums are those of
-a world holding only its agents.
+Agents on different layers (``Collider.layer``) never meet: the passes that pair agents -- the
+steering's neighbour sums, the physics' relaxation, a recording's nearest-neighbour tally -- run
+once per layer over that layer's agents alone (``layer_runs`` in kernels, ``layer_members`` in
+Python), in the order a world holding only them would visit them.
 
 Shapes: points/positions are (k, 2) float64 in the ground plane; radii (k,) or a scalar.
 """
@@ -166,6 +167,16 @@ def layer_runs(layer):
             runs += 1
     starts[runs] = k
     return order, starts[:runs + 1]
+
+
+def layer_members(layer: np.ndarray) -> list:
+    """``layer_runs`` as index arrays, one a layer in ascending layer order (each ascending);
+    ``[slice(None)]`` when every item is on one layer (index with it to keep views)."""
+    layer = np.ascontiguousarray(layer, dtype=np.int64)
+    if single_layer(layer):
+        return [slice(None)]
+    order, starts = layer_runs(layer)
+    return [order[a:b] for a, b in zip(starts[:-1].tolist(), starts[1:].tolist())]
 
 
 @kernel

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav import steering as st
-from ecs_nav.spatial import neighbours_within
+from ecs_nav.spatial import layer_members, neighbours_within
 from ecs_nav.steering_rows import N_BEHAVIOURS, STOP_SPEED
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.world import refuse_non_finite
@@ -234,9 +234,7 @@ def group_forces(world, srows, on, max_neighbours):
     sep_b, ali_b, coh_b = GROUP
     used = {b: on[:, b].any() for b in GROUP}
     forces = {b: np.zeros((radius.size, 2)) for b in GROUP if used[b]}
-    parts = [slice(None)] if layer.size == 0 or (layer == layer[0]).all() else \
-        [np.flatnonzero(layer == value) for value in np.unique(layer)]
-    for part in parts:
+    for part in layer_members(layer):
         if max_neighbours is None:  # every neighbour counts: one pass, no neighbour lists
             found = st.flock(gpos[part], gvel[part], gheading[part], gspeed[part], radius[part],
                              alignment=used[ali_b], cohesion=used[coh_b])

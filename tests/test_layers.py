@@ -13,12 +13,13 @@ from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, TargetReached, Velocity, World
-from ecs_nav.arrival import goal_key_of_point, queueing, touching_arrived
+from ecs_nav.arrival import SCAN_CANDIDATES, goal_key_of_point, queueing, touching_arrived
 from ecs_nav.geometry import MapGeometry
-from ecs_nav.scene import SceneError, scene_from_dict
+from ecs_nav.scene import SceneError, build_world, scene_from_dict
 from ecs_nav.shapes import Box
 from ecs_nav.spatial import layer_runs, single_layer
 from ecs_nav.table import FOLLOW_STOPPED
+from ecs_nav.testing import entity_named
 
 WEIGHTS = {"arrive": 1.0, "separation": 2.0, "alignment": 0.5, "cohesion": 0.3}
 
@@ -29,50 +30,64 @@ def groups(sizes, seed=1):
     return [(rng.uniform(5, 15, (k, 2)), rng.uniform(5, 15, (k, 2))) for k in sizes]
 
 
-def crowd_world(parts, layers, compiled=True, max_neighbours=None, walls=False):
-    """The agents of ``parts`` (each (starts, goals)) in one World, part i on ``layers[i]``."""
+def crowd_world(parts, layers, compiled=True, max_neighbours=None, walls=False, interleave=False, kinds=None):
+    """The agents of ``parts`` (each (starts, goals)) in one World, part i on ``layers[i]`` with
+    a body radius and a neighbour radius of its kind, ``kinds[i]`` (by default i: a layer's grid
+    is sized by its own agents); ``interleave``: spawned in turns, one of each part, instead of
+    part after part. Returns the World and each part's entities."""
+    kinds = range(len(parts)) if kinds is None else kinds
     world = World(seed=0, dt=1 / 30)
     boxes = [Box(center=(10.0, 10.0), size=(2.0, 2.0), height=2.0)] if walls else []
     world.map = MapGeometry((0, 0, 20, 20), boxes=boxes)
-    for (starts, goals), layer in zip(parts, layers):
-        for p, g in zip(starts, goals):
-            world.spawn(Position(*p), Velocity(), Agent(max_speed=2.0), Collider(0.4, layer=layer),
-                        SteeringWeights(WEIGHTS, target=tuple(g)))
+    weights = {**WEIGHTS, "wall_avoidance": 1.0} if walls else WEIGHTS
+    spawns = [(i, j) for i, (starts, _) in enumerate(parts) for j in range(len(starts))]
+    if interleave:
+        spawns.sort(key=lambda spawn: (spawn[1], spawn[0]))
+    members = [[] for _ in parts]
+    for i, j in spawns:
+        starts, goals = parts[i]
+        members[i].append(world.spawn(
+            Position(*starts[j]), Velocity(), Agent(max_speed=2.0), Collider(0.3 + 0.05 * kinds[i], layer=layers[i]),
+            SteeringWeights(weights, target=tuple(goals[j]), neighbour_radius=1.5 + 0.5 * kinds[i])))
     world.add_systems(SteeringSystem(max_neighbours=max_neighbours, compiled=compiled),
                       PhysicsSystem(compiled=compiled))
-    return world
+    return world, members
 
 
-def state(world):
+def state(world, entities):
+    """The bytes of ``entities``' positions, velocities, headings and elevations, in that order."""
     t = world.table
-    return np.concatenate([t.pos[:t.n], t.vel[:t.n], t.heading[:t.n], t.elevation[:t.n, None]], axis=1)
+    rows = t.rows_of(entities)
+    return np.concatenate([t.pos[rows], t.vel[rows], t.heading[rows], t.elevation[rows, None]], axis=1).tobytes()
 
 
-@pytest.mark.parametrize("compiled, max_neighbours, walls", [
-    (True, None, False), (True, None, True), (False, None, False), (False, 3, True)])
-def test_each_layer_moves_as_a_world_of_its_own(compiled, max_neighbours, walls):
+@pytest.mark.parametrize("compiled, max_neighbours, walls, interleave", [
+    (True, None, False, False), (True, None, True, True), (True, 3, False, True), (False, None, False, True),
+    (False, 3, True, False)])
+def test_each_layer_moves_as_a_world_of_its_own(compiled, max_neighbours, walls, interleave):
     parts = groups((6, 1, 9, 4))
-    layered = crowd_world(parts, layers=(3, 0, 7, 1), compiled=compiled, max_neighbours=max_neighbours, walls=walls)
+    options = {"compiled": compiled, "max_neighbours": max_neighbours, "walls": walls}
+    layered, members = crowd_world(parts, layers=(3, 0, 7, 1), interleave=interleave, **options)
     layered.run(120)
-    alone = []
-    for part in parts:
-        world = crowd_world([part], layers=(0,), compiled=compiled, max_neighbours=max_neighbours, walls=walls)
-        world.run(120)
-        alone.append(state(world))
-    assert np.array_equal(state(layered), np.concatenate(alone))
+    for kind, (part, entities) in enumerate(zip(parts, members)):
+        alone, [own] = crowd_world([part], layers=(0,), kinds=(kind,), **options)
+        alone.run(120)
+        assert state(layered, entities) == state(alone, own)
     # and the layers did matter: on one layer, the same agents take other paths
-    flat = crowd_world(parts, layers=(0, 0, 0, 0), compiled=compiled, max_neighbours=max_neighbours, walls=walls)
+    flat, flat_members = crowd_world(parts, layers=(0, 0, 0, 0), interleave=interleave, **options)
     flat.run(120)
-    assert not np.array_equal(state(flat), state(layered))
+    everyone = [e for entities in members for e in entities]
+    assert state(flat, [e for entities in flat_members for e in entities]) != state(layered, everyone)
 
 
 def test_the_compiled_tick_of_a_layered_world_equals_its_reference_path():
     parts = groups((5, 5, 5), seed=4)
-    fast, reference = (crowd_world(parts, layers=(0, 1, 2), compiled=c) for c in (True, False))
+    (fast, members), (reference, _) = (crowd_world(parts, layers=(0, 1, 2), compiled=c) for c in (True, False))
     fast.run(90)
     reference.run(90)
     assert fast.system("SteeringSystem").reference_ticks == 0
-    assert np.array_equal(state(fast), state(reference))
+    everyone = [e for entities in members for e in entities]
+    assert state(fast, everyone) == state(reference, everyone)
 
 
 def test_agents_of_two_layers_pass_through_each_other_and_push_their_own():
@@ -130,6 +145,20 @@ def test_an_arrived_agent_holds_back_and_queues_only_agents_of_its_layer(same_la
     assert queueing(table, rows, toward).tolist() == [same_layer]
 
 
+def test_many_candidates_settle_only_against_their_layer():
+    """More than SCAN_CANDIDATES candidates: the arrived agents are binned in a grid."""
+    world = World()
+    count = 3 * SCAN_CANDIDATES
+    goal = goal_key_of_point(100.0, 0.0)
+    arrived = [world.spawn(Position(3.0 * i + 0.7, 0.0), Agent(), Collider(0.35, layer=0)) for i in range(count)]
+    behind = [world.spawn(Position(3.0 * i, 0.0), Agent(), Collider(0.35, layer=i % 2)) for i in range(count)]
+    table = world.table
+    table.follow_state[table.rows_of(arrived)] = FOLLOW_STOPPED
+    table.goal_key[table.rows_of(arrived + behind)] = goal
+    toward = np.tile([1.0, 0.0], (count, 1))
+    assert touching_arrived(table, table.rows_of(behind), toward).tolist() == [i % 2 == 0 for i in range(count)]
+
+
 def test_layer_runs_is_a_stable_sort_by_layer():
     rng = np.random.default_rng(0)
     layer = rng.integers(0, 5, 200)
@@ -162,4 +191,25 @@ def test_a_scene_file_names_a_bad_layer():
     with pytest.raises(SceneError, match=r'"npc" Collider.layer: must be >= 0'):
         scene_from_dict(scene)
     scene["entity"][0]["Collider"]["layer"] = 3
-    assert scene_from_dict(scene) is not None
+    world = build_world(scene_from_dict(scene))
+    assert world.get(entity_named(world, "npc"), Collider).layer == 3
+    assert world.table.layer[:world.table.n].tolist() == [3]
+
+
+def test_a_recording_measures_each_agents_nearest_neighbour_on_its_layer(tmp_path):
+    pytest.importorskip("scipy")
+    from ecs_nav.recording import record
+    from ecs_nav.recording_read import read_recording
+
+    world = World(seed=0)
+    world.add_systems(PhysicsSystem())
+    spots = {(0.0, 0.0, 0): None, (0.2, 0.0, 1): None, (3.0, 0.0, 0): None, (5.0, 0.0, 1): None, (9.0, 0.0, 2): None}
+    for x, y, layer in spots:
+        spots[x, y, layer] = world.spawn(Position(x, y), Velocity(), Agent(), Collider(0.4, layer=layer))
+    with record(world, tmp_path / "run.csv", background=False):
+        world.run(2)
+    got = read_recording(tmp_path / "run.csv").agents.set_index("entity")["min_distance"]
+    # at rest: the nearest of its own layer, never the agent 0.2 m away on the other layer
+    expected = {spots[0.0, 0.0, 0]: 3.0, spots[3.0, 0.0, 0]: 3.0, spots[0.2, 0.0, 1]: 4.8, spots[5.0, 0.0, 1]: 4.8}
+    assert {e: got[e] for e in expected} == pytest.approx(expected)
+    assert np.isnan(got[spots[9.0, 0.0, 2]])  # alone on its layer
