@@ -23,6 +23,7 @@ from ecs_nav.kernel_options import NO_REFCOUNT
 from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, resolve_disc
 from ecs_nav.spatial import (
     COLLISION_RESOLVE_FACTOR,
+    SMALL_LAYER,
     bin_into_grid,
     cell_range,
     layer_runs,
@@ -344,6 +345,21 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
     return passes
 
 
+@kernel(inline="always")
+def _any_overlap(run, pos, radius):
+    """Whether two agents of ``run`` overlap (centres closer than the sum of their radii, as
+    ``relax_displacements`` counts a contact); pair by pair."""
+    for a in range(run.shape[0]):
+        i = run[a]
+        for b in range(a + 1, run.shape[0]):
+            j = run[b]
+            contact = radius[i] + radius[j]
+            dx, dy = pos[i, 0] - pos[j, 0], pos[i, 1] - pos[j, 1]
+            if dx * dx + dy * dy < contact * contact:
+                return True
+    return False
+
+
 @kernel
 def relax_layers(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, layer, body_height, iterations,
                  tolerance):
@@ -359,8 +375,8 @@ def relax_layers(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
     for r in range(starts.shape[0] - 1):
         run = order[starts[r]:starts[r + 1]]
         m = run.shape[0]
-        if m < 2:
-            continue
+        if m < 2 or (m <= SMALL_LAYER and not _any_overlap(run, pos, radius)):
+            continue  # no overlap: the first pass would move nobody
         r_pos, r_elev, r_radius, r_climb = np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m)
         r_movable, r_ids = np.empty(m, np.bool_), np.empty(m, ids.dtype)
         for j in range(m):

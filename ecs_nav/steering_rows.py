@@ -42,7 +42,7 @@ import numpy as np
 from ecs_nav.aot import kernel
 from ecs_nav.behaviours import B
 from ecs_nav.finite import all_finite
-from ecs_nav.spatial import bin_into_grid, layer_runs, single_layer
+from ecs_nav.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
 from ecs_nav.steering import DECELERATION_TWEAKER, flock_sums, wall_force
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.table_columns import (
@@ -305,6 +305,23 @@ def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, w
                                               walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
 
 
+@kernel(inline="always")
+def _any_neighbour(run, pos, radius):
+    """Whether an agent of ``run`` has another strictly within its radius (radius > 0), as
+    ``flock_sums`` counts a neighbour; pair by pair."""
+    for a in range(run.shape[0]):
+        i = run[a]
+        r = radius[i]
+        if r <= 0.0:
+            continue
+        for b in range(run.shape[0]):
+            j = run[b]
+            dx, dy = pos[i, 0] - pos[j, 0], pos[i, 1] - pos[j, 1]
+            if j != i and dx * dx + dy * dy < r * r:
+                return True
+    return False
+
+
 @kernel
 def layer_pass(pos, heading, radius, layer, with_heading):
     """``neighbour_pass``'s sums for agents on several layers: for each layer, ``flock_sums``
@@ -317,8 +334,8 @@ def layer_pass(pos, heading, radius, layer, with_heading):
     for r in range(starts.shape[0] - 1):
         run = order[starts[r]:starts[r + 1]]
         m = run.shape[0]
-        if m < 2:
-            continue
+        if m < 2 or (m <= SMALL_LAYER and not _any_neighbour(run, pos, radius)):
+            continue  # no neighbour: the zeros flock_sums would give
         r_pos, r_heading, r_radius = np.empty((m, 2)), np.empty((m, 2)), np.empty(m)
         top = 0.0
         for j in range(m):

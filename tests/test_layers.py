@@ -17,7 +17,7 @@ from ecs_nav.arrival import SCAN_CANDIDATES, goal_key_of_point, queueing, touchi
 from ecs_nav.geometry import MapGeometry
 from ecs_nav.scene import SceneError, build_world, scene_from_dict
 from ecs_nav.shapes import Box
-from ecs_nav.spatial import layer_runs, single_layer
+from ecs_nav.spatial import SMALL_LAYER, layer_runs, single_layer
 from ecs_nav.table import FOLLOW_STOPPED
 from ecs_nav.testing import entity_named
 
@@ -78,6 +78,23 @@ def test_each_layer_moves_as_a_world_of_its_own(compiled, max_neighbours, walls,
     flat.run(120)
     everyone = [e for entities in members for e in entities]
     assert state(flat, [e for entities in flat_members for e in entities]) != state(layered, everyone)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_small_layers_that_touch_nothing_and_that_crowd_move_as_alone(compiled):
+    """Layers of at most SMALL_LAYER agents are tested pair by pair before their pass: apart
+    (no neighbour, no overlap), the pass is skipped; crowded, it runs."""
+    apart = np.array([[2.0, 2.0], [8.0, 2.0], [2.0, 8.0]])
+    crowded = np.array([[5.0, 5.0], [5.3, 5.0], [5.0, 5.3]])
+    near = np.array([[12.0, 12.0], [13.0, 12.0]])  # neighbours, not touching
+    parts = [(apart, apart + 1.0), (crowded, crowded[::-1] + 0.5), (near, near[::-1])]
+    layered, members = crowd_world(parts, layers=(0, 1, 2), compiled=compiled)
+    layered.run(60)
+    for kind, (part, entities) in enumerate(zip(parts, members)):
+        alone, [own] = crowd_world([part], layers=(0,), kinds=(kind,), compiled=compiled)
+        alone.run(60)
+        assert state(layered, entities) == state(alone, own)
+    assert SMALL_LAYER >= 3
 
 
 def test_the_compiled_tick_of_a_layered_world_equals_its_reference_path():
