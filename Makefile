@@ -71,6 +71,7 @@ bench: $(STAMP)
 	$(PY) bench/motion.py
 	$(PY) bench/evacuation.py --jupedsim-max-seconds 60
 	$(PY) bench/small_worlds.py
+	$(PY) bench/small_worlds.py --layers
 	$(PY) bench/cold_start.py
 	$(PY) bench/render.py
 	$(PY) bench/search_trace.py

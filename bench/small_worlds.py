@@ -11,7 +11,14 @@ floor: a tick of a world whose systems have nothing to do. ``--at-best`` times o
 a call takes instead (no clock read around each tick): the framework's floor, one and ten agents,
 each system's update at one agent, and RVO2's tick.
 
+``--layers`` times many small worlds stepped as one: ``worlds`` copies of the ``n``-agent world
+(n in ``--sizes``, n x worlds = ``--total`` agents), each copy on a ``Collider.layer`` of its own
+in one World, so the fixed cost of a tick is paid once for them all. Beside it, per world and
+tick: a lone World of n agents (as above); RVO2 with one simulator per world, each stepped; and
+RVO2 with every world in one simulator, each world 1 km from the next (RVO2 has no layers).
+
     python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200] [--at-best]
+    python bench/small_worlds.py --layers [--sizes 1 2 5 10 100] [--total 1000] [--ticks 200]
 """
 
 from __future__ import annotations
@@ -71,6 +78,72 @@ def small_world(n: int, systems: bool = True) -> World:
         world.add_systems(SteeringSystem(), PhysicsSystem())
     world.run(3)
     return world
+
+
+def layered_world(n: int, worlds: int) -> World:
+    """``worlds`` copies of the bench's ``n``-agent world in one World, copy k on layer k (each
+    moves as it would alone: ``tests/test_layers.py``), after three ticks."""
+    start, goal = starts_and_goals(n)
+    world = World(seed=0, dt=DT)
+    world.map = MapGeometry((0, 0, SIZE, SIZE))
+    for layer in range(worlds):
+        for p, g in zip(start, goal):
+            world.spawn(Position(*p), Velocity(), Agent(max_speed=SPEED), Collider(RADIUS, layer=layer),
+                        SteeringWeights({"arrive": 1.0, "separation": 1.0}, target=tuple(g)))
+    world.add_systems(SteeringSystem(), PhysicsSystem())
+    world.run(3)
+    return world
+
+
+def rvo2_apart_step(n: int, worlds: int) -> Callable[[], None]:
+    """``worlds`` copies of the bench's ``n``-agent RVO2 world in one simulator, copy k moved
+    k km along x (out of each other's reach); one tick of them all, as ``rvo2_step``."""
+    import pyrvo
+
+    start, goal = starts_and_goals(n)
+    sim = pyrvo.RVOSimulator(DT, 1.5, 10, 2.0, 2.0, RADIUS, SPEED, pyrvo.Vector2(0.0, 0.0))
+    goals = []
+    for k in range(worlds):
+        for p, g in zip(start, goal):
+            sim.add_agent((float(p[0]) + 1000.0 * k, float(p[1])))
+            goals.append((float(g[0]) + 1000.0 * k, float(g[1])))
+
+    def step():
+        for i, (gx, gy) in enumerate(goals):
+            p = sim.get_agent_position(i)
+            dx, dy = gx - p.x, gy - p.y
+            d = (dx * dx + dy * dy) ** 0.5
+            s = SPEED / d if d > SPEED else 1.0
+            sim.set_agent_pref_velocity(i, (dx * s, dy * s))
+        sim.do_step()
+
+    step()
+    return step
+
+
+def every_step(steps: list[Callable[[], None]]) -> Callable[[], None]:
+    """One call of every step in ``steps``, in turn."""
+
+    def step():
+        for one in steps:
+            one()
+
+    return step
+
+
+def layers(sizes: list[int], total: int, ticks: int) -> None:
+    """The ``--layers`` table: µs per world and tick (median wall-clock of a tick over the worlds)."""
+    print("| agents a world | worlds | ecs_nav, one World of layers | ecs_nav, a World each "
+          "| RVO2, a simulator each | RVO2, one simulator |\n|---:|---:|---:|---:|---:|---:|")
+    for n in sizes:
+        worlds = max(1, total // n)
+        world = layered_world(n, worlds)
+        layered = per_tick(world.step, ticks)[0] / worlds
+        world.close()
+        lone = ours(n, ticks)[0]
+        separate = per_tick(every_step([rvo2_step(n) for _ in range(worlds)]), ticks)[0] / worlds
+        together = per_tick(rvo2_apart_step(n, worlds), ticks)[0] / worlds
+        print(f"| {n:,} | {worlds:,} | {layered:,.2f} | {lone:,.2f} | {separate:,.2f} | {together:,.2f} |")
 
 
 def ours(n: int, ticks: int) -> tuple[float, float]:
@@ -173,8 +246,15 @@ def main() -> None:
     parser.add_argument("--at-best", action="store_true",
                         help="only the least time of a call (timeit, no clock read per tick): World.step at "
                              "0, 1 and 10 agents, each system's update, RVO2's tick")
+    parser.add_argument("--layers", action="store_true",
+                        help="many small worlds stepped as one (a layer each) against lone Worlds and RVO2")
+    parser.add_argument("--total", type=int, default=1000, help="--layers: agents in all the worlds of a size")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.layers:
+        layers(args.sizes, args.total, args.ticks)
+        print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return
     if args.at_best:
         print("| at best | µs |\n|---|---:|")
         for label, us in at_best().items():
