@@ -274,9 +274,10 @@ class Collider(TableView):
 
     ``layer``: agents meet only the agents of their own layer -- separation, alignment and
     cohesion count only them as neighbours, the PhysicsSystem pushes apart only their overlaps,
-    and group arrival settles only against them. Agents of other layers pass through each other
-    as if each layer were a world of its own on the same map (many small worlds stepped as one:
-    ``bench/small_worlds.py --layers``). An entity without a Collider is on layer 0."""
+    and group arrival settles only against them. Agents of other layers pass through each other,
+    each layer moving as a World of its own on the same map would, apart from what the layers
+    share (the README's "Many small worlds as one: layers"). An entity without a Collider is on
+    layer 0. A box is part of the map, for every layer."""
 
     _fields = ("radius", "layer")
     radius = Column("radius", check=_length)

@@ -366,7 +366,9 @@ def relax_layers(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
     """``relax_agents`` with agents on layers (``layer`` (k,), ``Collider.layer``): agents of
     different layers do not push each other. With more than one layer, each layer's agents are
     relaxed on their own, as in a world holding only them (its passes, its early stop, its
-    grid). ``pos`` and ``elevation`` are updated in place."""
+    grid); a layer of one agent, or of at most ``SMALL_LAYER`` none of which overlap, is left as
+    the first pass would leave it, untouched. ``pos`` and ``elevation`` are updated in place;
+    nothing is returned (``relax_agents``' count of passes is per layer here)."""
     if single_layer(layer):
         relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
                      tolerance)

@@ -326,8 +326,9 @@ def _any_neighbour(run, pos, radius):
 def layer_pass(pos, heading, radius, layer, with_heading):
     """``neighbour_pass``'s sums for agents on several layers: for each layer, ``flock_sums``
     over a grid of that layer's agents alone with cells of their largest radius (at least 1e-6),
-    as a world holding only them would compute (a layer of one agent: no neighbour, zeros).
-    (k, 2), (k, 2), (k,), (k,) in; (count (k,), sums (k, 6)) out."""
+    as a world holding only them would compute. A layer of one agent, or of at most
+    ``SMALL_LAYER`` of which none has another within its radius, keeps the zeros the pass would
+    give, without a grid. (k, 2), (k, 2), (k,), (k,) in; (count (k,), sums (k, 6)) out."""
     k = pos.shape[0]
     count, sums = np.zeros(k, np.int64), np.zeros((k, 6))
     order, starts = layer_runs(layer)

@@ -403,6 +403,12 @@ class World:
         return taken
 
     def remove_component(self, entity: int, component_type: type) -> Any:
+        """Detach a sparse component (PathRequest, Path, tags) from ``entity``; returns it, or
+        None when it had none. The view components live in the agent table for the entity's
+        life: removing one is refused (despawn the entity and spawn it again without it)."""
+        if isinstance(component_type, type) and issubclass(component_type, TableView):
+            raise ValueError(f"remove_component: {component_type.__name__} lives in the agent table with the "
+                             "entity's row; despawn the entity and spawn it again without it")
         self._enter()
         self._structure[component_type] += 1
         return esper.try_remove_component(entity, component_type)

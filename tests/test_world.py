@@ -169,3 +169,17 @@ def test_rewritten_paths_are_recorded_per_entity_once_attached():
     loose.index = 2  # only waypoints count
     assert w.take_rewritten_paths().tolist() == [a, b]
     assert w.take_rewritten_paths().tolist() == []
+
+
+@pytest.mark.parametrize("kind", [Position, Velocity, Agent, SteeringWeights])
+def test_a_view_component_is_not_removed_from_under_its_row(kind):
+    """Removing a view component would leave its row saying the entity has it (a removed
+    Velocity kept moving the agent): refused, as adding one after spawn is, and nothing changes."""
+    world = World()
+    e = world.spawn(Position(0, 0), Velocity(1.0, 0.0), Agent(), SteeringWeights({"seek": 1.0}))
+    with pytest.raises(ValueError, match=f"remove_component: {kind.__name__} lives in the agent table"):
+        world.remove_component(e, kind)
+    assert world.try_get(e, kind) is not None
+    path = Path(waypoints=[(0, 0), (1, 0)])
+    world.add_component(e, path)
+    assert world.remove_component(e, Path) is path and world.try_get(e, Path) is None
