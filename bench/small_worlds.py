@@ -95,32 +95,6 @@ def layered_world(n: int, worlds: int) -> World:
     return world
 
 
-def rvo2_apart_step(n: int, worlds: int) -> Callable[[], None]:
-    """``worlds`` copies of the bench's ``n``-agent RVO2 world in one simulator, copy k moved
-    k km along x (out of each other's reach); one tick of them all, as ``rvo2_step``."""
-    import pyrvo
-
-    start, goal = starts_and_goals(n)
-    sim = pyrvo.RVOSimulator(DT, 1.5, 10, 2.0, 2.0, RADIUS, SPEED, pyrvo.Vector2(0.0, 0.0))
-    goals = []
-    for k in range(worlds):
-        for p, g in zip(start, goal):
-            sim.add_agent((float(p[0]) + 1000.0 * k, float(p[1])))
-            goals.append((float(g[0]) + 1000.0 * k, float(g[1])))
-
-    def step():
-        for i, (gx, gy) in enumerate(goals):
-            p = sim.get_agent_position(i)
-            dx, dy = gx - p.x, gy - p.y
-            d = (dx * dx + dy * dy) ** 0.5
-            s = SPEED / d if d > SPEED else 1.0
-            sim.set_agent_pref_velocity(i, (dx * s, dy * s))
-        sim.do_step()
-
-    step()
-    return step
-
-
 def every_step(steps: list[Callable[[], None]]) -> Callable[[], None]:
     """One call of every step in ``steps``, in turn."""
 
@@ -142,7 +116,7 @@ def layers(sizes: list[int], total: int, ticks: int) -> None:
         world.close()
         lone = ours(n, ticks)[0]
         separate = per_tick(every_step([rvo2_step(n) for _ in range(worlds)]), ticks)[0] / worlds
-        together = per_tick(rvo2_apart_step(n, worlds), ticks)[0] / worlds
+        together = per_tick(rvo2_step(n, worlds), ticks)[0] / worlds
         print(f"| {n:,} | {worlds:,} | {layered:,.2f} | {lone:,.2f} | {separate:,.2f} | {together:,.2f} |")
 
 
@@ -164,16 +138,19 @@ def framework_floor(ticks: int) -> dict[str, tuple[float, float]]:
     return floors
 
 
-def rvo2_step(n: int) -> Callable[[], None]:
+def rvo2_step(n: int, worlds: int = 1) -> Callable[[], None]:
     """One RVO2 tick of the bench's ``n`` agents: preferred velocities from Python, then
-    ``do_step()``."""
+    ``do_step()``. With ``worlds``, that many copies of them in the one simulator, copy k moved
+    k km along x (out of each other's reach), all in the tick."""
     import pyrvo
 
     start, goal = starts_and_goals(n)
     sim = pyrvo.RVOSimulator(DT, 1.5, 10, 2.0, 2.0, RADIUS, SPEED, pyrvo.Vector2(0.0, 0.0))
-    for p in start:
-        sim.add_agent((float(p[0]), float(p[1])))
-    goals = [(float(g[0]), float(g[1])) for g in goal]
+    goals = []
+    for k in range(worlds):
+        for p, g in zip(start, goal):
+            sim.add_agent((float(p[0]) + 1000.0 * k, float(p[1])))
+            goals.append((float(g[0]) + 1000.0 * k, float(g[1])))
 
     def step():
         for i, (gx, gy) in enumerate(goals):
