@@ -7,7 +7,7 @@ agent already arrived at the *same goal*, lying ahead of it toward the goal, has
 The crowd grows outward from the goal, a ring at a time, and every member stops once.
 
 ``goal_key`` says which agents share a goal (equal keys; -1 is no goal); agents on different
-layers (``Collider.layer``) never hold each other back (``meeting_keys``); ``toward`` is each
+layers (``Collider.layer``: ``layer``, another per-row column) never hold each other back; ``toward`` is each
 candidate's direction to its goal (need not be unit: only its sign against the neighbour
 matters). Two agents touch when their centres are at most ``r_i + r_j + gap`` apart and their
 bodies overlap in height (``|elevation_i - elevation_j| < body_height``, as in the physics).
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.aot import DirectCall, kernel
-from ecs_nav.spatial import build_grid, single_layer
+from ecs_nav.spatial import build_grid
 from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
 SETTLE_TICKS = 15
@@ -52,8 +52,8 @@ def stands_ahead(dx, dy, touch, rise, body_height, toward_x, toward_y):
 
 
 @kernel
-def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, arrived_radius,
-             arrived_elevation, arrived_key, gap, body_height, max_radius,
+def _settled(pos, radius, elevation, goal_key, layer, toward, candidates, arrived_pos, arrived_radius,
+             arrived_elevation, arrived_key, arrived_layer, gap, body_height, max_radius,
              ox, oy, inv_cell, cols, rows, cell_start, cell_items):
     out = np.zeros(candidates.size, np.bool_)
     top_x, top_y = cols - 1.0, rows - 1.0
@@ -72,7 +72,7 @@ def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, 
                 c = cy * cols + cx
                 for s in range(cell_start[c], cell_start[c + 1]):
                     j = cell_items[s]
-                    if arrived_key[j] != goal_key[i]:
+                    if arrived_key[j] != goal_key[i] or arrived_layer[j] != layer[i]:
                         continue
                     if stands_ahead(arrived_pos[j, 0] - px, arrived_pos[j, 1] - py, radius[i] + arrived_radius[j] + gap,
                                     arrived_elevation[j] - elevation[i], body_height, toward[k, 0], toward[k, 1]):
@@ -87,7 +87,7 @@ def _settled(pos, radius, elevation, goal_key, toward, candidates, arrived_pos, 
 
 
 @kernel
-def _settled_scan(pos, radius, elevation, goal_key, toward, candidates, arrived, gap, body_height):
+def _settled_scan(pos, radius, elevation, goal_key, layer, toward, candidates, arrived, gap, body_height):
     """``_settled`` without a grid: every candidate against every arrived row, the same tests
     (the grid only skips rows too far to pass the distance test). For a few candidates this
     is cheaper than binning every arrived agent (the stuck check's queue test asks for a
@@ -98,7 +98,7 @@ def _settled_scan(pos, radius, elevation, goal_key, toward, candidates, arrived,
         px, py = pos[i, 0], pos[i, 1]
         for m in range(arrived.size):
             j = arrived[m]
-            if goal_key[j] != goal_key[i]:
+            if goal_key[j] != goal_key[i] or layer[j] != layer[i]:
                 continue
             if stands_ahead(pos[j, 0] - px, pos[j, 1] - py, radius[i] + radius[j] + gap, elevation[j] - elevation[i],
                             body_height, toward[k, 0], toward[k, 1]):
@@ -112,12 +112,14 @@ SCAN_CANDIDATES = 8
 (a scan costs about 2 ns per arrived row and candidate; binning costs about 35 ns per row)."""
 
 
-def settled_against_arrived(pos, radius, elevation, goal_key, candidates, toward, arrived, *,
+def settled_against_arrived(pos, radius, elevation, goal_key, candidates, toward, arrived, *, layer=None,
                             gap: float = SETTLE_GAP, body_height: float = 2.0) -> np.ndarray:
-    """Which ``candidates`` touch an agent of ``arrived`` with the same goal that lies ahead.
+    """Which ``candidates`` touch an agent of ``arrived`` with the same goal (and layer) that lies
+    ahead.
 
     Args:
         pos, radius, elevation, goal_key: per-row columns, (n, 2), (n,), (n,), (n,) int64.
+        layer: (n,) int64 each row's layer (``Collider.layer``); None: every row on layer 0.
         candidates: (k,) rows of agents still on their way.
         toward: (k, 2) each candidate's direction toward its goal.
         arrived: (a,) rows of agents that have arrived (stopped at their goal).
@@ -136,22 +138,22 @@ def settled_against_arrived(pos, radius, elevation, goal_key, candidates, toward
         raise ValueError(f"gap must be >= 0 and body_height > 0 (finite), got {gap!r}, {body_height!r}")
     if candidates.size == 0 or arrived.size == 0:
         return np.zeros(candidates.size, bool)
+    goal_key = np.ascontiguousarray(goal_key, dtype=np.int64)
+    layer = np.zeros(goal_key.shape[0], np.int64) if layer is None else np.ascontiguousarray(layer, dtype=np.int64)
     if candidates.size <= SCAN_CANDIDATES:
         return _settled_scan(np.ascontiguousarray(pos, dtype=np.float64),
                              np.ascontiguousarray(radius, dtype=np.float64),
                              np.ascontiguousarray(elevation, dtype=np.float64),
-                             np.ascontiguousarray(goal_key, dtype=np.int64), toward, candidates, arrived,
-                             float(gap), float(body_height))
+                             goal_key, layer, toward, candidates, arrived, float(gap), float(body_height))
     arrived_pos = np.ascontiguousarray(pos[arrived], dtype=np.float64)
     arrived_radius = np.ascontiguousarray(radius[arrived], dtype=np.float64)
     max_radius = float(arrived_radius.max())
     grid = build_grid(arrived_pos, cell_size=max(2.0 * max_radius + gap, 1e-3))
     return _settled(
         np.ascontiguousarray(pos, dtype=np.float64), np.ascontiguousarray(radius, dtype=np.float64),
-        np.ascontiguousarray(elevation, dtype=np.float64), np.ascontiguousarray(goal_key, dtype=np.int64),
-        toward, candidates, arrived_pos, arrived_radius,
-        np.ascontiguousarray(elevation[arrived], dtype=np.float64),
-        np.ascontiguousarray(goal_key[arrived], dtype=np.int64),
+        np.ascontiguousarray(elevation, dtype=np.float64), goal_key, layer, toward, candidates, arrived_pos,
+        arrived_radius, np.ascontiguousarray(elevation[arrived], dtype=np.float64), goal_key[arrived],
+        layer[arrived],
         float(gap), float(body_height), max_radius, *grid.kernel_args(),
     )
 
@@ -190,23 +192,13 @@ def anyone_arrived(n, follow_state, goal_key):
     return False
 
 
-def meeting_keys(table, key: np.ndarray) -> np.ndarray:
-    """``key`` (n,) int64 (of the rows [0, n)) refined by layer: rows get equal keys where both
-    their ``key`` and their ``layer`` are equal (``key`` itself when every row is on one layer),
-    so agents of different layers never meet in ``settled_against_arrived``."""
-    layer = table.layer[:table.n]
-    if single_layer(layer):
-        return key
-    return np.unique(np.stack([key, layer], axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-
-
 def touching_arrived(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
     """(k,) bool: ``rows`` touch another agent of their layer arrived at their goal, lying
     ``toward`` it (an agent is never ahead of itself, so ``rows`` may include arrived agents)."""
     arrived = arrived_rows(table)
     n = table.n
-    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n],
-                                   meeting_keys(table, table.goal_key[:n]), rows, toward, arrived)
+    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], table.goal_key[:n],
+                                   rows, toward, arrived, layer=table.layer[:n])
 
 
 def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt: float,
@@ -296,5 +288,5 @@ def queueing(table, rows: np.ndarray, toward: np.ndarray) -> np.ndarray:
     stuck."""
     n = table.n
     everyone = np.flatnonzero(table.is_agent[:n])
-    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n],
-                                   meeting_keys(table, np.zeros(n, np.int64)), rows, toward, everyone)
+    return settled_against_arrived(table.pos[:n], table.radius[:n], table.elevation[:n], np.zeros(n, np.int64),
+                                   rows, toward, everyone, layer=table.layer[:n])

@@ -17,8 +17,8 @@ changes speed, never results: queries visit every cell their box overlaps.
 Agents on different layers (``Collider.layer``) never meet: the passes that pair agents -- the
 steering's neighbour sums, the physics' relaxation, a recording's nearest-neighbour tally -- run
 once per layer over that layer's agents alone (``layer_runs`` in kernels, ``layer_members`` in
-Python), in the order a world holding only them would visit them (group arrival instead tells
-layers apart in its keys: ``arrival.meeting_keys``).
+Python), in the order a world holding only them would visit them (group arrival, whose test
+compares a goal key anyway, compares the layer beside it: ``arrival.settled_against_arrived``).
 
 Shapes: points/positions are (k, 2) float64 in the ground plane; radii (k,) or a scalar.
 """
