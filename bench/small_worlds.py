@@ -65,32 +65,20 @@ def per_tick(step, ticks: int) -> tuple[float, float]:
     return statistics.median(wall) * 1e6, statistics.median(cpu) * 1e6
 
 
-def small_world(n: int, systems: bool = True) -> World:
+def small_world(n: int, systems: bool = True, worlds: int = 1) -> World:
     """The bench's world of ``n`` agents (0: none), with the SteeringSystem and PhysicsSystem
-    unless ``systems`` is False, after three ticks (numba cache loads)."""
+    unless ``systems`` is False, after three ticks (numba cache loads). With ``worlds``, that
+    many copies of its agents in the one World, copy k on layer k (each moves as it would alone:
+    ``tests/test_layers.py``)."""
     start, goal = starts_and_goals(max(n, 1))
     world = World(seed=0, dt=DT)
     world.map = MapGeometry((0, 0, SIZE, SIZE))
-    for p, g in list(zip(start, goal))[:n]:
-        world.spawn(Position(*p), Velocity(), Agent(max_speed=SPEED), Collider(RADIUS),
-                    SteeringWeights({"arrive": 1.0, "separation": 1.0}, target=tuple(g)))
-    if systems:
-        world.add_systems(SteeringSystem(), PhysicsSystem())
-    world.run(3)
-    return world
-
-
-def layered_world(n: int, worlds: int) -> World:
-    """``worlds`` copies of the bench's ``n``-agent world in one World, copy k on layer k (each
-    moves as it would alone: ``tests/test_layers.py``), after three ticks."""
-    start, goal = starts_and_goals(n)
-    world = World(seed=0, dt=DT)
-    world.map = MapGeometry((0, 0, SIZE, SIZE))
     for layer in range(worlds):
-        for p, g in zip(start, goal):
+        for p, g in list(zip(start, goal))[:n]:
             world.spawn(Position(*p), Velocity(), Agent(max_speed=SPEED), Collider(RADIUS, layer=layer),
                         SteeringWeights({"arrive": 1.0, "separation": 1.0}, target=tuple(g)))
-    world.add_systems(SteeringSystem(), PhysicsSystem())
+    if systems:
+        world.add_systems(SteeringSystem(), PhysicsSystem())
     world.run(3)
     return world
 
@@ -111,7 +99,7 @@ def layers(sizes: list[int], total: int, ticks: int) -> None:
           "| RVO2, a simulator each | RVO2, one simulator |\n|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
         worlds = max(1, total // n)
-        world = layered_world(n, worlds)
+        world = small_world(n, worlds=worlds)
         layered = per_tick(world.step, ticks)[0] / worlds
         world.close()
         lone = ours(n, ticks)[0]
