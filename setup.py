@@ -1,8 +1,8 @@
 """The one build step pyproject.toml cannot declare: the kernels compiled ahead of time.
 
-Installing the package, or building a wheel, runs ``python -m ecs_nav.aot_build`` on the source
+Installing the package, or building a wheel, runs ``python -m ecs_nav.compile.aot_build`` on the source
 tree (numba and numpy come from ``[build-system] requires``) to write the extension module
-``ecs_nav.aot_kernels`` (see ``ecs_nav/aot.py``). The extension is optional: where
+``ecs_nav.aot_kernels`` (see ``ecs_nav/compile/aot.py``). The extension is optional: where
 it does not build (no C compiler, a numba without its AOT compiler), the install goes on with a
 warning and the kernels compile on first use. Where the source tree already holds the library
 this build would write (same sources, numba, numpy and CPU level), it is copied, not compiled
@@ -39,7 +39,7 @@ class BuildKernels(build_ext):
             return
         folder = built.parent
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        command = [sys.executable, "-m", "ecs_nav.aot_build", str(folder), "--reuse"]
+        command = [sys.executable, "-m", "ecs_nav.compile.aot_build", str(folder), "--reuse"]
         if subprocess.run(command, cwd=ROOT, env=env).returncode:
             raise ExecError("the kernels were not compiled ahead of time (see above); they compile on first use")
 

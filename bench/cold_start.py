@@ -1,8 +1,8 @@
 """What a new user waits for: ``import ecs_nav``, and ``ecs-nav run chase --headless --ticks 1``
 on an empty numba cache (cold) and on a filled one (warm). With the kernels compiled ahead of time
-(``ecs_nav.aot``: the checkout's library, built by ``pip install -e .``) nothing compiles; "without
+(``ecs_nav.compile.aot``: the checkout's library, built by ``pip install -e .``) nothing compiles; "without
 the library" (``ECS_NAV_AOT=0``) every kernel the scene uses compiles, by default in parallel
-processes (``ecs_nav.precompile``; "one process" turns that off with ``ECS_NAV_COMPILE_WORKERS=0``).
+processes (``ecs_nav.compile.precompile``; "one process" turns that off with ``ECS_NAV_COMPILE_WORKERS=0``).
 A checkout older than either variable ignores it.
 Beside them, numba's own floor, the least any numba program pays: ``import numba``, and one
 trivial cached kernel (``a + b`` on two floats) called on an empty cache and on a filled one.
@@ -100,7 +100,7 @@ def numba_floor(repeat: int) -> dict[str, list[tuple[float, float, str]]]:
 def compile_all(checkout: Path) -> dict[str, tuple[float, float, str]]:
     """On an empty numba cache: ``ecs-nav compile`` (every built-in scene's kernels into numba's
     cache, in parallel processes, ``ECS_NAV_AOT=0``), and the library's build (``python -m
-    ecs_nav.aot_build``, what installing the package runs; into a temporary folder): (wall s, CPU
+    ecs_nav.compile.aot_build``, what installing the package runs; into a temporary folder): (wall s, CPU
     s, load) of each."""
     env = {k: v for k, v in os.environ.items() if k != "ECS_NAV_COMPILE_WORKERS"}
     env = {**env, "PYTHONPATH": str(checkout), "ECS_NAV_AOT": "0"}
@@ -110,7 +110,7 @@ def compile_all(checkout: Path) -> dict[str, tuple[float, float, str]]:
         found["ecs-nav compile, every built-in scene, cold"] = (*timed(command, {**env, "NUMBA_CACHE_DIR": cache},
                                                                        checkout), load())  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache, tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "ecs_nav.aot_build", out]
+        command = [sys.executable, "-m", "ecs_nav.compile.aot_build", out]
         found["the library's build (what installing runs), cold"] = (*timed(command, {**env, "NUMBA_CACHE_DIR": cache},
                                                                              checkout), load())  # fmt: skip
     return found

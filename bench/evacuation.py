@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "bench"))  # its sibling scripts, also when import
 from system_cpu import cpu_per_system  # noqa: E402
 
 from ecs_nav.nav import flow_field  # noqa: E402
-from ecs_nav.scene import build_world, parse_scene  # noqa: E402
+from ecs_nav.scene.files import build_world, parse_scene  # noqa: E402
 
 SCENE = "evacuation"
 SEPARATION_MARGIN = 0.01  # metres kept between discs after separation (JuPedSim needs > r1 + r2)

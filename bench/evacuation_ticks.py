@@ -32,7 +32,7 @@ import json, os, sys, time
 tree = sys.argv[1]
 sys.path.insert(0, tree)
 from bench.evacuation import crowd_parameters, evacuation_scene, shared_start
-from ecs_nav.scene import build_world
+from ecs_nav.scene.files import build_world
 scene = evacuation_scene(None)
 _, radius, _, _ = crowd_parameters(scene)
 world = build_world(scene)

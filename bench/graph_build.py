@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_build import chase_geometry  # noqa: E402
 
-from ecs_nav.geometry import MapGeometry  # noqa: E402
+from ecs_nav.geometry.map import MapGeometry  # noqa: E402
+from ecs_nav.geometry.shapes import Box  # noqa: E402
 from ecs_nav.nav.build import ScanParams, rebuild_region, scan_heightfield  # noqa: E402
 from ecs_nav.nav.smooth import smooth_path  # noqa: E402
-from ecs_nav.shapes import Box  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, float]:

@@ -43,7 +43,7 @@ print(json.dumps({"cpu": time.process_time() - start, "kernels": kernels}))
 
 
 def measure(checkout: Path, scene: str, ticks: int) -> dict:
-    # one process: a first run's parallel compile (ecs_nav.precompile) would hand kernels to
+    # one process: a first run's parallel compile (ecs_nav.compile.precompile) would hand kernels to
     # other processes, whose compilations this one does not see
     with tempfile.TemporaryDirectory(prefix="numba-kernels-") as cache:
         env = {**os.environ, "PYTHONPATH": str(checkout), "NUMBA_CACHE_DIR": cache, "ECS_NAV_COMPILE_WORKERS": "0",

@@ -30,8 +30,8 @@ from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, Position, SteeringWeights, Velocity, World
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.shapes import Box, Circle
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle
 
 SIZE = 200.0
 AGENT_RADIUS = 0.4

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from platformer_levels import random_level, standing_cells  # noqa: E402
 
-from ecs_nav.nav.platformer import build_masks, find_path  # noqa: E402
-from ecs_nav.platformer_bots import PlatformerBots  # noqa: E402
+from ecs_nav.platformer.bots import PlatformerBots  # noqa: E402
+from ecs_nav.platformer.planner import build_masks, find_path  # noqa: E402
 
 
 def planner(width: int, height: int, queries: int = 40) -> None:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import ecs_nav
-from ecs_nav.recording import record
+from ecs_nav.results.recording import record
 
 
 def size_of(path: Path) -> int:

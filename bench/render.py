@@ -21,9 +21,9 @@ import numpy as np
 from ecs_nav.systems import render
 
 from ecs_nav import Agent, Collider, Position, Velocity, World, draw
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.nav.build import ScanParams, scan_heightfield
-from ecs_nav.shapes import Box, Circle
 
 BOUNDS = (-100.0, -60.0, 100.0, 60.0)
 

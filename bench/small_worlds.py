@@ -37,7 +37,7 @@ from ecs_nav.systems.steering import SteeringSystem
 from system_cpu import cpu_per_system
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.geometry.map import MapGeometry
 
 SIZE = 200.0
 RADIUS = 0.4

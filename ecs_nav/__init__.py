@@ -7,7 +7,7 @@
 
 import os as _os
 
-from ecs_nav.components import (
+from ecs_nav.core.components import (
     Agent,
     Collider,
     Name,
@@ -19,36 +19,39 @@ from ecs_nav.components import (
     SteeringWeights,
     Velocity,
 )
-from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.core.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.core.world import FunctionSystem, System, World
+from ecs_nav.moved import install as _install_moved_paths
 from ecs_nav.version import __version__
-from ecs_nav.world import FunctionSystem, System, World
+
+_install_moved_paths()  # (the previous release's module paths, with a DeprecationWarning)
 
 
 def load_scene(path_or_name, seed=None):
     """Load a scene file, or a built-in scene by name, into a new World with its systems."""
-    from ecs_nav.scene import load_scene as _load
+    from ecs_nav.scene.files import load_scene as _load
 
     return _load(path_or_name, seed=seed)
 
 
 def save_scene(world, path=None):
     """Write ``world`` as a scene file; returns the TOML text."""
-    from ecs_nav.scene import save_scene as _save
+    from ecs_nav.scene.files import save_scene as _save
 
     return _save(world, path)
 
 
 def record(world, path, every=1, background=True):
     """Record ``world``'s run to ``path`` (.sqlite, .parquet or .csv) every ``every`` ticks;
-    close the returned Recording (or use ``with``) to finish the file. See ecs_nav.recording."""
-    from ecs_nav.recording import record as _record
+    close the returned Recording (or use ``with``) to finish the file. See ecs_nav.results.recording."""
+    from ecs_nav.results.recording import record as _record
 
     return _record(world, path, every=every, background=background)
 
 
 def read_recording(path):
     """A recording read back as DataFrames (trajectories, events, agents) and the run summary."""
-    from ecs_nav.recording_read import read_recording as _read
+    from ecs_nav.results.read import read_recording as _read
 
     return _read(path)
 
@@ -56,8 +59,8 @@ def read_recording(path):
 def sweep(scene, params, ticks=600, out="sweep.parquet", engine="local", workers=None, scheduler=None,
           address=None, progress=True):
     """Run every combination of ``params`` on ``scene``, each as its own World; returns the
-    table (a DataFrame, also written to ``out`` as Parquet). See ecs_nav.sweeps."""
-    from ecs_nav.sweeps import sweep as _sweep
+    table (a DataFrame, also written to ``out`` as Parquet). See ecs_nav.results.sweeps."""
+    from ecs_nav.results.sweeps import sweep as _sweep
 
     return _sweep(scene, params, ticks=ticks, out=out, engine=engine, workers=workers, scheduler=scheduler,
                   address=address, progress=progress)
@@ -67,7 +70,7 @@ def __getattr__(name):
     """``ecs_nav.SceneError`` (the error of a bad scene file), imported when first asked for: the
     scene modules are not loaded by ``import ecs_nav``."""
     if name == "SceneError":
-        from ecs_nav.scene_schema import SceneError
+        from ecs_nav.scene.schema import SceneError
 
         return SceneError
     raise AttributeError(f"module 'ecs_nav' has no attribute {name!r}")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from ecs_nav.limits import FRAME_SIZE_LIMIT, INTEGER_LIMIT, SEED_LIMIT
+from ecs_nav.core.limits import FRAME_SIZE_LIMIT, INTEGER_LIMIT, SEED_LIMIT
 from ecs_nav.version import __version__
 
 EXIT_MISSING_PACKAGE = 1
@@ -69,7 +69,7 @@ def _scene_description(path) -> str:
 
 
 def cmd_list(args) -> int:
-    from ecs_nav.scene import builtin_scenes, scenes_dir
+    from ecs_nav.scene.files import builtin_scenes, scenes_dir
 
     names = builtin_scenes()
     width = max((len(n) for n in names), default=0)
@@ -79,9 +79,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from ecs_nav.reachability import unreachable_goals
-    from ecs_nav.scene import build_world, parse_scene
-    from ecs_nav.unserved import unserved_components
+    from ecs_nav.scene.files import build_world, parse_scene
+    from ecs_nav.scene.reachability import unreachable_goals
+    from ecs_nav.scene.unserved import unserved_components
 
     scene = parse_scene(args.scene)
     world = build_world(scene)  # what `run` does before its first tick: the two never disagree
@@ -98,20 +98,19 @@ def cmd_validate(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from ecs_nav.scene import load_scene
+    from ecs_nav.scene.files import load_scene
+    from ecs_nav.scene.unserved import unserved_components
     from ecs_nav.systems.render import display_available  # imports no pyglet
-    from ecs_nav.unserved import unserved_components
 
     if args.every is not None and not args.out:
         raise ValueError("--every: it says how often --out writes trajectories; give --out FILE too")
     if not args.headless and not (args.screenshot or args.record or args.out) and display_available():
-        from ecs_nav.viewer import run_viewer
+        from ecs_nav.render.viewer import run_viewer
 
         run_viewer(args.scene, seed=args.seed)
         return 0
     if args.screenshot or args.record:  # output names and packages: checked before the run, not after it
-        from ecs_nav import viewer
-
+        from ecs_nav.render import viewer
         outputs = []  # (names and packages of both first: no folder is made for a run refused)
         if args.screenshot:
             outputs.append((viewer.check_screenshot_path(args.screenshot), "screenshot"))
@@ -122,7 +121,7 @@ def cmd_run(args) -> int:
         for out, what in outputs:
             viewer.check_writable(out, what)
     if args.out:
-        from ecs_nav.recording_formats import check_out_path
+        from ecs_nav.results.formats import check_out_path
 
         check_out_path(args.out)
     world = load_scene(args.scene, seed=args.seed)
@@ -130,21 +129,21 @@ def cmd_run(args) -> int:
         print(f"warning: {line}", file=sys.stderr)
     recording = None
     if args.out:
-        from ecs_nav.recording import record as record_results
+        from ecs_nav.results.recording import record as record_results
 
         recording = record_results(world, args.out, every=args.every or 1)
     start = time.perf_counter()
     ticks = args.ticks
     try:
         if ticks > 0:  # the first tick builds the nav graph: then say once which goals cannot be reached
-            from ecs_nav.reachability import unreachable_goals
+            from ecs_nav.scene.reachability import unreachable_goals
 
             world.step()
             ticks -= 1
             for line in unreachable_goals(world):
                 print(f"warning: {line}", file=sys.stderr)
         if args.record:
-            from ecs_nav.viewer import record
+            from ecs_nav.render.viewer import record
 
             record(world, ticks, args.record, size=tuple(args.size), fps=args.fps)
         else:
@@ -157,7 +156,7 @@ def cmd_run(args) -> int:
     if recording is not None:
         recording.close()
     if args.screenshot:
-        from ecs_nav.viewer import screenshot
+        from ecs_nav.render.viewer import screenshot
 
         screenshot(world, args.screenshot, size=tuple(args.size))
     summary = {"scene": str(args.scene), "seed": world.seed, **world.summary(),
@@ -187,12 +186,12 @@ def cmd_compile(args) -> int:
         return compile_ahead(args.scenes)
     from numba import config
 
-    from ecs_nav import aot
-    from ecs_nav.compile_watch import kernels_compiled
-    from ecs_nav.kernel_manifest import dispatcher_of, numba_version, scene_entries, signature_of
-    from ecs_nav.precompile import compile_entries, precompile_scenes
-    from ecs_nav.scene import builtin_scenes
-    from ecs_nav.scene_values import did_you_mean
+    from ecs_nav.compile import aot
+    from ecs_nav.compile.manifest import dispatcher_of, numba_version, scene_entries, signature_of
+    from ecs_nav.compile.precompile import compile_entries, precompile_scenes
+    from ecs_nav.compile.watch import kernels_compiled
+    from ecs_nav.scene.files import builtin_scenes
+    from ecs_nav.scene.values import did_you_mean
 
     known = builtin_scenes()
     unknown = [name for name in args.scenes if name not in known]
@@ -207,8 +206,9 @@ def cmd_compile(args) -> int:
               file=sys.stderr)
         return 0
     if not entries:
-        print(f"ecs-nav compile: warning: no kernel list for numba {numba_version()} (ecs_nav/kernel_manifest.json "
-              "is missing or was made with another; python -m ecs_nav.kernel_recorder writes it); the kernels "
+        print(f"ecs-nav compile: warning: no kernel list for numba {numba_version()} "
+              "(ecs_nav/compile/kernel_manifest.json is missing or was made with another; python -m "
+              "ecs_nav.compile.recorder writes it); the kernels "
               "compile on first use", file=sys.stderr)  # fmt: skip
         return 0
     for entry in entries:
@@ -233,8 +233,8 @@ def cmd_compile(args) -> int:
 
 def compile_ahead(scenes: list[str]) -> int:
     """``ecs-nav compile --ahead``: build the library of kernels compiled ahead of time into the
-    installed package (``ecs_nav.aot_build``, in a process of its own)."""
-    from ecs_nav.aot import PACKAGE_DIR
+    installed package (``ecs_nav.compile.aot_build``, in a process of its own)."""
+    from ecs_nav.compile.aot import PACKAGE_DIR
 
     if scenes:
         raise ValueError("compile --ahead: it compiles every built-in scene's kernels; name no scene")
@@ -242,13 +242,13 @@ def compile_ahead(scenes: list[str]) -> int:
         raise PermissionError(f"compile --ahead: {PACKAGE_DIR} is not writable: run it as the package's owner, or "
                               "install the package again (installing builds the library)")  # fmt: skip
     # run from the folder holding the package: a file in the current folder cannot shadow a module
-    built = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(PACKAGE_DIR)], stdin=subprocess.DEVNULL,
-                           cwd=PACKAGE_DIR.parent)  # fmt: skip
+    built = subprocess.run([sys.executable, "-m", "ecs_nav.compile.aot_build", str(PACKAGE_DIR)],
+                           stdin=subprocess.DEVNULL, cwd=PACKAGE_DIR.parent)  # fmt: skip
     return 0 if built.returncode == 0 else EXIT_MISSING_PACKAGE
 
 
 def cmd_plot(args) -> int:
-    from ecs_nav.plots import is_sweep_table, plot_recording, plot_sweep_table
+    from ecs_nav.results.plots import is_sweep_table, plot_recording, plot_sweep_table
 
     plot = plot_sweep_table if is_sweep_table(args.recording) else plot_recording
     for path in plot(args.recording, args.out_dir):
@@ -257,7 +257,7 @@ def cmd_plot(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from ecs_nav.sweeps import sweep
+    from ecs_nav.results.sweeps import sweep
 
     table = sweep(args.scene, args.param, ticks=args.ticks, out=args.out, engine=args.engine, workers=args.workers,
                   scheduler=args.scheduler, address=args.address, progress=not args.quiet)
@@ -267,8 +267,8 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_view(args) -> int:
-    from ecs_nav.scene import resolve_scene
-    from ecs_nav.viewer import run_viewer
+    from ecs_nav.render.viewer import run_viewer
+    from ecs_nav.scene.files import resolve_scene
 
     resolve_scene(args.scene)  # a bad name fails here, before any window opens
     run_viewer(args.scene, seed=args.seed)
@@ -382,11 +382,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ecs_nav.compile_watch import kernels_compiled, report_progress
-    from ecs_nav.recording_formats import ResultsUnavailable
-    from ecs_nav.scene import SceneError
+    from ecs_nav.compile.watch import kernels_compiled, report_progress
+    from ecs_nav.render.viewer import MediaUnavailable
+    from ecs_nav.results.formats import ResultsUnavailable
+    from ecs_nav.scene.files import SceneError
     from ecs_nav.systems.render import RenderUnavailable
-    from ecs_nav.viewer import MediaUnavailable
 
     args = build_parser().parse_args(argv)
     report_progress(True)  # a first run compiles the kernels: say so on stderr instead of sitting silent
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         code = args.fn(args)
         sys.stdout.flush()  # (a pipe's reader gone: BrokenPipeError here, not at exit)
         if kernels_compiled() > compiled:
-            from ecs_nav import aot  # (numba is loaded by now)
+            from ecs_nav.compile import aot  # (numba is loaded by now)
 
             ahead = "" if aot.installed() or not aot.enabled() else (
                 " (no kernels compiled ahead of time are installed: `ecs-nav compile --ahead` builds them)")
@@ -448,7 +448,7 @@ def _reader_gone(stream) -> bool:
 
 
 def _one_line(text: str) -> str:
-    from ecs_nav.scene_schema import one_line
+    from ecs_nav.scene.schema import one_line
 
     return one_line(" ".join(text.split("\n")))
 

@@ -3,7 +3,7 @@
 Such a request gets no Path. It names a goal (a point, several points, a zone or a target
 entity); every request naming the same goal shares one field of the World's ``FlowFields``
 (``ecs_nav.nav.fields``), and the agent's table row records which (``field_id``) together with
-its goal key (group arrival: ``ecs_nav.arrival.goal_key_of_field``) and whether it leaves the
+its goal key (group arrival: ``ecs_nav.motion.arrival.goal_key_of_field``) and whether it leaves the
 world on arrival (``despawn_on_arrival``). The PathFollowSystem steers it along the field.
 
 Per tick:
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.arrival import goal_key_of_field
+from ecs_nav.motion.arrival import goal_key_of_field
 from ecs_nav.nav.fields import FIELDS, FieldGoal, FlowFields, SharedField, goal_nodes
 
 

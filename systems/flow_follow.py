@@ -10,7 +10,7 @@ and ``follow_state`` ARRIVE (SEEK for an agent that leaves on arrival: it walks 
 speed). The ``follow_path`` behaviour then seeks or arrives at
 it, so the same SteeringWeights serve paths and fields.
 
-Arrival, the same rules as paths (``ecs_nav.arrival``):
+Arrival, the same rules as paths (``ecs_nav.motion.arrival``):
 - within ``stopping_distance`` of the goal (the field's distance; inside a zone goal: 0; for a
   target entity: the straight distance to where it stands now), or held back by agents already
   arrived at the same field (group arrival): STOPPED, one ``TargetReached``, and the entity is
@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.arrival import arrived_rows, held_back, standing_still, touching_arrived
-from ecs_nav.events import PathFailed, Stuck, TargetReached
+from ecs_nav.core.events import PathFailed, Stuck, TargetReached
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
+from ecs_nav.motion.arrival import arrived_rows, held_back, standing_still, touching_arrived
 from ecs_nav.nav.fields import FIELDS, steer_along
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
 
 MIN_LOOKAHEAD = 0.5
 """The steering target is never closer than this (m) ahead, so seek keeps a direction."""

@@ -39,11 +39,11 @@ import math
 import numpy as np
 from ecs_nav.systems.platformer_stage import build_level
 
-from ecs_nav.components import Collider, Path
+from ecs_nav.core.components import Collider, Path
+from ecs_nav.core.world import System, World
+from ecs_nav.geometry.shapes import Box
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, scan_heightfield
 from ecs_nav.nav.grid import grid_graph
-from ecs_nav.shapes import Box
-from ecs_nav.world import System, World
 
 _REPLAN = ("complete", "partial")
 """Path statuses that a region change can make stale (a stale/unreachable/none path is left)."""

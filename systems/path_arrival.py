@@ -1,7 +1,7 @@
 """The PathFollowSystem's final approach: arrival, group arrival, re-arming and facing of the
 rows that follow a once-path (``systems/path_follow.py`` describes the rules, seed 000).
 
-Per tick, after the waypoint tests: the compiled pass ``ecs_nav.follow_rows.final_approach``
+Per tick, after the waypoint tests: the compiled pass ``ecs_nav.motion.follow_rows.final_approach``
 finds each row's final target (the goal, or where the target entity stands now), points the
 rows on their final leg at it, and tells which rows arrive (within ``stopping_distance``),
 which may be held back by the arrived crowd (group arrival, asked only when some agent has
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.aot import DirectCall
-from ecs_nav.arrival import held_back, touching_arrived
-from ecs_nav.events import PathFailed, TargetReached
-from ecs_nav.follow_rows import face_stopped, final_approach
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.compile.aot import DirectCall
+from ecs_nav.core.events import PathFailed, TargetReached
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.motion.arrival import held_back, touching_arrived
+from ecs_nav.motion.follow_rows import face_stopped, final_approach
 
 REARM_RADII = 4.0
 """An agent stopped at a fixed goal re-arms only when pushed this many of its radii further

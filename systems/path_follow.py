@@ -36,14 +36,14 @@ Per tick, for the rows that follow a waypoint:
   target (at any index, as in seed 000 where the test is the distance to the target): STOPPED,
   ``TargetReached`` once, and the heading turns toward the target with
   ``Lerp(current, look, dt * turn_speed)``, yaw only: Unity's ``Quaternion.Lerp``, the same
-  kernel the PhysicsSystem turns headings with (``ecs_nav.physics.turn_heading``). A STOPPED
+  kernel the PhysicsSystem turns headings with (``ecs_nav.motion.physics.turn_heading``). A STOPPED
   agent re-arms when the target is further than ``stopping_distance + STOP_HYSTERESIS``; with a
   fixed goal, only when pushed ``REARM_RADII`` radii further out than where it stopped and
   touching no arrived agent of its goal (a settled crowd is pushed about as it packs).
-* **group arrival** (``ecs_nav.arrival``): a once-path follower held back for ``settle_ticks``
+* **group arrival** (``ecs_nav.motion.arrival``): a once-path follower held back for ``settle_ticks``
   ticks by agents already arrived at the same goal (same goal point, or same target entity) --
   touching one that lies ahead of it toward its steering target, and advancing slower than
-  ``ecs_nav.arrival.BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
+  ``ecs_nav.motion.arrival.BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
   ``TargetReached``. One that slides round the arrived agents keeps going, so a crowd grows
   round its goal instead of pushing at it.
 * **leaving**: an agent whose request says ``despawn_on_arrival`` is despawned at the end of
@@ -78,20 +78,20 @@ from ecs_nav.systems.flow_follow import FlowFollower
 from ecs_nav.systems.path_arrival import REARM_RADII, approach
 from ecs_nav.systems.platformer_stage import run_bots
 
-from ecs_nav.aot import DirectCall
-from ecs_nav.arrival import (
+from ecs_nav.compile.aot import DirectCall
+from ecs_nav.core.components import Path, PathRequest
+from ecs_nav.core.events import Stuck, WaypointReached
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.core.world import System
+from ecs_nav.motion.arrival import (
     SETTLE_TICKS,
     STUCK_DISTANCE,
     goal_key_of_entity,
     goal_key_of_point,
     standing_still,
 )
-from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import Stuck, WaypointReached
-from ecs_nav.follow_rows import waypoint_hits
-from ecs_nav.steering import normalize
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.world import System
+from ecs_nav.motion.follow_rows import waypoint_hits
+from ecs_nav.motion.steering import normalize
 
 STOP_HYSTERESIS = 0.5
 """A STOPPED agent re-arms (may emit TargetReached again) once the target is further than
@@ -109,7 +109,7 @@ class PathFollowSystem(System):
         stuck_ticks: ticks standing still before ``Stuck`` (seed 002: 20 frames).
         stop_hysteresis: see STOP_HYSTERESIS.
         stuck_distance: see STUCK_DISTANCE.
-        group_arrival: settle against arrived agents of the same goal (``ecs_nav.arrival``).
+        group_arrival: settle against arrived agents of the same goal (``ecs_nav.motion.arrival``).
         settle_ticks: see SETTLE_TICKS.
     """
 
@@ -437,7 +437,7 @@ class PathFollowSystem(System):
         active = self.active
         last = self.last_pos
 
-        # --- waypoint tests: one compiled pass (ecs_nav.follow_rows) ---------------------
+        # --- waypoint tests: one compiled pass (ecs_nav.motion.follow_rows) ---------------------
         pos, hits = np.empty((m, 2)), np.empty(m, np.bool_)
         if self._waypoint_hits(rows, table.pos, table.path_radius, table.elevation, table.max_climb, active,
                                self.final_leg, self.cur, self.cur_z, last, self.leg, self.planned, self.nxt,

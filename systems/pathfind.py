@@ -98,8 +98,10 @@ import numpy as np
 from ecs_nav.systems.field_requests import FieldRequests
 from ecs_nav.systems.platformer_stage import serve_requests
 
-from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import PathChanged, PathFailed
+from ecs_nav.core.components import Path, PathRequest
+from ecs_nav.core.events import PathChanged, PathFailed
+from ecs_nav.core.resource_names import SEARCH_TRACE
+from ecs_nav.core.world import System, World
 from ecs_nav.nav.corridor import ROUTE_SLACK, route_kept, still_as_good
 from ecs_nav.nav.field_cache import RecentFields
 from ecs_nav.nav.search import (
@@ -110,10 +112,8 @@ from ecs_nav.nav.search import (
     dijkstra,
     paths_from_field,
 )
+from ecs_nav.nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
 from ecs_nav.nav.smooth import line_walkable, smooth_path
-from ecs_nav.resource_names import SEARCH_TRACE
-from ecs_nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
-from ecs_nav.world import System, World
 
 _IMMEDIATE = ("stale", "none")
 _GOAL_LIFT = 0.2

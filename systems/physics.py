@@ -3,14 +3,14 @@
 Two paths give the same results, bit for bit (tests compare them on randomised worlds and on
 every built-in scene that moves agents):
 
-* the one-call tick (``ecs_nav.physics_rows.move_rows``): one kernel gathers the moving rows
-  and runs the steps below with the kernels of ``ecs_nav.physics``; a small world pays one
+* the one-call tick (``ecs_nav.motion.physics_rows.move_rows``): one kernel gathers the moving rows
+  and runs the steps below with the kernels of ``ecs_nav.motion.physics``; a small world pays one
   call instead of about forty numpy calls and eight kernel calls;
 * the reference path (``compiled=False``, and a tick the kernel refuses, where it raises the
   precise error): those kernels called from Python on columns gathered by numpy.
 
 Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compiled kernels of
-``ecs_nav.physics`` over whole columns (no per-agent Python):
+``ecs_nav.motion.physics`` over whole columns (no per-agent Python):
 
 1. ``prev_pos = pos``; velocity truncated to ``max_speed`` (the architecture's "integrates,
    truncates": the SteeringSystem already truncates, this only guards velocities written
@@ -73,12 +73,12 @@ import math
 import numpy as np
 from ecs_nav.systems.platformer_stage import move_characters
 
-from ecs_nav import physics as kernels
-from ecs_nav.aot import pin, same_types
-from ecs_nav.finite import all_finite
-from ecs_nav.map_kernels import MIN_COLLISION_RADIUS
-from ecs_nav.physics_rows import MOVED, move_rows
-from ecs_nav.world import System, refuse_non_finite
+from ecs_nav.compile.aot import pin, same_types
+from ecs_nav.core.finite import all_finite
+from ecs_nav.core.world import System, refuse_non_finite
+from ecs_nav.geometry.kernels import MIN_COLLISION_RADIUS
+from ecs_nav.motion import physics as kernels
+from ecs_nav.motion.physics_rows import MOVED, move_rows
 
 HEADING_EPSILON = 1e-3
 """Speeds (units/s) at or below this leave the heading as it is (no direction to face)."""
@@ -93,7 +93,7 @@ COLLISION_TOLERANCE = 1e-9
 """A resolved position this close to the integrated one (relative to the step) is no collision."""
 
 _NO_OPEN_CELLS = tuple(kernels.NO_OPEN_CELLS)
-"""``NO_OPEN_CELLS`` as the plain tuple the kernels are handed (``ecs_nav.physics``: a NamedTuple
+"""``NO_OPEN_CELLS`` as the plain tuple the kernels are handed (``ecs_nav.motion.physics``: a NamedTuple
 argument costs ~0.6 µs a call to type, a plain tuple ~0.1 µs)."""
 
 
@@ -135,8 +135,8 @@ class PhysicsSystem(System):
         max_substeps: the most sub-steps a tick is cut into so that no colliding agent moves
             more than its radius between two relaxations (agents faster than ``max_substeps``
             radii per tick can still pass through each other); 1 turns sub-stepping off.
-        compiled: run the tick as one kernel (``ecs_nav.physics_rows``); False: the reference
-            path, the kernels of ``ecs_nav.physics`` called on columns gathered by numpy (the same
+        compiled: run the tick as one kernel (``ecs_nav.motion.physics_rows``); False: the reference
+            path, the kernels of ``ecs_nav.motion.physics`` called on columns gathered by numpy (the same
             results bit for bit; tests compare the two). Either way a non-finite result is refused
             by the reference path, which names the entities.
 
@@ -191,7 +191,7 @@ class PhysicsSystem(System):
         self._reference_update(world, G, F)  # (a refused tick: it raises, naming the entities)
 
     def _reference_update(self, world, G, F) -> None:
-        """The tick through the kernels of ``ecs_nav.physics`` on columns gathered by numpy."""
+        """The tick through the kernels of ``ecs_nav.motion.physics`` on columns gathered by numpy."""
         t = world.table
         n = t.n
         moving = t.is_agent[:n] & t.has_velocity[:n]

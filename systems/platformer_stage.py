@@ -2,7 +2,7 @@
 
 The six systems stay the six stages for side-view characters too (ARCHITECTURE.md): each
 system's ``update`` first calls the function here for its stage, which does nothing in a World
-without a :class:`~ecs_nav.platformer_world.PlatformerMap`:
+without a :class:`~ecs_nav.platformer.world.PlatformerMap`:
 
 =================  ===================  ===========================================================
 stage (system)     function             work
@@ -29,12 +29,12 @@ import math
 
 import numpy as np
 
-from ecs_nav.components import PathRequest
-from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached
-from ecs_nav.platformer_bot import MOVE_TO, NONE
-from ecs_nav.platformer_bots import lower_onto_ground
-from ecs_nav.platformer_world import PLATFORMER, Bot, PlatformerBody, PlatformerMap
-from ecs_nav.world import World
+from ecs_nav.core.components import PathRequest
+from ecs_nav.core.events import PathChanged, PathFailed, Stuck, TargetReached
+from ecs_nav.core.world import World
+from ecs_nav.platformer.bot import MOVE_TO, NONE
+from ecs_nav.platformer.bots import lower_onto_ground
+from ecs_nav.platformer.world import PLATFORMER, Bot, PlatformerBody, PlatformerMap
 
 TARGET_REACH = 1.5
 """A bot that ends its path within this many tiles (box centre to box centre) of its target

@@ -25,8 +25,9 @@ from ecs_nav.systems.render_gl import (  # noqa: F401 - the names callers import
 )
 from ecs_nav.systems.renderer import STATIC_LAYERS, Renderer, shared_field_view  # noqa: F401 - likewise
 
-from ecs_nav import draw, draw_panel
-from ecs_nav.world import System, World
+from ecs_nav.core.world import System, World
+from ecs_nav.render import draw
+from ecs_nav.render import panel as draw_panel
 
 
 def __getattr__(name: str) -> Any:
@@ -45,7 +46,7 @@ class RenderSystem(System):
 
     Args:
         size: (width, height) of captured frames in pixels.
-        layers: the layers to draw (default: each World's ``ecs_nav.draw.default_layers``: its
+        layers: the layers to draw (default: each World's ``ecs_nav.render.draw.default_layers``: its
             scene's ``[view] layers``, else ``DEFAULT_LAYERS``).
         every: capture every this many ticks (0: never, from the tick).
         on_frame: receives each captured frame.

@@ -54,7 +54,7 @@ class TextPainter:
         return label.content_height / lines
 
     def draw_labels(self, labels: list[Any], font_size: int) -> None:
-        """Draw ``ecs_nav.draw_labels.AgentLabel``s (text at x, y in its colour)."""
+        """Draw ``ecs_nav.render.labels.AgentLabel``s (text at x, y in its colour)."""
         while len(self.pool) < len(labels):
             self.pool.append(self._label(font_size, multiline=False))
         for label, item in zip(self.pool, labels, strict=False):

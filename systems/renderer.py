@@ -1,6 +1,6 @@
 """The Renderer: turns a World into the GL meshes of the visible layers and draws a frame.
 
-What gets drawn comes from :mod:`ecs_nav.draw` (and its ``draw_*`` siblings) as numpy arrays;
+What gets drawn comes from :mod:`ecs_nav.render.draw` (and its ``draw_*`` siblings) as numpy arrays;
 this module only uploads them: one vertex buffer and one draw call per layer, every agent body
 in a single draw call (``render_gl.AgentMesh``). The map, graph and flow-field layers are drawn
 into a cached background image that each frame copies until the camera or their data changes.
@@ -28,13 +28,18 @@ from ecs_nav.systems.render_gl import (
 )
 from ecs_nav.systems.render_text import TextPainter
 
-from ecs_nav import draw, draw_labels, draw_panel, draw_paths, draw_platformer, draw_side_labels
-from ecs_nav.components import Path, PathRequest, Player
-from ecs_nav.draw_colours import agent_groups
+from ecs_nav.core.components import Path, PathRequest, Player
+from ecs_nav.core.resource_names import SEARCH_TRACE
+from ecs_nav.core.world import World
 from ecs_nav.nav.fields import FIELDS
-from ecs_nav.platformer_world import PLATFORMER
-from ecs_nav.resource_names import SEARCH_TRACE
-from ecs_nav.world import World
+from ecs_nav.platformer.world import PLATFORMER
+from ecs_nav.render import draw
+from ecs_nav.render import labels as draw_labels
+from ecs_nav.render import panel as draw_panel
+from ecs_nav.render import paths as draw_paths
+from ecs_nav.render import platformer as draw_platformer
+from ecs_nav.render import side_labels as draw_side_labels
+from ecs_nav.render.colours import agent_groups
 
 gl: Any = None  # pyglet.gl, bound by the first Renderer (render_gl.load_pyglet)
 pyglet: Any = None

@@ -4,7 +4,7 @@ Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). Two paths giv
 forces and velocities (the same formulas in the same order of operations; tests compare them on
 randomised worlds to 1e-12, and their state digests):
 
-* the row kernel (``ecs_nav.steering_rows.steer_rows``), used for every tick in which all steering
+* the row kernel (``ecs_nav.motion.steering_rows.steer_rows``), used for every tick in which all steering
   rows use the weighted truncated sum: one compiled pass over the table's columns computes each
   row's seek, arrive, follow_path, follow_flow and group behaviours, the weighted sum, the
   truncation and the new velocity. A small world pays a few kernel calls, not a numpy call per
@@ -18,7 +18,7 @@ randomised worlds to 1e-12, and their state digests):
   ``steer_tick``: the survey, wall avoidance, the neighbour pass and the row kernel. It is tried
   first unless the tick before needed such a force; when a row needs one it writes nothing and
   the tick takes the calls above.
-* the reference path: ``ecs_nav.steering``'s vectorised functions, each behaviour computed for
+* the reference path: ``ecs_nav.motion.steering``'s vectorised functions, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
   the prioritised and dithered combiners (a tick with any such row takes it for every row), a
   tick the kernel refuses (a non-finite value or a mass <= 0: the reference path then raises the
@@ -39,7 +39,7 @@ Inputs per behaviour:
   ``wall_min_height`` above the floor, as two-sided segments (ramps are left out: they are
   walked onto). Segments and their grid are cached per map version.
 * separation, alignment, cohesion: neighbours within ``neighbour_radius`` from
-  ``ecs_nav.spatial.neighbours_within`` over all agents (``is_agent`` or ``has_steering``) of
+  ``ecs_nav.motion.spatial.neighbours_within`` over all agents (``is_agent`` or ``has_steering``) of
   the agent's own ``Collider.layer`` (an entity without a Collider is on layer 0).
 * follow_path: by ``follow_state`` -- SEEK: seek ``steer_target``; ARRIVE: arrive at it with the
   agent's deceleration; STOPPED: brake, ``force = -vel * mass / dt``, the force that cancels
@@ -78,9 +78,10 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
     reference_update,
 )
 
-from ecs_nav import steering as st
-from ecs_nav.aot import pin, same_types
-from ecs_nav.steering_rows import (
+from ecs_nav.compile.aot import pin, same_types
+from ecs_nav.core.world import System
+from ecs_nav.motion import steering as st
+from ecs_nav.motion.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
     GIVEN_BEHAVIOURS,
@@ -95,7 +96,6 @@ from ecs_nav.steering_rows import (
     steering_survey,
     wall_avoidance_rows,
 )
-from ecs_nav.world import System
 
 __all__ = ["DITHER_PROBABILITIES", "DITHER_STREAM", "WANDER_STREAM", "SteeringSystem"]
 
@@ -131,7 +131,7 @@ class SteeringSystem(System):
         max_neighbours: cap on neighbours per agent for the group behaviours (closest kept);
             None keeps all within the radius.
         wall_min_height: boxes whose top is at most this above the floor are steps, not walls.
-        compiled: steer the weighted-sum rows with the row kernel (``ecs_nav.steering_rows``);
+        compiled: steer the weighted-sum rows with the row kernel (``ecs_nav.motion.steering_rows``);
             False: every row through the vectorised reference path (the same forces; tests
             compare the two).
     """
@@ -234,7 +234,7 @@ class SteeringSystem(System):
         return call(*args)
 
     def _steer_compiled(self, world) -> bool:
-        """The row kernel (``ecs_nav.steering_rows``) over the whole table; False when it wrote
+        """The row kernel (``ecs_nav.motion.steering_rows``) over the whole table; False when it wrote
         nothing (a row it leaves to the reference path). ``steer_tick`` first, one call, unless the
         last tick needed forces computed here; when it asks for them, ``steer_rows`` with them."""
         table = world.table

@@ -1,6 +1,6 @@
-"""The SteeringSystem's reference path: every steering row through ``ecs_nav.steering``'s
+"""The SteeringSystem's reference path: every steering row through ``ecs_nav.motion.steering``'s
 vectorised functions (Buckland's formulas, one numpy pass per behaviour). It serves the rows the
-row kernel (``ecs_nav.steering_rows``) leaves to it -- prioritised and dithered combiners,
+row kernel (``ecs_nav.motion.steering_rows``) leaves to it -- prioritised and dithered combiners,
 refusals of non-finite values -- ``SteeringSystem(compiled=False)``, the inputs the kernel is
 handed by column (flee, pursuit, evade, wander, capped group behaviours) and
 ``SteeringSystem.behaviour_forces``. See ``systems/steering.py`` for what each behaviour reads.
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav import steering as st
-from ecs_nav.spatial import layer_members, neighbours_within
-from ecs_nav.steering_rows import N_BEHAVIOURS, STOP_SPEED
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.world import refuse_non_finite
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.core.world import refuse_non_finite
+from ecs_nav.motion import steering as st
+from ecs_nav.motion.spatial import layer_members, neighbours_within
+from ecs_nav.motion.steering_rows import N_BEHAVIOURS, STOP_SPEED
 
 B = st.B
 
@@ -40,7 +40,7 @@ SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", "
 
 
 def reference_update(world, geometry, max_neighbours, system_name: str = "SteeringSystem") -> None:
-    """The vectorised path: every steering row through ``ecs_nav.steering``'s functions."""
+    """The vectorised path: every steering row through ``ecs_nav.motion.steering``'s functions."""
     table = world.table
     n = table.n
     steering = table.has_steering[:n]

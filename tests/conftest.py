@@ -13,11 +13,11 @@ settings.register_profile("ecs_nav", derandomize=os.environ.get("ECS_NAV_SOAK") 
 settings.load_profile("ecs_nav")
 
 # Tests run in parallel already (pytest -n): a cold built-in scene does not start compile
-# processes of its own (ecs_nav.precompile) unless a test asks for them
+# processes of its own (ecs_nav.compile.precompile) unless a test asks for them
 os.environ.setdefault("ECS_NAV_COMPILE_WORKERS", "0")
 
 # every call of a kernel through its compiled version, without numba's dispatch, is checked to
-# hand the types of its first (ecs_nav.aot.checking_calls, read at a kernel's first such call)
+# hand the types of its first (ecs_nav.compile.aot.checking_calls, read at a kernel's first such call)
 os.environ.setdefault("ECS_NAV_CHECK_CALLS", "1")
 
 # the testing kit's fixtures (nav_world, make_nav_world, ascii_map): an installed ecs-nav brings

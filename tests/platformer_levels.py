@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.nav.platformer_level import EMPTY, ONE_WAY, SOLID, TileLevel
+from ecs_nav.platformer.level import EMPTY, ONE_WAY, SOLID, TileLevel
 
 
 def random_level(seed: int, width: int = 20, height: int = 12, solid: float = 0.22, one_way: float = 0.06):

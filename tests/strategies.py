@@ -4,8 +4,8 @@ import math
 
 from hypothesis import strategies as st
 
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.shapes import Box, Circle, Ramp
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
 
 BOUNDS = (-10.0, -10.0, 10.0, 10.0)
 

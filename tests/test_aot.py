@@ -1,4 +1,4 @@
-"""The kernels compiled ahead of time (ecs_nav.aot, ecs_nav.aot_build): the library answers the
+"""The kernels compiled ahead of time (ecs_nav.compile.aot, ecs_nav.compile.aot_build): the library answers the
 calls it holds, numba compiles the rest, and the built-in scenes run the same bit for bit with
 and without it (all of them with ``ECS_NAV_SOAK=1``: see ``COMPARED``).
 
@@ -20,11 +20,11 @@ import numba
 import pytest
 from numba.core import types
 
-from ecs_nav import aot, aot_build
-from ecs_nav.aot_build import BuildError, manifest_entries
-from ecs_nav.compile_watch import PROGRESS_HEADER
-from ecs_nav.kernel_manifest import dispatcher_of, signature_of
-from ecs_nav.scene import builtin_scenes
+from ecs_nav.compile import aot, aot_build
+from ecs_nav.compile.aot_build import BuildError, manifest_entries
+from ecs_nav.compile.manifest import dispatcher_of, signature_of
+from ecs_nav.compile.watch import PROGRESS_HEADER
+from ecs_nav.scene.files import builtin_scenes
 
 ROOT = Path(__file__).resolve().parent.parent
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
@@ -139,12 +139,12 @@ def test_the_build_requires_the_numba_the_manifest_was_recorded_with():
         import tomli as tomllib
 
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
-    recorded = json.loads((ROOT / "ecs_nav" / "kernel_manifest.json").read_text())["numba"]
+    recorded = json.loads((ROOT / "ecs_nav" / "compile" / "kernel_manifest.json").read_text())["numba"]
     assert f"numba=={recorded}" in requires
 
 
 def test_the_build_refuses_a_kernel_option_its_export_would_drop():
-    from ecs_nav.aot_build import unexported_options
+    from ecs_nav.compile.aot_build import unexported_options
 
     def twice(x):
         return x * 2.0
@@ -166,7 +166,7 @@ library are compared with this process's for a tick in tests/test_precompile.py)
 def scene_digests(env: dict[str, str], ticks: int, scenes: list[str]) -> tuple[dict[str, str], int]:
     """Each scene's state digest after ``ticks`` ticks, in a new process that fails on an
     ``AotWarning``: (digests, how many kernels the library answered there)."""
-    code = ("import json, sys, warnings\nfrom ecs_nav import aot, load_scene\n"
+    code = ("import json, sys, warnings\nfrom ecs_nav import load_scene\nfrom ecs_nav.compile import aot\n"
             "warnings.simplefilter('error', aot.AotWarning)  # (before any kernel is decorated)\n"
             "ticks = int(sys.argv[1]); digests = {}\n"
             "for name in sys.argv[2:]:\n"
@@ -211,13 +211,14 @@ def test_a_first_run_on_an_empty_numba_cache_compiles_nothing(tmp_path):
 def test_an_index_that_does_not_match_what_is_installed_is_said(tmp_path):
     source = tmp_path / "kernels.py"
     source.write_text("x = 1\n")
-    index = {"numba": numba.__version__, "numpy": aot.numpy_release(),
-             "sources": {"physics.py": aot.source_digest(aot.PACKAGE_DIR / "physics.py")}, "kernels": []}  # fmt: skip
+    physics = aot.source_digest(aot.PACKAGE_DIR / "motion" / "physics.py")
+    index = {"numba": numba.__version__, "numpy": aot.numpy_release(), "sources": {"motion/physics.py": physics},
+             "kernels": []}  # fmt: skip
     assert aot.mismatch(index) is None
     assert aot.mismatch({**index, "numba": "0.1"}) == (f"it was built with numba 0.1, and numba {numba.__version__} "
                                                         "is installed")  # fmt: skip
-    assert aot.mismatch({**index, "sources": {"physics.py": aot.source_digest(source)}}) == \
-        "physics.py changed since it was built"
+    assert aot.mismatch({**index, "sources": {"motion/physics.py": aot.source_digest(source)}}) == \
+        "motion/physics.py changed since it was built"
     assert aot.mismatch({**index, "sources": {"gone.py": "0" * 64}}) == "gone.py changed since it was built"
 
 
@@ -247,17 +248,17 @@ def test_a_library_for_a_cpu_level_this_cpu_lacks_is_said(monkeypatch):
 def test_not_used_warns_with_the_reason_and_the_remedy():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        aot.not_used("physics.py changed since it was built")
+        aot.not_used("motion/physics.py changed since it was built")
     assert [w.category for w in caught] == [aot.AotWarning]
-    assert "physics.py changed since it was built" in str(caught[0].message)
+    assert "motion/physics.py changed since it was built" in str(caught[0].message)
     assert "ecs-nav compile --ahead" in str(caught[0].message)
 
 
 def test_the_build_refuses_a_manifest_of_another_numba(monkeypatch):
-    monkeypatch.setattr("ecs_nav.aot_build.read_manifest", lambda: {"numba": "0.1", "scenes": {}})
+    monkeypatch.setattr("ecs_nav.compile.aot_build.read_manifest", lambda: {"numba": "0.1", "scenes": {}})
     with pytest.raises(BuildError, match="recorded with numba 0.1"):
         manifest_entries()
-    monkeypatch.setattr("ecs_nav.aot_build.read_manifest", lambda: None)
+    monkeypatch.setattr("ecs_nav.compile.aot_build.read_manifest", lambda: None)
     with pytest.raises(BuildError, match="no kernel manifest"):
         manifest_entries()
 
@@ -286,7 +287,8 @@ def test_a_read_only_install_with_the_library_compiles_nothing_and_writes_nothin
     env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(user_cache), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("NUMBA_CACHE_DIR", None)
     try:
-        code = ("import sys, warnings\nfrom ecs_nav import aot\nwarnings.simplefilter('error', aot.AotWarning)\n"
+        code = ("import sys, warnings\nfrom ecs_nav.compile import aot\n"
+                "warnings.simplefilter('error', aot.AotWarning)\n"
                 "from ecs_nav.cli import main\n"
                 "sys.exit(main(['run', 'chase', '--headless', '--ticks', '60', '--json']))")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -311,11 +313,11 @@ def test_a_build_with_reuse_copies_the_library_built_from_these_sources_and_noth
         patch.setattr(aot_build, "cpu_level", lambda: "" if aot.cpu_level() else aot.X86_64_V3)
         assert aot_build.reusable_library(entries) is None
     with monkeypatch.context() as patch:
-        patch.setattr(aot_build, "mismatch", lambda index: "physics.py changed since it was built")
+        patch.setattr(aot_build, "mismatch", lambda index: "motion/physics.py changed since it was built")
         assert aot_build.reusable_library(entries) is None
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", str(tmp_path / "out"), "--reuse"],
+    proc = subprocess.run([sys.executable, "-m", "ecs_nav.compile.aot_build", str(tmp_path / "out"), "--reuse"],
                           capture_output=True, text=True, cwd=ROOT, env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "copied" in proc.stderr and "compiling" not in proc.stderr
@@ -323,7 +325,7 @@ def test_a_build_with_reuse_copies_the_library_built_from_these_sources_and_noth
     assert copied.read_bytes() == current.read_bytes()
     assert [p.name for p in (tmp_path / "out").iterdir()] == [current.name]  # (no scratch folder left)
     assert aot_build.copy_library(current, current.parent) == current  # (onto itself: left as it is)
-    bad = subprocess.run([sys.executable, "-m", "ecs_nav.aot_build", "--reuse"], capture_output=True, text=True,
+    bad = subprocess.run([sys.executable, "-m", "ecs_nav.compile.aot_build", "--reuse"], capture_output=True, text=True,
                          cwd=ROOT)  # fmt: skip
     assert bad.returncode == 2 and "usage" in bad.stderr
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from ecs_nav import Agent, Collider, PathRequest, Position, SteeringWeights, Velocity, World
-from ecs_nav.components import Name, NavMap
-from ecs_nav.limits import COORDINATE_LIMIT, ENTITY_LIMIT, NAV_NODE_LIMIT
-from ecs_nav.scene import SceneError, load_scene, parse_scene, save_scene, scenes_dir
-from ecs_nav.spatial import build_grid, neighbours_within, relax_overlaps
+from ecs_nav.core.components import Name, NavMap
+from ecs_nav.core.limits import COORDINATE_LIMIT, ENTITY_LIMIT, NAV_NODE_LIMIT
+from ecs_nav.motion.spatial import build_grid, neighbours_within, relax_overlaps
+from ecs_nav.scene.files import SceneError, load_scene, parse_scene, save_scene, scenes_dir
 
 AGENT = "Velocity = {}\nAgent = {}\nCollider = {}\n"
 
@@ -160,7 +160,7 @@ def test_the_generic_check_follows_the_annotations_of_any_dataclass_field():
     """A field added to a CheckedFields dataclass is checked without listing it anywhere."""
     from dataclasses import dataclass
 
-    from ecs_nav.limits import CheckedFields
+    from ecs_nav.core.limits import CheckedFields
 
     @dataclass
     class Order(CheckedFields):
@@ -414,7 +414,7 @@ def test_a_line_separator_in_an_unknown_key_is_escaped(tmp_path):
 def test_a_platformer_body_a_sliver_wide_still_takes_a_whole_tile():
     # found by the long fuzz: width 1e-300 rounded to 0 tiles and the level check raised a bare ValueError
     import ecs_nav
-    from ecs_nav.scene import build_world, scene_from_dict, scene_to_dict
+    from ecs_nav.scene.files import build_world, scene_from_dict, scene_to_dict
 
     data = scene_to_dict(ecs_nav.load_scene("platformer"))
     for entry in data["entity"]:
@@ -428,9 +428,9 @@ def test_a_platformer_body_a_sliver_wide_still_takes_a_whole_tile():
 def test_a_jump_that_would_rise_for_ever_is_refused(tmp_path):
     """The long fuzz's hang: gravity -1e-300 tiles/s² and the planner stepped a jump that never
     came down. A jump rises for jump_speed / (-gravity * dt) ticks: at most JUMP_TICK_LIMIT."""
-    from ecs_nav.nav.platformer_level import TileLevel
-    from ecs_nav.platformer_bots import PlatformerBots
-    from ecs_nav.platformer_physics import JUMP_TICK_LIMIT, SERIES
+    from ecs_nav.platformer.bots import PlatformerBots
+    from ecs_nav.platformer.level import TileLevel
+    from ecs_nav.platformer.physics import JUMP_TICK_LIMIT, SERIES
 
     text = (scenes_dir() / "platformer.toml").read_text()
     body = "PlatformerBody = { width = 0.75, height = 0.75 }"
@@ -467,9 +467,9 @@ Bot = {}
 
 
 def test_a_side_view_bot_with_a_top_down_goal_is_refused_and_on_the_api_fails_its_path(tmp_path):
-    from ecs_nav.events import PathFailed
-    from ecs_nav.platformer_world import Bot, PlatformerBody
-    from ecs_nav.scene import build_world, scene_from_dict, scene_to_dict
+    from ecs_nav.core.events import PathFailed
+    from ecs_nav.platformer.world import Bot, PlatformerBody
+    from ecs_nav.scene.files import build_world, scene_from_dict, scene_to_dict
 
     for key, value in (("zone", "[5, 1, 8, 2]"), ("goals", "[[8, 1], [2, 1]]")):
         got = refused(tmp_path, PROBE_LEVEL + f"PlatformerBody = {{ x = 7.0, y = 1.0 }}\n"
@@ -488,10 +488,10 @@ def test_a_side_view_bot_with_a_top_down_goal_is_refused_and_on_the_api_fails_it
 
 
 def test_a_bots_jump_is_planned_up_to_the_planners_highest_and_a_jump_under_a_tile_is_refused(tmp_path):
-    from ecs_nav.nav.platformer import MAX_JUMP_HEIGHT
-    from ecs_nav.platformer_bot import max_jump_height
-    from ecs_nav.platformer_physics import CharacterConstants
-    from ecs_nav.platformer_world import PlatformerBody
+    from ecs_nav.platformer.bot import max_jump_height
+    from ecs_nav.platformer.physics import CharacterConstants
+    from ecs_nav.platformer.planner import MAX_JUMP_HEIGHT
+    from ecs_nav.platformer.world import PlatformerBody
 
     strong = "PlatformerBody = { x = 7.0, y = 1.0, jump_speed = 500, release_speed = 10, gravity = -50 }\n"
     assert max_jump_height(CharacterConstants(-50.0, -56.25, 10.0, 500.0, 10.0), 1 / 60) > MAX_JUMP_HEIGHT
@@ -521,7 +521,7 @@ def test_path_fields_set_after_construction_are_checked_and_reach_the_follower()
     from ecs_nav.systems.physics import PhysicsSystem
     from ecs_nav.systems.steering import SteeringSystem
 
-    from ecs_nav.components import Path
+    from ecs_nav.core.components import Path
 
     world = World()
     world.add_systems(PathFollowSystem(), SteeringSystem(), PhysicsSystem())
@@ -575,7 +575,7 @@ def test_a_steering_target_set_while_a_path_is_followed_leaves_the_path_in_charg
     from ecs_nav.systems.physics import PhysicsSystem
     from ecs_nav.systems.steering import SteeringSystem
 
-    from ecs_nav.components import Path
+    from ecs_nav.core.components import Path
 
     world = World()
     world.add_systems(PathFollowSystem(), SteeringSystem(), PhysicsSystem())
@@ -607,7 +607,7 @@ def test_spawn_many_and_a_search_refuse_what_they_cannot_mean():
     from ecs_nav.nav.graph import check_node
     from ecs_nav.nav.grid import grid_graph
     from ecs_nav.nav.search import astar
-    from ecs_nav.scene_schema import SceneError as defined
+    from ecs_nav.scene.schema import SceneError as defined
 
     assert exported is defined
     with World() as world:

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, region_nodes, scan_heightfield
 from ecs_nav.nav.graph import EDGE_LINK, EDGE_WALK, NavGraph
-from ecs_nav.shapes import Box, Circle, Ramp
 
 # --- the seed's scene --------------------------------------------------------------------------------
 

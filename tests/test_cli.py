@@ -12,7 +12,7 @@ import pytest
 import ecs_nav
 import ecs_nav.cli
 from ecs_nav.cli import main
-from ecs_nav.compile_watch import PROGRESS_HEADER
+from ecs_nav.compile.watch import PROGRESS_HEADER
 
 
 def test_list_shows_builtin_scenes(capsys):
@@ -88,7 +88,7 @@ def test_help_on_every_command(command):
 
 def test_headless_run_never_imports_pyglet():
     """Not for any built-in scene, nor validating one."""
-    code = ("import sys; from ecs_nav.cli import main; from ecs_nav.scene import builtin_scenes\n"
+    code = ("import sys; from ecs_nav.cli import main; from ecs_nav.scene.files import builtin_scenes\n"
             "for name in builtin_scenes():\n"
             "    assert main(['validate', name]) == 0\n"
             "    assert main(['run', name, '--headless', '--ticks', '3']) == 0\n"
@@ -138,12 +138,12 @@ def test_bad_numbers_are_rejected_naming_the_option(capsys, args, option):
 @pytest.fixture
 def no_scene_loading(monkeypatch):
     """Fails the test if the command gets as far as loading the scene."""
-    import ecs_nav.scene
+    import ecs_nav.scene.files
 
     def load_scene(*args, **kwargs):
         raise AssertionError("the scene was loaded before the bad option was noticed")
 
-    monkeypatch.setattr(ecs_nav.scene, "load_scene", load_scene)
+    monkeypatch.setattr(ecs_nav.scene.files, "load_scene", load_scene)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -171,7 +171,7 @@ def test_an_output_file_that_cannot_be_written_fails_before_the_run(capsys, no_s
 
 
 def test_checking_an_output_file_leaves_what_was_there_and_nothing_else(tmp_path):
-    from ecs_nav.viewer import check_writable
+    from ecs_nav.render.viewer import check_writable
 
     there = tmp_path / "there.png"
     there.write_bytes(b"an image already")
@@ -223,12 +223,12 @@ def test_a_first_run_prints_its_compile_progress_on_stderr_only(capsys, monkeypa
 def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatch, tmp_path):
     from ecs_nav.systems.render import RenderUnavailable
 
-    import ecs_nav.viewer
+    import ecs_nav.render.viewer
 
     def no_gl(*args, **kwargs):
         raise RenderUnavailable("cannot create an OpenGL context (headless EGL): no EGL here")
 
-    monkeypatch.setattr(ecs_nav.viewer, "screenshot", no_gl)
+    monkeypatch.setattr(ecs_nav.render.viewer, "screenshot", no_gl)
     assert main(["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]) == 3
     assert errors_past_compiling(capsys) == [
         "ecs-nav: error: cannot create an OpenGL context (headless EGL): no EGL here"]
@@ -236,7 +236,7 @@ def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatc
     def bug(*args, **kwargs):
         raise RuntimeError("a bug, not a missing display")
 
-    monkeypatch.setattr(ecs_nav.viewer, "screenshot", bug)
+    monkeypatch.setattr(ecs_nav.render.viewer, "screenshot", bug)
     args = ["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]
     assert main(args) == 70  # an internal error: one line naming the version, not exit 3
     (line,) = errors_past_compiling(capsys)
@@ -269,7 +269,7 @@ def test_installed_wheel_finds_builtin_scenes(tmp_path, ecs_nav_wheel):
     wheel = ecs_nav_wheel
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    code = "from ecs_nav.scene import builtin_scenes, scenes_dir; print(scenes_dir()); print(builtin_scenes())"
+    code = "from ecs_nav.scene.files import builtin_scenes, scenes_dir; print(scenes_dir()); print(builtin_scenes())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}).stdout
     assert str(site) in out and "'chase'" in out and "'patrol'" in out
@@ -300,12 +300,12 @@ def test_a_bad_scene_is_exit_2_for_validate_and_run_alike(capsys, tmp_path):
 
 
 def test_an_interrupt_is_exit_130_on_one_line(capsys, monkeypatch):
-    import ecs_nav.scene
+    import ecs_nav.scene.files
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ecs_nav.scene, "load_scene", interrupted)
+    monkeypatch.setattr(ecs_nav.scene.files, "load_scene", interrupted)
     assert main(["run", "chase", "--headless", "--ticks", "1"]) == 130
     assert capsys.readouterr().err.strip().splitlines() == ["ecs-nav: interrupted"]
 

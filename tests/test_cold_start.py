@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_nav.compile_watch import PROGRESS_HEADER
+from ecs_nav.compile.watch import PROGRESS_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"

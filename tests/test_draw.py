@@ -8,12 +8,14 @@ import sys
 import numpy as np
 import pytest
 
-from ecs_nav import draw, draw_panel, draw_paths
-from ecs_nav.components import Agent, Collider, Path, Player, Position, Velocity
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.components import Agent, Collider, Path, Player, Position, Velocity
+from ecs_nav.core.world import World
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield
-from ecs_nav.shapes import Box, Circle, Ramp
-from ecs_nav.world import World
+from ecs_nav.render import draw
+from ecs_nav.render import panel as draw_panel
+from ecs_nav.render import paths as draw_paths
 
 
 def small_world() -> World:
@@ -184,7 +186,7 @@ def test_map_bounds_fall_back_without_a_map():
 def test_headless_simulation_never_imports_pyglet():
     code = (
         "import sys\n"
-        "import ecs_nav, ecs_nav.draw, ecs_nav.viewer, ecs_nav.systems, ecs_nav.systems.render\n"
+        "import ecs_nav, ecs_nav.render.draw, ecs_nav.render.viewer, ecs_nav.systems, ecs_nav.systems.render\n"
         "from ecs_nav import World, Position, Velocity, Agent, Collider\n"
         "w = World(); w.spawn(Position(0, 0), Velocity(1, 0), Agent(), Collider()); w.run(10)\n"
         "assert not any(m == 'pyglet' or m.startswith('pyglet.') for m in sys.modules), 'pyglet imported'\n"

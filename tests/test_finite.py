@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav.finite import all_finite
+from ecs_nav.core.finite import all_finite
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, None])

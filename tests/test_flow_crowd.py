@@ -6,10 +6,10 @@ import pytest
 from test_group_arrival import assert_crowd_arrived, assert_one_crowd_round_the_goal, open_hall
 
 from ecs_nav import Agent, Collider, PathFailed, PathRequest, Position, SteeringWeights, TargetReached, Velocity
-from ecs_nav.arrival import goal_key_of_field
+from ecs_nav.core.table import FOLLOW_NONE, FOLLOW_STOPPED
+from ecs_nav.motion.arrival import goal_key_of_field
 from ecs_nav.nav.fields import FIELDS, FieldGoal
-from ecs_nav.scene import build_world, load_scene, scene_from_dict
-from ecs_nav.table import FOLLOW_NONE, FOLLOW_STOPPED
+from ecs_nav.scene.files import build_world, load_scene, scene_from_dict
 from ecs_nav.testing import lone_travel_ticks, run_crowd
 
 
@@ -181,7 +181,7 @@ def test_goals_and_zones_need_a_flow_field():
 
 def test_the_evacuation_scene_empties_the_building_and_counts_every_exit():
     # the shipped scene with 100 people a room instead of 1,000 (the bench runs the full one)
-    from ecs_nav.scene import parse_scene
+    from ecs_nav.scene.files import parse_scene
 
     scene = parse_scene("evacuation")
     for entry in scene.entities:

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import BOUNDS, random_maps
 
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, resolve_circles_into
-from ecs_nav.shapes import Box, Circle, Ramp
+from ecs_nav.geometry.kernels import MIN_COLLISION_RADIUS, resolve_circles_into
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
 
 # --- shapes --------------------------------------------------------------------------------------
 

@@ -11,12 +11,12 @@ import pytest
 from ecs_nav.systems.graph_build import GraphBuildSystem
 from scipy.sparse.csgraph import connected_components
 
-from ecs_nav.components import Agent, Collider, NavMap, Path, Position, Velocity
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.components import Agent, Collider, NavMap, Path, Position, Velocity
+from ecs_nav.core.world import World
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box
 from ecs_nav.nav.build import ScanParams, scan_heightfield
-from ecs_nav.scene import build_world, scene_from_dict
-from ecs_nav.shapes import Box
-from ecs_nav.world import World
+from ecs_nav.scene.files import build_world, scene_from_dict
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,9 +14,15 @@ from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity, World
-from ecs_nav.arrival import SCAN_CANDIDATES, SETTLE_GAP, goal_key_of_entity, goal_key_of_point, settled_against_arrived
-from ecs_nav.scene import build_world, load_scene, scene_from_dict, scenes_dir
-from ecs_nav.table import FOLLOW_STOPPED
+from ecs_nav.core.table import FOLLOW_STOPPED
+from ecs_nav.motion.arrival import (
+    SCAN_CANDIDATES,
+    SETTLE_GAP,
+    goal_key_of_entity,
+    goal_key_of_point,
+    settled_against_arrived,
+)
+from ecs_nav.scene.files import build_world, load_scene, scene_from_dict, scenes_dir
 from ecs_nav.testing import lone_travel_ticks, run_crowd
 
 

@@ -6,8 +6,9 @@ import numba
 import numpy as np
 import pytest
 
-from ecs_nav import map_kernels, physics, steering
-from ecs_nav.kernel_options import NO_REFCOUNT
+from ecs_nav.compile.options import NO_REFCOUNT
+from ecs_nav.geometry import kernels as map_kernels
+from ecs_nav.motion import physics, steering
 
 
 def test_the_installed_numba_takes_the_option():

@@ -13,12 +13,12 @@ from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, TargetReached, Velocity, World
-from ecs_nav.arrival import SCAN_CANDIDATES, goal_key_of_point, queueing, touching_arrived
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.scene import SceneError, build_world, scene_from_dict
-from ecs_nav.shapes import Box
-from ecs_nav.spatial import SMALL_LAYER, layer_runs, single_layer
-from ecs_nav.table import FOLLOW_STOPPED
+from ecs_nav.core.table import FOLLOW_STOPPED
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box
+from ecs_nav.motion.arrival import SCAN_CANDIDATES, goal_key_of_point, queueing, touching_arrived
+from ecs_nav.motion.spatial import SMALL_LAYER, layer_runs, single_layer
+from ecs_nav.scene.files import SceneError, build_world, scene_from_dict
 from ecs_nav.testing import entity_named
 
 WEIGHTS = {"arrive": 1.0, "separation": 2.0, "alignment": 0.5, "cohesion": 0.3}
@@ -215,8 +215,8 @@ def test_a_scene_file_names_a_bad_layer():
 
 def test_a_recording_measures_each_agents_nearest_neighbour_on_its_layer(tmp_path):
     pytest.importorskip("scipy")
-    from ecs_nav.recording import record
-    from ecs_nav.recording_read import read_recording
+    from ecs_nav.results.read import read_recording
+    from ecs_nav.results.recording import record
 
     world = World(seed=0)
     world.add_systems(PhysicsSystem())

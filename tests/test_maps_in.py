@@ -8,8 +8,8 @@ import zlib
 import numpy as np
 import pytest
 
-from ecs_nav import maps_in
-from ecs_nav.scene import SceneError, load_scene, parse_scene
+from ecs_nav.scene import maps_in
+from ecs_nav.scene.files import SceneError, load_scene, parse_scene
 
 GRID = ["#######",
         "#.....#",

@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from strategies import BOUNDS, random_maps
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.shapes import Box, Circle
-from ecs_nav.steering import apply_steering, seek
-from ecs_nav.world import System
+from ecs_nav.core.world import System
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle
+from ecs_nav.motion.steering import apply_steering, seek
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 EXAMPLES = 400 if SOAK else 25

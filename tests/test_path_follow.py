@@ -20,7 +20,7 @@ from ecs_nav import (
     WaypointReached,
     World,
 )
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.testing import Integrate
 
 
@@ -218,8 +218,8 @@ def test_heading_turns_toward_the_target_at_turn_speed():
 def test_only_the_once_path_rows_stopped_at_their_target_turn_to_face_it():
     """``follow_rows.face_stopped``: the rows that follow a once-path and are STOPPED turn as
     ``physics.turn_heading`` turns them (bit for bit); every other row keeps its heading."""
-    from ecs_nav.follow_rows import face_stopped
-    from ecs_nav.physics import turn_heading
+    from ecs_nav.motion.follow_rows import face_stopped
+    from ecs_nav.motion.physics import turn_heading
 
     rng = np.random.default_rng(3)
     n, m = 12, 8
@@ -406,8 +406,9 @@ def test_every_call_of_the_followers_kernels_has_the_same_argument_types():
     import numba
     from ecs_nav.systems import path_arrival, path_follow
 
-    from ecs_nav import arrival, load_scene
-    from ecs_nav.scene import builtin_scenes
+    from ecs_nav import load_scene
+    from ecs_nav.motion import arrival
+    from ecs_nav.scene.files import builtin_scenes
 
     seen = {}
 
@@ -442,7 +443,7 @@ def test_every_call_of_the_followers_kernels_has_the_same_argument_types():
 def test_standing_still_names_rows_and_flags_that_do_not_match():
     """``standing_still`` hands its rows to a kernel without numba's dispatch: rows that are not
     one run of row ids, or flags not one per row, are a ValueError, not a misread."""
-    from ecs_nav.arrival import standing_still
+    from ecs_nav.motion.arrival import standing_still
 
     w = make_world()
     for x in range(3):

@@ -20,16 +20,16 @@ from ecs_nav.systems.path_follow import PathFollowSystem
 from ecs_nav.systems.pathfind import PathfindSystem
 
 import ecs_nav.nav.field_cache as field_cache_module
-from ecs_nav.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
-from ecs_nav.events import PathChanged, PathFailed
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.components import Agent, Collider, NavMap, Path, PathRequest, Player, Position, Velocity
+from ecs_nav.core.events import PathChanged, PathFailed
+from ecs_nav.core.world import World
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box
 from ecs_nav.nav.corridor import still_as_good
 from ecs_nav.nav.distance import distance_field
 from ecs_nav.nav.field_cache import RecentFields
 from ecs_nav.nav.smooth import line_walkable
-from ecs_nav.scene import build_world, scene_from_dict
-from ecs_nav.shapes import Box
-from ecs_nav.world import World
+from ecs_nav.scene.files import build_world, scene_from_dict
 
 CHASE = FilePath(__file__).resolve().parent.parent / "scenes" / "chase.toml"
 WALL_HEIGHT = 3.0
@@ -68,7 +68,7 @@ def events_of(world: World, kind) -> list:
 
 
 def named(world: World, name: str) -> int:
-    from ecs_nav.components import Name
+    from ecs_nav.core.components import Name
 
     return next(e for e, (n,) in world.query(Name) if n.value == name)
 

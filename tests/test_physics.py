@@ -8,10 +8,10 @@ import pytest
 from ecs_nav.systems.physics import PhysicsSystem
 
 from ecs_nav import Agent, Collider, Position, Velocity, World
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.physics import open_cells, relax_agents, yaw_lerp
-from ecs_nav.shapes import Box, Circle, Ramp
-from ecs_nav.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
+from ecs_nav.motion.physics import open_cells, relax_agents, yaw_lerp
+from ecs_nav.motion.spatial import COLLISION_RESOLVE_FACTOR, relax_pass
 from ecs_nav.testing import DriveTo
 
 
@@ -416,7 +416,7 @@ def test_the_open_cells_shortcut_changes_no_resolved_position(seed):
     and the shortcut is taken, and only by discs that touch no shape."""
     import numba
 
-    from ecs_nav.physics import NO_OPEN_CELLS, moves_freely, resolve_map
+    from ecs_nav.motion.physics import NO_OPEN_CELLS, moves_freely, resolve_map
 
     rng = np.random.default_rng(seed)
     geometry = MapGeometry(BOUNDS, boxes=[Box((0, 0), (1, 12), 3.0), Box((6, 4), (5, 1), 0.3),

@@ -1,5 +1,5 @@
-"""The PhysicsSystem's one-call tick (``ecs_nav.physics_rows.move_rows``) against its reference
-path (``PhysicsSystem(compiled=False)``: the kernels of ``ecs_nav.physics`` on columns gathered by
+"""The PhysicsSystem's one-call tick (``ecs_nav.motion.physics_rows.move_rows``) against its reference
+path (``PhysicsSystem(compiled=False)``: the kernels of ``ecs_nav.motion.physics`` on columns gathered by
 numpy): the same positions, velocities, elevations and headings, bit for bit, on randomised
 worlds with and without a map, with rows that do not move, static colliders, sub-steps and
 pile-ups; and the same refusals."""
@@ -11,8 +11,8 @@ import pytest
 from ecs_nav.systems.physics import PhysicsSystem
 
 from ecs_nav import Agent, Collider, Position, Velocity, World, load_scene
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.shapes import Box, Circle, Ramp
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.testing import DriveTo
 
 BOUNDS = (-15, -15, 15, 15)

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from platformer_levels import random_level, standing_cells
 
-from ecs_nav.nav.platformer_level import SOLID, parse_level
-from ecs_nav.platformer_bot import (
+from ecs_nav.platformer.bot import (
     MOVE_TO,
     NONE,
     SEED_JUMP_FRAMES,
@@ -22,8 +21,9 @@ from ecs_nav.platformer_bot import (
     jump_frames_table,
     max_jump_height,
 )
-from ecs_nav.platformer_bots import PlatformerBots, lower_onto_ground
-from ecs_nav.platformer_physics import GO_DOWN, JUMP, SERIES
+from ecs_nav.platformer.bots import PlatformerBots, lower_onto_ground
+from ecs_nav.platformer.level import SOLID, parse_level
+from ecs_nav.platformer.physics import GO_DOWN, JUMP, SERIES
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 DT = 1.0 / 60.0

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from platformer_levels import random_level, standing_cells
 
-from ecs_nav.nav.platformer import build_masks, find_path, jump_rises
-from ecs_nav.nav.platformer_level import SOLID, LevelError, parse_level
+from ecs_nav.platformer.level import SOLID, LevelError, parse_level
+from ecs_nav.platformer.planner import build_masks, find_path, jump_rises
 
 # --- an independent reference: Dijkstra over (cell, jump value), rules restated from the docs ---
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from ecs_nav import PathRequest, load_scene
-from ecs_nav.components import Player
-from ecs_nav.events import PathChanged, TargetReached
-from ecs_nav.nav.platformer_level import SOLID
-from ecs_nav.platformer_physics import GO_RIGHT, JUMP
-from ecs_nav.platformer_world import PLATFORMER, Bot, PlatformerBody
-from ecs_nav.scene import SceneError, parse_scene, save_scene
+from ecs_nav.core.components import Player
+from ecs_nav.core.events import PathChanged, TargetReached
+from ecs_nav.platformer.level import SOLID
+from ecs_nav.platformer.physics import GO_RIGHT, JUMP
+from ecs_nav.platformer.world import PLATFORMER, Bot, PlatformerBody
+from ecs_nav.scene.files import SceneError, parse_scene, save_scene
 
 PLAYER_SPOTS = [(3, 9), (12, 11), (22, 11), (7, 14), (19, 7), (37, 3), (29, 14), (1, 3)]
 """Tiles the test puts the player on, one after another (each stands on ground in the scene's
@@ -210,8 +210,8 @@ def test_a_saved_platformer_scene_loads_with_the_toggled_tiles_and_the_character
 
 
 def test_a_bot_stuck_for_20_frames_reports_stuck_once_and_replans_on_the_next_tick():
-    from ecs_nav.events import Stuck
-    from ecs_nav.platformer_bot import MAX_STUCK_FRAMES
+    from ecs_nav.core.events import Stuck
+    from ecs_nav.platformer.bot import MAX_STUCK_FRAMES
 
     world = load_scene("platformer")
     world.run(2)

@@ -6,12 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav import draw, draw_labels, draw_panel, draw_platformer, draw_side_labels, load_scene
-from ecs_nav.components import Name, PathRequest, Player
-from ecs_nav.draw_platformer import SIDE_PALETTE
-from ecs_nav.nav.platformer_level import SOLID
-from ecs_nav.platformer_physics import GO_LEFT, JUMP
-from ecs_nav.platformer_world import PLATFORMER, Bot
+from ecs_nav import load_scene
+from ecs_nav.core.components import Name, PathRequest, Player
+from ecs_nav.platformer.level import SOLID
+from ecs_nav.platformer.physics import GO_LEFT, JUMP
+from ecs_nav.platformer.world import PLATFORMER, Bot
+from ecs_nav.render import draw
+from ecs_nav.render import labels as draw_labels
+from ecs_nav.render import panel as draw_panel
+from ecs_nav.render import platformer as draw_platformer
+from ecs_nav.render import side_labels as draw_side_labels
+from ecs_nav.render.platformer import SIDE_PALETTE
 
 
 def scene(ticks=1):
@@ -58,7 +63,7 @@ def test_a_captured_side_view_shows_tiles_platforms_and_characters_where_they_ar
         render.offscreen_window()
     except render.RenderUnavailable as exc:
         pytest.skip(f"no OpenGL context here: {exc}")
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world, side = scene()
     camera = draw.Camera(width=640, height=320)
@@ -89,8 +94,7 @@ class Keys:
 
 
 def test_wasd_holds_the_players_inputs_and_clicks_send_bots_and_toggle_tiles():
-    from ecs_nav import side_view_controls as controls
-
+    from ecs_nav.render import side_view_controls as controls
     assert controls.held_inputs({Keys.A, Keys.W}, Keys) == GO_LEFT | JUMP
     world, side = scene()
     bot, other = world.find(Bot)[:2]
@@ -116,7 +120,7 @@ def test_the_viewer_drives_the_player_with_wasd_and_sends_a_clicked_bot():
         window = render.offscreen_window()
     except render.RenderUnavailable as exc:
         pytest.skip(f"no OpenGL context here: {exc}")
-    from ecs_nav.viewer import Viewer
+    from ecs_nav.render.viewer import Viewer
 
     world, side = scene()
     viewer = Viewer(world, window)
@@ -245,7 +249,7 @@ def test_a_captured_side_view_shows_labels_goal_rings_and_the_panel_beside_the_l
         render.offscreen_window()
     except render.RenderUnavailable as exc:
         pytest.skip(f"no OpenGL context here: {exc}")
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world, side = scene(60)
     names = names_of(world)

@@ -10,9 +10,9 @@ pytest.importorskip("shapely")
 from results_scene import write_room  # noqa: E402
 
 import ecs_nav  # noqa: E402
-from ecs_nav import plots  # noqa: E402
 from ecs_nav.cli import main  # noqa: E402
-from ecs_nav.recording import record  # noqa: E402
+from ecs_nav.results import plots  # noqa: E402
+from ecs_nav.results.recording import record  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""A first run of a built-in scene compiles its kernels in parallel processes (ecs_nav.precompile)
-from the list in ecs_nav/kernel_manifest.json: the list must be what the scenes use, the work
+"""A first run of a built-in scene compiles its kernels in parallel processes (ecs_nav.compile.precompile)
+from the list in ecs_nav/compile/kernel_manifest.json: the list must be what the scenes use, the work
 must be split so that the processes finish soonest, with no function compiled in two processes
 for two signatures, a cold run must end with every kernel cached, the same trajectory, and
 nothing compiled after it, and whatever fails in it (a worker, a stale manifest, numba's JIT
@@ -25,9 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_nav.compile_split import WORKER_START_S, function_seconds, shares, units
-from ecs_nav.compile_watch import PROGRESS_HEADER
-from ecs_nav.kernel_manifest import (
+from ecs_nav.compile.manifest import (
     MANIFEST_PATH,
     RECORD_TICKS,
     KernelEntry,
@@ -38,8 +36,10 @@ from ecs_nav.kernel_manifest import (
     scene_entries,
     signature_of,
 )
-from ecs_nav.precompile import MAX_WORKERS, WORKERS_VARIABLE, cgroup_cpus, worker_count
-from ecs_nav.scene import builtin_scenes, load_scene
+from ecs_nav.compile.precompile import MAX_WORKERS, WORKERS_VARIABLE, cgroup_cpus, worker_count
+from ecs_nav.compile.split import WORKER_START_S, function_seconds, shares, units
+from ecs_nav.compile.watch import PROGRESS_HEADER
+from ecs_nav.scene.files import builtin_scenes, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
@@ -230,17 +230,17 @@ def test_kernels_sharing_the_map_segment_tests_compile_in_one_process():
     # compile the map's segment tests
     entries = entries_for("chase")
     together = [share for share in shares(entries, 2)
-                if {"ecs_nav.nav.build._link_nodes", "ecs_nav.map_kernels.segments_blocked_into"}
+                if {"ecs_nav.nav.build._link_nodes", "ecs_nav.geometry.kernels.segments_blocked_into"}
                 <= {e.kernel for e in share}]
     assert together, [[e.kernel for e in share] for share in shares(entries, 2)]
 
 
 def test_the_manifest_lists_every_built_in_scene_for_the_installed_numba():
     data = read_manifest()
-    assert data is not None, f"{MANIFEST_PATH} is missing: python -m ecs_nav.kernel_recorder writes it"
+    assert data is not None, f"{MANIFEST_PATH} is missing: python -m ecs_nav.compile.recorder writes it"
     assert data["numba"] == numba_version(), (
         f"the manifest was made with numba {data['numba']}, {numba_version()} is installed: first runs compile "
-        "one kernel at a time until `python -m ecs_nav.kernel_recorder` is run again"
+        "one kernel at a time until `python -m ecs_nav.compile.recorder` is run again"
     )
     assert sorted(data["scenes"]) == builtin_scenes()
     for scene in builtin_scenes():
@@ -267,7 +267,7 @@ def loaded_kernels(scene: str) -> set[tuple[str, str]]:
     env = {**JIT_ONLY, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT)}
     for _ in range(2):
         proc = subprocess.run(
-            [sys.executable, "-m", "ecs_nav.kernel_recorder", "--list", scene, str(RECORD_TICKS)],
+            [sys.executable, "-m", "ecs_nav.compile.recorder", "--list", scene, str(RECORD_TICKS)],
             capture_output=True,
             text=True,
             env=env,
@@ -283,7 +283,7 @@ def test_the_manifest_is_what_the_scene_calls(scene):
     listed = {(e.kernel, e.signature) for e in entries_for(scene)}
     used = loaded_kernels(scene)
     assert listed == used, (
-        f"{scene}: run `python -m ecs_nav.kernel_recorder` (missing: {sorted(used - listed)}, "
+        f"{scene}: run `python -m ecs_nav.compile.recorder` (missing: {sorted(used - listed)}, "
         f"not used: {sorted(listed - used)})"
     )
 
@@ -338,8 +338,7 @@ def test_a_cold_run_compiles_in_two_processes_once_each_and_keeps_the_trajectory
 
 
 def test_several_scenes_share_one_list_each_kernel_once_and_a_worker_reads_the_same(monkeypatch):
-    from ecs_nav import precompile
-
+    from ecs_nav.compile import precompile
     assert scene_entries(["chase", "chase"]) == list(entries_for("chase"))
     both = scene_entries(["platformer", "chase"])
     assert both[: len(entries_for("platformer"))] == list(entries_for("platformer"))
@@ -355,7 +354,8 @@ def test_several_scenes_share_one_list_each_kernel_once_and_a_worker_reads_the_s
 STALE_COMPILE = """
 import base64, pickle, sys
 from numba import types
-from ecs_nav import cli, kernel_manifest
+from ecs_nav import cli
+from ecs_nav.compile import manifest as kernel_manifest
 stale = base64.b64encode(pickle.dumps((types.int64,))).decode()
 entries = kernel_manifest.entries_for("platformer")  # (the stale one, and the quickest of the rest)
 quickest = min(entries[1:], key=lambda entry: entry.seconds)
@@ -379,9 +379,10 @@ def test_ecs_nav_compile_says_which_kernels_did_not_compile_and_when_nothing_is_
 FAILING = """
 import base64, pickle, subprocess, sys
 from numba import types
-from ecs_nav import kernel_manifest, precompile
-from ecs_nav.compile_watch import report_progress
-from ecs_nav.scene import load_scene
+from ecs_nav.compile import manifest as kernel_manifest
+from ecs_nav.compile import precompile
+from ecs_nav.compile.watch import report_progress
+from ecs_nav.scene.files import load_scene
 if sys.argv[2] == "worker":  # a worker that cannot start compiling
     precompile.start_worker = lambda scene, share: subprocess.Popen(
         [sys.executable, "-c", "raise SystemExit('no compiler here')"], stdout=subprocess.PIPE,
@@ -429,8 +430,8 @@ def test_a_failing_worker_or_a_stale_manifest_costs_only_time(tmp_path):
 
 EMPTY_SHARE = """
 import subprocess, sys
-from ecs_nav import precompile
-from ecs_nav.compile_watch import report_progress
+from ecs_nav.compile import precompile
+from ecs_nav.compile.watch import report_progress
 report_progress(True)
 started = []
 def start_worker(scene, share):  # a worker that compiles nothing and says so
@@ -454,14 +455,15 @@ def test_a_worker_with_nothing_to_compile_is_not_started(tmp_path):
 
 def test_a_scene_loads_with_numba_jit_disabled(tmp_path):
     env = {**JIT_ONLY, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": str(ROOT), WORKERS_VARIABLE: "1"}
-    code = "from ecs_nav.scene import load_scene; w = load_scene('chase'); print(w.tick)"
+    code = "from ecs_nav.scene.files import load_scene; w = load_scene('chase'); print(w.tick)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"
 
 
 PARTIAL = """
-from ecs_nav import kernel_manifest, precompile
+from ecs_nav.compile import manifest as kernel_manifest
+from ecs_nav.compile import precompile
 entries = sorted(kernel_manifest.entries_for("platformer"), key=lambda e: (e.seconds, e.kernel))
 precompile.compile_entries(entries[: len(entries) // 2])  # the cheaper half, as another scene would leave it
 """

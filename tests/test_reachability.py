@@ -7,7 +7,7 @@ import pytest
 
 from ecs_nav.nav.distance import dijkstra_field
 from ecs_nav.nav.grid import grid_graph
-from ecs_nav.reachability import reachable_from
+from ecs_nav.scene.reachability import reachable_from
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -17,8 +17,8 @@ from results_scene import write_room  # noqa: E402
 
 import ecs_nav  # noqa: E402
 from ecs_nav import TargetReached  # noqa: E402
-from ecs_nav.recording import record  # noqa: E402
-from ecs_nav.recording_read import read_recording  # noqa: E402
+from ecs_nav.results.read import read_recording  # noqa: E402
+from ecs_nav.results.recording import record  # noqa: E402
 
 TICKS = 400
 EVERY = 5
@@ -146,7 +146,7 @@ def test_rows_are_on_disk_as_the_run_goes_and_a_killed_run_leaves_them_readable(
     out = tmp_path / f"killed{suffix}"
     script = textwrap.dedent(f"""
         import os, ecs_nav
-        from ecs_nav.recording import record
+        from ecs_nav.results.recording import record
         world = ecs_nav.load_scene({str(room)!r})
         record(world, {str(out)!r}, every=10, background=False, rows_per_block=9)
         world.run(45)
@@ -242,7 +242,7 @@ def test_ecs_nav_run_out_writes_a_recording(room, tmp_path):
 def test_the_walkable_area_keeps_platforms_up_a_ramp_and_drops_walls_and_railings():
     import shapely
 
-    from ecs_nav.walkable import walkable_area
+    from ecs_nav.geometry.walkable import walkable_area
 
     with ecs_nav.load_scene("gather") as world:
         wkt, extent = walkable_area(world)

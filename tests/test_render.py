@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav import draw, draw_colours, draw_panel
-from ecs_nav.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
-from ecs_nav.draw_colours import agent_groups
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
+from ecs_nav.core.world import System, World
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield
-from ecs_nav.shapes import Box, Circle, Ramp
-from ecs_nav.world import System, World
+from ecs_nav.render import colours as draw_colours
+from ecs_nav.render import draw
+from ecs_nav.render import panel as draw_panel
+from ecs_nav.render.colours import agent_groups
 
 pytestmark = pytest.mark.render
 
@@ -68,7 +70,7 @@ def close_to(image, rc, colour, tol=12) -> bool:
 
 
 def test_frame_has_the_size_and_the_colours_where_the_world_puts_them(gl_window):
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     size = (640, 360)
@@ -90,7 +92,7 @@ def test_frame_has_the_size_and_the_colours_where_the_world_puts_them(gl_window)
 
 
 def test_layers_can_be_left_out(gl_window):
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     camera = draw.Camera(width=320, height=180)
@@ -105,7 +107,7 @@ def test_layers_can_be_left_out(gl_window):
 
 
 def test_flow_field_and_heat_map_are_drawn_when_present(gl_window):
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     graph = world.nav_graph
@@ -122,8 +124,8 @@ def test_a_shared_flow_field_is_drawn_the_selected_agents_first(gl_window):
     from ecs_nav.systems.render import shared_field_view
 
     from ecs_nav.nav.fields import FIELDS
-    from ecs_nav.scene import build_world, scene_from_dict
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.scene.files import build_world, scene_from_dict
 
     def group(goal, count):
         return {"name": f"to {goal}", "count": count, "spawn_area": [-5, -5, 5, 5], "Agent": {},
@@ -155,7 +157,7 @@ def test_a_shared_flow_field_is_drawn_the_selected_agents_first(gl_window):
 
 def test_chase_scene_frame(gl_window):
     import ecs_nav
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world = ecs_nav.load_scene("chase")
     world.run(5)
@@ -193,7 +195,7 @@ def test_screenshot_and_record(gl_window, tmp_path, capsys):
     import imageio.v2 as iio2
     import imageio.v3 as iio
 
-    from ecs_nav.viewer import record, screenshot
+    from ecs_nav.render.viewer import record, screenshot
 
     world = scene_world()
     world.add_systems(DriftPhysics())
@@ -222,7 +224,7 @@ def test_screenshot_and_record(gl_window, tmp_path, capsys):
 
 @pytest.fixture
 def viewer(gl_window):
-    from ecs_nav.viewer import Viewer
+    from ecs_nav.render.viewer import Viewer
 
     world = scene_world()
     world.add_systems(DriftPhysics())
@@ -355,8 +357,8 @@ def test_reload_without_a_scene_says_so(viewer):
 
 def test_reload_loads_the_scene_again(gl_window):
     import ecs_nav
-    from ecs_nav.scene import builtin_scenes
-    from ecs_nav.viewer import Viewer
+    from ecs_nav.render.viewer import Viewer
+    from ecs_nav.scene.files import builtin_scenes
 
     name = builtin_scenes()[0]
     world = ecs_nav.load_scene(name, seed=1)
@@ -385,7 +387,7 @@ def test_a_windowed_run_is_tick_for_tick_the_headless_run(viewer):
 def test_run_viewer_without_a_display_fails_in_one_line(gl_window, monkeypatch):
     from ecs_nav.systems.render import RenderUnavailable
 
-    from ecs_nav.viewer import run_viewer
+    from ecs_nav.render.viewer import run_viewer
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
@@ -430,7 +432,7 @@ def test_missing_font_libraries_fail_in_one_line(gl_window, monkeypatch):
 
 
 def test_agents_wider_than_a_point_sprite_are_drawn_as_quads(gl_window):
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     npc = world.table.pos[0].copy()
@@ -463,7 +465,7 @@ def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_wi
 
 
 def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     camera = draw.Camera(center=(0.0, 0.0), scale=1.0, width=320, height=180)  # a 0.8 m agent: 0.8 px
@@ -478,8 +480,8 @@ def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
 
 
 def test_a_path_radius_band_tints_the_floor_within_the_radius_in_the_agents_colour(gl_window):
-    from ecs_nav.components import Name
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.core.components import Name
+    from ecs_nav.render.viewer import render_frame
 
     world = World(seed=1)
     world.map = MapGeometry((-20, -12, 20, 12))
@@ -497,8 +499,8 @@ def test_a_path_radius_band_tints_the_floor_within_the_radius_in_the_agents_colo
 
 
 def test_the_side_panel_sits_beside_the_map_and_labels_are_drawn_by_their_agents(gl_window):
-    from ecs_nav.components import Name
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.core.components import Name
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     world.add_component(world.entities()[0], Name("npc"))
@@ -522,9 +524,9 @@ def test_the_side_panel_sits_beside_the_map_and_labels_are_drawn_by_their_agents
 def test_the_search_layer_shades_the_nodes_the_traced_agents_search_expanded(gl_window):
     from ecs_nav.systems.pathfind import PathfindSystem
 
-    from ecs_nav.resource_names import SEARCH_TRACE
-    from ecs_nav.search_trace import trace_entity
-    from ecs_nav.viewer import render_frame
+    from ecs_nav.core.resource_names import SEARCH_TRACE
+    from ecs_nav.nav.search_trace import trace_entity
+    from ecs_nav.render.viewer import render_frame
 
     world = scene_world()
     npc = world.entities()[0]
@@ -558,7 +560,7 @@ def test_the_search_layer_shades_the_nodes_the_traced_agents_search_expanded(gl_
 def test_e_toggles_the_search_layer_and_the_viewer_traces_the_selected_agent_only_while_it_is_on(viewer):
     from ecs_nav.systems.pathfind import PathfindSystem
 
-    from ecs_nav.resource_names import SEARCH_TRACE
+    from ecs_nav.core.resource_names import SEARCH_TRACE
 
     key, _ = keys()
     world = viewer.world

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from ecs_nav import Agent, Collider, Path, PathRequest, Position, SteeringWeights, Velocity
-from ecs_nav.components import Name
-from ecs_nav.scene import SceneError, load_scene, parse_scene, save_scene
+from ecs_nav.core.components import Name
+from ecs_nav.scene.files import SceneError, load_scene, parse_scene, save_scene
 
 GOOD = """
 # a small scene used by the tests
@@ -166,7 +166,7 @@ def test_every_problem_reported_at_once(tmp_path):
         "entity[1] prefab: unknown prefab 'missing'",
         "entity[0] Position.x: expected a number, got a string 'a'",
         "entity[0] SteeringWeights.weights: unknown behaviour 'seeek' (known: "
-        + ", ".join(__import__("ecs_nav.steering", fromlist=["BEHAVIOURS"]).BEHAVIOURS) + ")",
+        + ", ".join(__import__("ecs_nav.motion.steering", fromlist=["BEHAVIOURS"]).BEHAVIOURS) + ")",
         "entity[0] PathRequest.target: no entity named 'ghost'",
         "entity[2] count: must be an integer from 1 to 200000, got 0",  # (its own number, after entity[1] failed)
     ]

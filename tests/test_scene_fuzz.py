@@ -21,9 +21,9 @@ import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecs_nav.compile_watch import warmup_seconds
-from ecs_nav.scene import SceneError, build_world, builtin_scenes, scenes_dir
-from ecs_nav.scene_schema import parse_text
+from ecs_nav.compile.watch import warmup_seconds
+from ecs_nav.scene.files import SceneError, build_world, builtin_scenes, scenes_dir
+from ecs_nav.scene.schema import parse_text
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 EXAMPLES = int(os.environ.get("ECS_NAV_FUZZ_EXAMPLES", "10000")) if SOAK else 120
@@ -135,8 +135,8 @@ def check_input(data=None, raw=None):
 
 
 def _from_dict(data):
-    from ecs_nav.scene import scene_from_dict
-    from ecs_nav.scene_schema import nesting_depth
+    from ecs_nav.scene.files import scene_from_dict
+    from ecs_nav.scene.schema import nesting_depth
 
     if nesting_depth(data) > 32:
         raise SceneError(["too deep"])

@@ -12,15 +12,16 @@ import numpy as np
 from ecs_nav.systems.graph_build import GraphBuildSystem
 from ecs_nav.systems.pathfind import PathfindSystem
 
-from ecs_nav import draw, draw_paths
-from ecs_nav.components import Agent, Collider, NavMap, PathRequest, Position, Velocity
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.components import Agent, Collider, NavMap, PathRequest, Position, Velocity
+from ecs_nav.core.resource_names import SEARCH_TRACE
+from ecs_nav.core.world import World
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.nav.search import admissibility_factor, astar, dijkstra
-from ecs_nav.resource_names import SEARCH_TRACE
-from ecs_nav.search_trace import KIND_ASTAR, KIND_SHARED, SearchTrace, trace_entity
-from ecs_nav.shapes import Box
-from ecs_nav.world import World
+from ecs_nav.nav.search_trace import KIND_ASTAR, KIND_SHARED, SearchTrace, trace_entity
+from ecs_nav.render import draw
+from ecs_nav.render import paths as draw_paths
 
 BOXES = [Box((0, 4), (16, 2), 3.0), Box((-8, -6), (2, 10), 3.0), Box((9, -4), (3, 3), 3.0)]
 

@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_build import NPC_START, PLAYER_START, WALL_HEIGHT, chase_geometry, shortest_path
 
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.map_kernels import MIN_COLLISION_RADIUS
+from ecs_nav.geometry.kernels import MIN_COLLISION_RADIUS
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.nav.smooth import line_walkable, smooth_path
-from ecs_nav.shapes import Box, Circle
 
 
 def path_length(points: np.ndarray) -> float:

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ecs_nav import steering as S
-from ecs_nav.spatial import (
+from ecs_nav.motion import steering as S
+from ecs_nav.motion.spatial import (
     brute_force_neighbours,
     build_grid,
     neighbours_within,

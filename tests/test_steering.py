@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ecs_nav import steering as S
-from ecs_nav.spatial import neighbours_within
+from ecs_nav.motion import steering as S
+from ecs_nav.motion.spatial import neighbours_within
 
 A = np.array
 Z = np.zeros((1, 2))

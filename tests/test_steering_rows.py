@@ -1,4 +1,4 @@
-"""The SteeringSystem's row kernel (``ecs_nav.steering_rows``) against the vectorised reference
+"""The SteeringSystem's row kernel (``ecs_nav.motion.steering_rows``) against the vectorised reference
 path (``SteeringSystem(compiled=False)``): the same forces, velocities and wander targets on
 randomised worlds that use every behaviour and every input; and ``behaviour_forces``."""
 
@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
-from ecs_nav import steering as st
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle
+from ecs_nav.motion import steering as st
+from ecs_nav.motion.steering_rows import CALLER_INPUTS
 from ecs_nav.nav.grid import grid_graph
-from ecs_nav.shapes import Box, Circle
-from ecs_nav.steering_rows import CALLER_INPUTS
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.testing import Integrate
 
 BEHAVIOURS = list(st.BEHAVIOURS)
@@ -483,7 +483,7 @@ def test_the_steering_survey_equals_its_numpy_expressions(seed):
     """``steering_survey``: the weights used, the group radius per row and its largest over the
     members, as the numpy reductions the SteeringSystem made per tick (NaN weights and radii
     included: a NaN weight is non-zero, a NaN radius makes the largest NaN)."""
-    from ecs_nav.steering_rows import steering_survey
+    from ecs_nav.motion.steering_rows import steering_survey
 
     rng = np.random.default_rng(seed)
     n, nb = 9, len(BEHAVIOURS)

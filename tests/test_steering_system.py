@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
-from ecs_nav import steering as st
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.shapes import Box, Circle
-from ecs_nav.spatial import neighbours_within
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import Box, Circle
+from ecs_nav.motion import steering as st
+from ecs_nav.motion.spatial import neighbours_within
 from ecs_nav.testing import Integrate
 
 

@@ -12,9 +12,9 @@ from results_scene import write_room  # noqa: E402
 
 import ecs_nav  # noqa: E402
 from ecs_nav.cli import main  # noqa: E402
-from ecs_nav.scene import SceneError, build_world  # noqa: E402
-from ecs_nav.scene_schema import scene_from_dict  # noqa: E402
-from ecs_nav.sweep_params import apply, load_scene_data, parse_param  # noqa: E402
+from ecs_nav.results.params import apply, load_scene_data, parse_param  # noqa: E402
+from ecs_nav.scene.files import SceneError, build_world  # noqa: E402
+from ecs_nav.scene.schema import scene_from_dict  # noqa: E402
 
 TICKS = 30
 PARAMS = {"world.seed": [0, 1], "prefab.walker.Agent.max_speed": [2.0, 3.0]}
@@ -139,7 +139,7 @@ def test_cluster_engines_give_the_local_rows(room, local_table, tmp_path, engine
 
 
 def test_a_parameters_values_may_be_a_list_a_range_a_command_line_string_or_one_value():
-    from ecs_nav.sweeps import values_of
+    from ecs_nav.results.sweeps import values_of
 
     assert values_of("world.seed", range(3)) == values_of("world.seed", "0:3") == [0, 1, 2]
     assert values_of("entity.crowd.Agent.max_speed", "2.0,3.0") == [2.0, 3.0]

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
-from ecs_nav.table import AgentTable, ColumnSpec
+from ecs_nav.core.table import AgentTable, ColumnSpec
 
 
 def test_growth_keeps_rows_and_defaults():
@@ -154,8 +154,8 @@ def test_despawn_many_equals_despawning_one_by_one():
 def test_every_column_is_a_view_of_the_buffer_where_the_layout_says_before_and_after_growth():
     """The columns live in one buffer, each C-contiguous at ``layout``'s byte offset (a multiple
     of 16), none overlapping the next; growth carves a new buffer and keeps every live value."""
-    from ecs_nav.behaviours import BEHAVIOURS
-    from ecs_nav.table import COLUMN_ALIGNMENT, COLUMNS, default_columns
+    from ecs_nav.core.behaviours import BEHAVIOURS
+    from ecs_nav.core.table import COLUMN_ALIGNMENT, COLUMNS, default_columns
 
     table = AgentTable(default_columns(len(BEHAVIOURS)), capacity=3)
     assert table.columns == COLUMNS
@@ -181,11 +181,11 @@ def test_every_column_is_a_view_of_the_buffer_where_the_layout_says_before_and_a
 
 
 def test_the_kernels_carve_the_same_columns_the_table_holds():
-    """``ecs_nav.table_columns``: each named column a kernel slices from the table's views of its
+    """``ecs_nav.core.table_columns``: each named column a kernel slices from the table's views of its
     buffer, at its offset in the layout, is the table's own array, the same values in the same
     memory."""
-    from ecs_nav import table_columns as tc
-    from ecs_nav.behaviours import BEHAVIOURS
+    from ecs_nav.core import table_columns as tc
+    from ecs_nav.core.behaviours import BEHAVIOURS
 
     with World() as world:
         for k in range(70):  # past the first capacity
@@ -210,10 +210,10 @@ def test_the_kernels_carve_the_same_columns_the_table_holds():
 
 
 def test_every_world_table_has_the_columns_the_kernels_slice_by_place():
-    """``ecs_nav.table_columns``' constants are places in ``COLUMNS`` and ``steer_tick`` reads
+    """``ecs_nav.core.table_columns``' constants are places in ``COLUMNS`` and ``steer_tick`` reads
     ``N_BEHAVIOURS`` weights: every World's table starts with those columns, in that order."""
-    from ecs_nav.steering_rows import N_BEHAVIOURS
-    from ecs_nav.table import COLUMNS
+    from ecs_nav.core.table import COLUMNS
+    from ecs_nav.motion.steering_rows import N_BEHAVIOURS
 
     with World() as world:
         assert world.table.columns[: len(COLUMNS)] == COLUMNS

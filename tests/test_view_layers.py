@@ -6,12 +6,26 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_nav import draw, draw_colours, draw_labels, draw_panel, draw_paths
-from ecs_nav.components import Agent, Collider, Name, Path, PathRequest, Player, Position, SteeringWeights, Velocity
+from ecs_nav.core.components import (
+    Agent,
+    Collider,
+    Name,
+    Path,
+    PathRequest,
+    Player,
+    Position,
+    SteeringWeights,
+    Velocity,
+)
+from ecs_nav.core.world import World
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_WALK, GridIndex, NavGraph
-from ecs_nav.scene import build_world, parse_scene
-from ecs_nav.scene_schema import SceneError, parse_text
-from ecs_nav.world import World
+from ecs_nav.render import colours as draw_colours
+from ecs_nav.render import draw
+from ecs_nav.render import labels as draw_labels
+from ecs_nav.render import panel as draw_panel
+from ecs_nav.render import paths as draw_paths
+from ecs_nav.scene.files import build_world, parse_scene
+from ecs_nav.scene.schema import SceneError, parse_text
 
 SCENE = """
 [view]

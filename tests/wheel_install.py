@@ -36,8 +36,7 @@ def build_wheel(folder: Path) -> Path:
     longer has, so a stale build/lib (an older layout) is cleared first: build/ is generated."""
     import numpy
 
-    from ecs_nav import aot_build
-
+    from ecs_nav.compile import aot_build
     try:
         current = aot_build.reusable_library(aot_build.manifest_entries())
     except aot_build.BuildError:

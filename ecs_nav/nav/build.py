@@ -21,7 +21,7 @@ Its stated purpose is to keep nodes off walls, corners and ledges, so we read it
 with ``r = max(clearance, agent_radius)`` a candidate at elevation h is rejected when
 
 - *wall*: some solid that is a wall to an agent standing at h (it occupies the body band
-  ``(h + max_climb, h + agent_height)``; see ``ecs_nav.geometry``) lies closer than ``r`` in the
+  ``(h + max_climb, h + agent_height)``; see ``ecs_nav.geometry.map``) lies closer than ``r`` in the
   ground plane (exact distance to the wall part of the shape: for a ramp only the part whose
   surface is out of reach counts, so a ramp is not a wall to the nodes at its foot or on it);
 - *ledge*: within ``r`` the ground drops by more than ``max_climb`` below h, or ends (the map's
@@ -51,12 +51,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecs_nav.aot import kernel
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.limits import NAV_NODE_LIMIT
-from ecs_nav.map_kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
+from ecs_nav.compile.aot import kernel
+from ecs_nav.core.limits import NAV_NODE_LIMIT
+from ecs_nav.geometry.kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import AABB, finite_scalar
 from ecs_nav.nav.graph import EDGE_WALK, GridIndex, NavGraph
-from ecs_nav.shapes import AABB, finite_scalar
 
 LEDGE_RAYS = 16
 """Directions sampled by the ledge test."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
 
 ROUTE_SLACK = 0.5
 """A periodic replan keeps the current route unless the new one is shorter by more than this

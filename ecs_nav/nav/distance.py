@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.graph import NavGraph, check_node
 
 _OVERFLOW = -1
@@ -175,7 +175,7 @@ def _class_queue_kernel(indptr, adj, cost_table, shift, mask, sources, max_cost,
     return settled
 
 
-class GridSteps(NamedTuple):  # (above the kernel whose argument types name it: ecs_nav.aot)
+class GridSteps(NamedTuple):  # (above the kernel whose argument types name it: ecs_nav.compile.aot)
     """A graph whose every edge is a grid step with one cost per direction, as the grid kernel
     reads it; index b = (d_row + 1) * 3 + (d_col + 1) as in ``NavGraph.step_mask``."""
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.nav.flowfield import FlowField
-from ecs_nav.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 
 FIELDS = "flow_fields"
 """The key of a World's ``FlowFields`` in ``world.resources``."""

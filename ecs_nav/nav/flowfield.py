@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.distance import check_sources, distance_field
 from ecs_nav.nav.graph import NavGraph
 from ecs_nav.nav.seed_field import SeedField, heat_map, seed_field, subdivide, tile_directions, vector_field

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
 
 EDGE_WALK = 0
 """An ordinary two-way walkable link."""

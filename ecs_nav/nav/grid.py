@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_nav.limits import TILE_LIMIT
+from ecs_nav.core.limits import TILE_LIMIT
+from ecs_nav.geometry.shapes import finite_scalar
 from ecs_nav.nav.graph import GridIndex, NavGraph
-from ecs_nav.shapes import finite_scalar
 
 PASSABLE_CHARS = ".GS"
 """Terrain characters a walker may enter."""

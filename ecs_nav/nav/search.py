@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.distance import dijkstra_field
 from ecs_nav.nav.distance import distance_field as distance_field  # re-exported: callers import it from here
 from ecs_nav.nav.graph import NavGraph, check_node

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ecs_nav.aot import kernel
+from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.graph import NavGraph
 
 SHORT_WALK = 16

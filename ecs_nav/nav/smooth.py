@@ -3,7 +3,7 @@
 A graph path zig-zags along the grid (octile moves). :func:`smooth_path` keeps the first
 waypoint and greedily jumps to the farthest later waypoint that can be walked to in a straight
 line, repeatedly, keeping the last. "Walked in a straight line" is the same rule the physics
-applies (``ecs_nav.geometry``): walking the line in steps of at most ``step``, tracking the
+applies (``ecs_nav.geometry.map``): walking the line in steps of at most ``step``, tracking the
 elevation an agent would have (the highest surface within ``max_climb`` above it),
 
 - the disc of ``radius`` swept along each step touches no wall (exact segment-to-shape distance
@@ -23,12 +23,12 @@ import math
 
 import numpy as np
 
-from ecs_nav.aot import kernel
-from ecs_nav.geometry import MapGeometry
-from ecs_nav.kernel_options import NO_REFCOUNT
-from ecs_nav.map_kernels import MIN_COLLISION_RADIUS, bucket_range, local_coords, rect_wall_span, top_at
+from ecs_nav.compile.aot import kernel
+from ecs_nav.compile.options import NO_REFCOUNT
+from ecs_nav.geometry.kernels import MIN_COLLISION_RADIUS, bucket_range, local_coords, rect_wall_span, top_at
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.geometry.shapes import finite_scalar
 from ecs_nav.nav.build import CLIMB_TOL
-from ecs_nav.shapes import finite_scalar
 
 
 @kernel
@@ -66,7 +66,7 @@ def _point_rect_dist(s, t, lo, hi, hw):
 def _segment_wall_distance(G, ax, ay, bx, by, zlo, zhi, reach):
     """Least ground-plane distance from segment a→b to a wall region for the band (zlo, zhi),
     exact up to ``reach`` (shapes farther than that from the segment may be left out: inf).
-    No reference counting (``NO_REFCOUNT``, see ``ecs_nav.kernel_options``), nor in ``_line_walkable``
+    No reference counting (``NO_REFCOUNT``, see ``ecs_nav.compile.options``), nor in ``_line_walkable``
     that calls it per step: ``smooth_path`` 0.67 -> 0.40 ms (``bench/graph_build.py``)."""
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]

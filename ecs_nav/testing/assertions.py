@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ecs_nav.components import Path, PathRequest
-from ecs_nav.events import TargetReached
+from ecs_nav.core.components import Path, PathRequest
+from ecs_nav.core.events import TargetReached
+from ecs_nav.core.world import World
 from ecs_nav.testing.event_log import NAVIGATION_EVENTS, SHOWN
-from ecs_nav.world import World
 
 WALL_TOLERANCE = 1e-6
 """m. An agent's disc may overlap a wall by this much (rounding) before it counts as inside."""

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ecs_nav.events import PathFailed, Stuck, TargetReached
-from ecs_nav.world import World
+from ecs_nav.core.events import PathFailed, Stuck, TargetReached
+from ecs_nav.core.world import World
 
 REST_SPEED = 0.05
 """m/s. A crowd is at rest when every agent is slower than this."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ecs_nav.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
-from ecs_nav.world import World
+from ecs_nav.core.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.core.world import World
 
 NAVIGATION_EVENTS = (TargetReached, WaypointReached, PathChanged, PathFailed, Stuck)
-"""The event types the built-in systems emit (``ecs_nav.events``)."""
+"""The event types the built-in systems emit (``ecs_nav.core.events``)."""
 
 SHOWN = 5
 """Events quoted in a failure message at most."""

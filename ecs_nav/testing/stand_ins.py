@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ecs_nav.world import System, World
+from ecs_nav.core.world import System, World
 
 
 class Integrate(System):

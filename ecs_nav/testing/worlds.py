@@ -11,11 +11,11 @@ import textwrap
 
 import numpy as np
 
-from ecs_nav.components import Name
-from ecs_nav.geometry import MapGeometry
+from ecs_nav.core.components import Name
+from ecs_nav.core.world import System, World
+from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.nav.grid import BLOCKED_CHARS, parse_ascii_grid
 from ecs_nav.systems import SYSTEM_NAMES, make_systems
-from ecs_nav.world import System, World
 
 DEFAULT_SYSTEMS = SYSTEM_NAMES
 """The five simulation stages by scene-file name, in tick order: graph_build, pathfind,

@@ -1,0 +1,726 @@
+"""Components: what an entity carries.
+
+``Position``, ``Velocity``, ``Agent``, ``Collider`` (its radius) and ``SteeringWeights`` are
+*views*: once ``World.spawn`` binds them to a row of the AgentTable, reading or writing a field
+(``pos.x = 3``) touches the table column that the systems read. Unbound (before spawning, or
+after despawning) they hold their own values. The sparse components (``PathRequest``,
+``Path``, ``NavMap``, tags) are plain objects that live in esper only.
+
+Constructors validate: a negative radius, a NaN coordinate or an unknown behaviour name raises
+``ValueError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ecs_nav.core.behaviours import BEHAVIOURS
+from ecs_nav.core.limits import (
+    COORDINATE_LIMIT,
+    INTEGER_LIMIT,
+    NAV_NODE_LIMIT,
+    NUMBER_LIMIT,
+    SPEED_LIMIT,
+    WAYPOINT_LIMIT,
+    CheckedFields,
+    check_number,
+    check_value,
+)
+from ecs_nav.core.table import FOLLOW_NONE
+
+COMBINERS = ("weighted_sum", "prioritized", "dithered")
+"""Force combiners (Buckland ch. 3), in the order of the table's ``combiner`` codes."""
+
+DECELERATIONS = {"slow": 3.0, "normal": 2.0, "fast": 1.0}
+"""Arrive's deceleration names and their seed values."""
+
+
+def _finite(owner: str, name: str, value: Any, limit: float = COORDINATE_LIMIT) -> float:
+    """A finite number at most ``limit`` in magnitude (a coordinate, by default)."""
+    return check_number(owner, name, value, limit=limit)
+
+
+def _speed(owner: str, name: str, value: Any) -> float:
+    return check_number(owner, name, value, limit=SPEED_LIMIT)
+
+
+def _positive(owner: str, name: str, value: Any, allow_zero: bool = False, limit: float = NUMBER_LIMIT,
+              allow_inf: bool = False) -> float:
+    """A number > 0 (>= 0 with ``allow_zero``), finite (unless ``allow_inf``) and at most ``limit``."""
+    v = check_number(owner, name, value, limit=limit, allow_inf=allow_inf)
+    if not (v >= 0 if allow_zero else v > 0):
+        raise ValueError(f"{owner}.{name}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return v
+
+
+def _length(owner: str, name: str, value: Any) -> float:
+    return _positive(owner, name, value, limit=COORDINATE_LIMIT)
+
+
+def _length_or_zero(owner: str, name: str, value: Any) -> float:
+    return _positive(owner, name, value, allow_zero=True, limit=COORDINATE_LIMIT)
+
+
+MIN_MASS = 1e-3
+"""kg. ``Agent.mass`` is at least this (force / mass stays finite)."""
+
+
+def _mass(owner: str, name: str, value: Any) -> float:
+    v = _positive(owner, name, value)
+    if v < MIN_MASS:
+        raise ValueError(f"{owner}.{name}: must be >= {MIN_MASS:g}, got {value!r}")
+    return v
+
+
+class Column:
+    """A view field: reads the table when bound, the component's own storage when not."""
+
+    def __init__(self, column: str, index: int | None = None, check=None):
+        self.column, self.index, self.check = column, index, check
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        table = obj._table
+        if table is None:
+            return obj._local[self.name]
+        arr = table._columns[self.column]
+        value = arr[obj._row] if self.index is None else arr[obj._row, self.index]
+        return value.item() if isinstance(value, np.generic) else value
+
+    def __set__(self, obj, value):
+        if self.check is not None:
+            value = self.check(type(obj).__name__, self.name, value)
+        table = obj._table
+        if table is None:
+            obj._local[self.name] = value
+            return
+        arr = table._columns[self.column]
+        if self.index is None:
+            arr[obj._row] = value
+        else:
+            arr[obj._row, self.index] = value
+
+
+class TableView:
+    """Base of the view components: binding, unbinding and a readable repr."""
+
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, **values):
+        object.__setattr__(self, "_table", None)
+        object.__setattr__(self, "_row", -1)
+        object.__setattr__(self, "_local", {})
+        for name in self._fields:
+            setattr(self, name, values[name])
+
+    @property
+    def bound(self) -> bool:
+        return self._table is not None
+
+    def _bind(self, table, row: int) -> None:
+        """Write the held values into ``row`` and read through the table from now on."""
+        values = {name: getattr(self, name) for name in self._fields}
+        self._table, self._row = table, row
+        for name, value in values.items():
+            setattr(self, name, value)
+        table.bind(row, self)
+
+    def _unbind(self) -> None:
+        """Copy the row's values back into own storage (called when the row goes away)."""
+        values = {name: getattr(self, name) for name in self._fields}
+        type(self)._keep_more([self], self._table, np.array([self._row]))
+        self._table, self._row = None, -1
+        self._local.update(values)
+
+    @staticmethod
+    def unbind_all(views: list[TableView]) -> None:
+        """``_unbind`` for many bound views at once (a bulk despawn): each field is read for
+        all the views of one class in one column gather, not one descriptor call each."""
+        by_class: dict[type, list[TableView]] = {}
+        for view in views:
+            by_class.setdefault(type(view), []).append(view)
+        for cls, group in by_class.items():
+            table = group[0]._table
+            rows = np.fromiter((v._row for v in group), np.int64, len(group))
+            columns = []
+            for name in cls._fields:
+                column = getattr(cls, name)
+                arr = getattr(table, column.column)
+                columns.append((arr[rows] if column.index is None else arr[rows, column.index]).tolist())
+            cls._keep_more(group, table, rows)
+            fields = cls._fields
+            for view, values in zip(group, zip(*columns)):
+                own = view.__dict__
+                own["_table"], own["_row"] = None, -1
+                own["_local"].update(zip(fields, values))
+
+    @classmethod
+    def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:
+        """What a class keeps beyond its fields when its views unbind (``_unbind`` and
+        ``unbind_all``), read for all ``views`` (bound to ``rows``) at once. Nothing here."""
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({body})"
+
+
+def bound_copies(views: list[TableView], table, first_row: int, count: int) -> list[list[TableView]]:
+    """``count`` sets of new views like ``views``, set k reading row ``first_row + k`` of
+    ``table``, which holds (or is about to hold) the values: a crowd's members, whose rows are
+    copies of the first member's. Their other attributes are the originals' (shared: never
+    changed in place). Register them with ``table.bind_rows`` once the rows exist."""
+    protos = [(type(v), v.__dict__) for v in views]
+    new = object.__new__
+    out = []
+    for row in range(first_row, first_row + count):
+        mine = []
+        for cls, attrs in protos:
+            view = new(cls)
+            view.__dict__ = {**attrs, "_local": {}, "_table": table, "_row": row}
+            mine.append(view)
+        out.append(mine)
+    return out
+
+
+class Position(TableView):
+    """Ground-plane position (x, y). Elevation is derived from the map by the PhysicsSystem."""
+
+    _fields = ("x", "y")
+    x = Column("pos", 0, _finite)
+    y = Column("pos", 1, _finite)
+
+    def __init__(self, x: float = 0.0, y: float = 0.0):
+        super().__init__(x=x, y=y)
+
+    @property
+    def elevation(self) -> float:
+        """Height of the surface the entity stands on (0 until spawned on a map)."""
+        return float(self._table.elevation[self._row]) if self.bound else 0.0
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.x, self.y])
+
+
+class Velocity(TableView):
+    """Ground-plane velocity (vx, vy), in units per second."""
+
+    _fields = ("vx", "vy")
+    vx = Column("vel", 0, _speed)
+    vy = Column("vel", 1, _speed)
+
+    def __init__(self, vx: float = 0.0, vy: float = 0.0):
+        super().__init__(vx=vx, vy=vy)
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.vx, self.vy])
+
+
+class Agent(TableView):
+    """A moving character's limits (seed 000 and 001 defaults)."""
+
+    _fields = ("max_speed", "max_force", "mass", "turn_speed", "stopping_distance", "max_climb")
+    max_speed = Column("max_speed", check=lambda o, n, v: _positive(o, n, v, limit=SPEED_LIMIT))
+    max_force = Column("max_force", check=_positive)
+    mass = Column("mass", check=_mass)
+    turn_speed = Column("turn_speed", check=_positive)
+    stopping_distance = Column("stopping_distance", check=_length_or_zero)
+    max_climb = Column("max_climb", check=_length_or_zero)
+
+    def __init__(
+        self,
+        max_speed: float = 5.0,
+        max_force: float = 10.0,
+        mass: float = 1.0,
+        turn_speed: float = 10.0,
+        stopping_distance: float = 1.5,
+        max_climb: float = 0.5,
+    ):
+        super().__init__(
+            max_speed=max_speed, max_force=max_force, mass=mass, turn_speed=turn_speed,
+            stopping_distance=stopping_distance, max_climb=max_climb,
+        )
+
+
+COLLIDER_SHAPES = ("circle", "box")
+
+
+def _layer(owner: str, name: str, value: Any) -> int:
+    """A layer: an integer in [0, INTEGER_LIMIT]."""
+    v = check_number(owner, name, value, integer=True)
+    if v < 0:
+        raise ValueError(f"{owner}.{name}: must be >= 0, got {value!r}")
+    return v
+
+
+class Collider(TableView):
+    """A solid shape. Agents are circles of ``radius``; a ``box`` (size, height) entity is a
+    dynamic obstacle that the GraphBuildSystem cuts out of the nav graph where it stands.
+
+    ``layer``: agents meet only the agents of their own layer -- separation, alignment and
+    cohesion count only them as neighbours, the PhysicsSystem pushes apart only their overlaps,
+    and group arrival settles only against them. Agents of other layers pass through each other,
+    each layer moving as a World of its own on the same map would, apart from what the layers
+    share (the README's "Many small worlds as one: layers"). An entity without a Collider is on
+    layer 0. A box is part of the map, for every layer."""
+
+    _fields = ("radius", "layer")
+    radius = Column("radius", check=_length)
+    layer = Column("layer", check=_layer)
+
+    def __init__(
+        self,
+        radius: float = 0.5,
+        shape: str = "circle",
+        size: tuple[float, float] = (1.0, 1.0),
+        height: float = 2.0,
+        layer: int = 0,
+    ):
+        if not isinstance(shape, str) or shape not in COLLIDER_SHAPES:
+            raise ValueError(f"Collider.shape: must be one of {', '.join(COLLIDER_SHAPES)}, got {shape!r}")
+        object.__setattr__(self, "shape", shape)
+        size = check_value("Collider", "size", tuple[float, float], size)
+        size = tuple(_length("Collider", "size", v) for v in size)
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "height", _length("Collider", "height", height))
+        super().__init__(radius=radius, layer=layer)
+
+    def __repr__(self):
+        return (f"Collider(radius={self.radius!r}, shape={self.shape!r}, size={self.size!r}, "
+                f"height={self.height!r}, layer={self.layer!r})")
+
+
+STEERING_PARAMS = (
+    "deceleration", "panic_distance", "threat_range", "wander_radius", "wander_distance",
+    "wander_jitter", "detection_box_length", "feeler_length", "neighbour_radius",
+)
+
+
+def _weight_check(behaviour: str):
+    return lambda owner, name, v: _positive(owner, f"weights.{behaviour}", v, allow_zero=True)
+
+
+def _steering_target(point):
+    """SteeringWeights.target checked: a finite (x, y) within the coordinate bound, or None."""
+    point = check_value("SteeringWeights", "target", tuple[float, float] | None, point)
+    if point is not None and max(abs(point[0]), abs(point[1])) > COORDINATE_LIMIT:
+        raise ValueError(f"SteeringWeights.target: must be at most {COORDINATE_LIMIT:g} in magnitude, got {point!r}")
+    return point
+
+
+def _steering_target_entity(entity):
+    """SteeringWeights.target_entity checked: an entity id >= 0, or None."""
+    entity = check_value("SteeringWeights", "target_entity", int | None, entity)
+    if entity is not None and entity < 0:
+        raise ValueError(f"SteeringWeights.target_entity: must be an entity id >= 0, got {entity!r}")
+    return None if entity is None else int(entity)
+
+
+class SteeringWeights(TableView):
+    """Which steering behaviours an agent uses, how strongly, and how forces combine.
+
+    ``weights`` maps behaviour names (``ecs_nav.core.behaviours.BEHAVIOURS``) to weights; unnamed
+    behaviours are off (weight 0). ``combiner`` is one of ``COMBINERS``. The remaining fields
+    are the behaviours' parameters (seed 001 names and defaults); ``target`` is the point that
+    seek/flee/arrive aim at when no path drives the agent, ``target_entity`` the one that
+    pursuit/evade watch.
+    """
+
+    _fields = ("combiner_code", *STEERING_PARAMS)
+    combiner_code = Column("combiner")
+    deceleration = Column("deceleration", check=_positive)
+    panic_distance = Column("panic_distance", check=lambda o, n, v: _positive(o, n, v, limit=COORDINATE_LIMIT,
+                                                                                allow_inf=True))
+    threat_range = Column("threat_range", check=_length)
+    wander_radius = Column("wander_radius", check=_length)
+    wander_distance = Column("wander_distance", check=_length_or_zero)
+    wander_jitter = Column("wander_jitter", check=lambda o, n, v: _positive(o, n, v, True))
+    detection_box_length = Column("detection_box_length", check=_length)
+    feeler_length = Column("feeler_length", check=_length)
+    neighbour_radius = Column("neighbour_radius", check=_length)
+
+    def __init__(
+        self,
+        weights: dict[str, float] | None = None,
+        combiner: str = "weighted_sum",
+        deceleration: str | float = "normal",
+        panic_distance: float = math.inf,
+        threat_range: float = 100.0,
+        wander_radius: float = 1.2,
+        wander_distance: float = 2.0,
+        wander_jitter: float = 80.0,
+        detection_box_length: float = 4.0,
+        feeler_length: float = 3.0,
+        neighbour_radius: float = 3.0,
+        target: tuple[float, float] | None = None,
+        target_entity: int | None = None,
+    ):
+        weights = check_value("SteeringWeights", "weights", dict[str, float] | None, weights) or {}
+        unknown = sorted(set(weights) - set(BEHAVIOURS))
+        if unknown:
+            raise ValueError(
+                f"SteeringWeights.weights: unknown behaviour {unknown[0]!r}"
+                f" (known: {', '.join(BEHAVIOURS)})"
+            )
+        if not isinstance(combiner, str) or combiner not in COMBINERS:
+            raise ValueError(f"SteeringWeights.combiner: must be one of {', '.join(COMBINERS)}, got {combiner!r}")
+        if isinstance(deceleration, str):
+            if deceleration not in DECELERATIONS:
+                raise ValueError(
+                    f"SteeringWeights.deceleration: must be one of {', '.join(DECELERATIONS)} or a number,"
+                    f" got {deceleration!r}"
+                )
+            deceleration = DECELERATIONS[deceleration]
+        for behaviour, weight in weights.items():
+            _weight_check(behaviour)("SteeringWeights", "weights", weight)
+        object.__setattr__(self, "_weights_local", np.array([float(weights.get(b, 0.0)) for b in BEHAVIOURS]))
+        object.__setattr__(self, "_target", _steering_target(target))
+        object.__setattr__(self, "_target_entity", _steering_target_entity(target_entity))
+        super().__init__(
+            combiner_code=COMBINERS.index(combiner), deceleration=deceleration,
+            panic_distance=panic_distance, threat_range=threat_range, wander_radius=wander_radius,
+            wander_distance=wander_distance, wander_jitter=wander_jitter,
+            detection_box_length=detection_box_length, feeler_length=feeler_length,
+            neighbour_radius=neighbour_radius,
+        )
+
+    @property
+    def combiner(self) -> str:
+        return COMBINERS[int(self.combiner_code)]
+
+    @property
+    def target(self) -> tuple[float, float] | None:
+        """The point seek/flee/arrive aim at when no path drives the agent (None: none)."""
+        return self._target
+
+    @target.setter
+    def target(self, point: tuple[float, float] | None) -> None:
+        point = _steering_target(point)
+        object.__setattr__(self, "_target", point)
+        table, row = self._table, self._row
+        if table is not None and table.follow_state[row] == FOLLOW_NONE:  # (a followed path aims it itself)
+            table.has_steer_target[row] = point is not None
+            if point is not None:
+                table.steer_target[row] = point
+
+    @property
+    def target_entity(self) -> int | None:
+        """The entity pursuit/evade (and offset pursuit) watch (None: none)."""
+        return self._target_entity
+
+    @target_entity.setter
+    def target_entity(self, entity: int | None) -> None:
+        entity = _steering_target_entity(entity)
+        object.__setattr__(self, "_target_entity", entity)
+        if self.bound:
+            self._table.target_entity[self._row] = -1 if entity is None else entity
+
+    @combiner.setter
+    def combiner(self, name: str) -> None:
+        if not isinstance(name, str) or name not in COMBINERS:
+            raise ValueError(f"SteeringWeights.combiner: must be one of {', '.join(COMBINERS)}, got {name!r}")
+        self.combiner_code = COMBINERS.index(name)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """Non-zero weights by behaviour name (a copy; use :meth:`set_weight` to change one)."""
+        row = self._table.weights[self._row] if self.bound else self._weights_local
+        return {b: float(w) for b, w in zip(BEHAVIOURS, row) if w != 0.0}
+
+    def set_weight(self, behaviour: str, weight: float) -> None:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(
+                f"SteeringWeights.weights: unknown behaviour {behaviour!r} (known: {', '.join(BEHAVIOURS)})"
+            )
+        w = _weight_check(behaviour)("SteeringWeights", "weights", weight)
+        row = self._table.weights[self._row] if self.bound else self._weights_local
+        row[BEHAVIOURS.index(behaviour)] = w
+
+    def _bind(self, table, row: int) -> None:
+        local = self._weights_local.copy()
+        super()._bind(table, row)
+        table.weights[row] = local
+        table.has_steering[row] = True
+        if self.target is not None:
+            table.steer_target[row] = self.target
+            table.has_steer_target[row] = True
+        table.target_entity[row] = -1 if self.target_entity is None else self.target_entity
+
+    @classmethod
+    def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:
+        for view, weights in zip(views, table.weights[rows]):  # one gather: a copy, a row each
+            object.__setattr__(view, "_weights_local", weights)
+
+    def __eq__(self, other):
+        if not isinstance(other, SteeringWeights):
+            return NotImplemented
+        return (super().__eq__(other) and self.weights == other.weights
+                and self.target == other.target and self.target_entity == other.target_entity)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return (f"SteeringWeights(weights={self.weights!r}, combiner={self.combiner!r}, "
+                + ", ".join(f"{p}={getattr(self, p)!r}" for p in STEERING_PARAMS)
+                + f", target={self.target!r}, target_entity={self.target_entity!r})")
+
+
+# --- sparse components (esper only) ---------------------------------------------------------
+
+PATH_STATUSES = ("none", "complete", "partial", "unreachable", "stale")
+PATH_MODES = ("once", "patrol", "loop")
+
+
+PATH_METHODS = ("path", "flow_field")
+"""How a PathRequest is served: a Path of its own, or a flow field shared by every request
+with the same goal (seed 003)."""
+
+
+@dataclass
+class PathRequest(CheckedFields):
+    """Ask the PathfindSystem for a way to a goal: ``goal`` (a point), ``target`` (an entity,
+    followed as it moves), ``goals`` (several points: the nearest one counts, e.g. exits) or
+    ``zone`` (``[xmin, ymin, xmax, ymax]``, m: anywhere inside counts). Exactly one of them.
+
+    ``method`` "path" (a ``Path`` of the entity's own, seed 000) or "flow_field" (seed 003: one
+    field per goal, shared by every request that names the same goal; the entity gets no Path,
+    the PathFollowSystem steers it along the field). ``goals`` and ``zone`` need a flow field.
+    ``replan_period`` ticks between refreshes (None: the world's ``pathfind_period``, seed
+    000's 30): a path is re-planned, a field toward a moving target rebuilt. ``algorithm``
+    "astar" or "dijkstra"; ``smooth`` string-pulls a path; ``allow_partial`` returns a path to
+    the closest reachable node when the goal is cut off; ``max_expanded`` is a path search's
+    budget (None: unlimited). ``despawn_on_arrival`` removes the entity at the end of the tick
+    it arrives (an evacuation's exits).
+
+    Assigning a field of a request that belongs to an entity is reported to its World
+    (``World.take_changed_requests``): the PathfindSystem serves it again on its next tick."""
+
+    goal: tuple[float, float] | None = None
+    target: int | None = None
+    goals: tuple[tuple[float, float], ...] | None = None
+    zone: tuple[float, float, float, float] | None = None
+    method: str = "path"
+    replan_period: int | None = None
+    algorithm: str = "astar"
+    smooth: bool = False
+    allow_partial: bool = True
+    max_expanded: int | None = None
+    despawn_on_arrival: bool = False
+
+    def __post_init__(self):
+        given = [name for name in ("goal", "target", "goals", "zone") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError("PathRequest: give exactly one of goal (a point), target (an entity), goals (points) "
+                             f"or zone ([xmin, ymin, xmax, ymax]); got {', '.join(given) or 'none'}")
+        if self.goal is not None:
+            self.goal = (_finite("PathRequest", "goal", self.goal[0]), _finite("PathRequest", "goal", self.goal[1]))
+        if self.goals is not None:
+            if len(self.goals) == 0:
+                raise ValueError("PathRequest.goals: give at least one point")
+            self.goals = tuple((_finite("PathRequest", "goals", x), _finite("PathRequest", "goals", y))
+                               for x, y in self.goals)
+        if self.zone is not None:
+            zone = tuple(_finite("PathRequest", "zone", v) for v in self.zone)
+            if not (zone[0] <= zone[2] and zone[1] <= zone[3]):
+                raise ValueError(f"PathRequest.zone: must be [xmin, ymin, xmax, ymax] with min <= max, "
+                                 f"got {list(zone)}")
+            self.zone = zone
+        if self.method not in PATH_METHODS:
+            raise ValueError(f"PathRequest.method: must be one of {', '.join(PATH_METHODS)}, got {self.method!r}")
+        if self.method == "path" and (self.goals is not None or self.zone is not None):
+            raise ValueError("PathRequest.method: goals and zone are served by a flow field: "
+                             "set method = \"flow_field\"")
+        if self.replan_period is not None:
+            if isinstance(self.replan_period, bool) or int(self.replan_period) < 1:
+                raise ValueError(f"PathRequest.replan_period: must be >= 1, got {self.replan_period!r}")
+            self.replan_period = int(self.replan_period)
+        if self.algorithm not in ("astar", "dijkstra"):
+            raise ValueError(f"PathRequest.algorithm: must be astar or dijkstra, got {self.algorithm!r}")
+        if self.max_expanded is not None and int(self.max_expanded) < 1:
+            raise ValueError(f"PathRequest.max_expanded: must be >= 1, got {self.max_expanded!r}")
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        owner = self.__dict__.get("_owner")
+        if owner is not None and not name.startswith("_"):
+            owner[0].add(owner[1])
+
+    def report_to(self, changed: set, entity: int) -> None:
+        """From now on, add ``entity`` to ``changed`` whenever a field is assigned (the World
+        calls this)."""
+        object.__setattr__(self, "_owner", (changed, entity))
+
+
+
+_PATH_FIELDS = ("nodes", "waypoints", "index", "status", "radius", "mode", "direction", "graph_version")
+_PATH_CHECKED = frozenset(_PATH_FIELDS)
+_PATH_RELOADED = frozenset(("waypoints", "radius", "mode"))
+"""Path fields whose assignment the PathFollowSystem must see (``World.take_rewritten_paths``)."""
+
+
+def _path_field(name: str, value):
+    """``value`` checked (and converted) as Path's field ``name``; ValueError naming it."""
+    if name == "nodes":
+        try:
+            return np.asarray(value, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"Path.nodes: expected an array of node ids, got {value!r:.80}") from None
+    if name == "waypoints":
+        try:
+            wp = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError("Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got "
+                             f"{value!r:.80}") from None
+        if wp.size == 0:
+            wp = np.zeros((0, 3))
+        if wp.ndim == 2 and wp.shape[1] == 2:
+            wp = np.hstack([wp, np.zeros((wp.shape[0], 1))])
+        if wp.ndim != 2 or wp.shape[1] != 3:
+            raise ValueError(f"Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got shape "
+                             f"{wp.shape}")
+        if wp.shape[0] > WAYPOINT_LIMIT:
+            raise ValueError(f"Path.waypoints: at most {WAYPOINT_LIMIT} waypoints, got {wp.shape[0]}")
+        if not np.isfinite(wp).all() or (wp.size and np.abs(wp).max() > COORDINATE_LIMIT):
+            raise ValueError(f"Path.waypoints: must be finite numbers at most {COORDINATE_LIMIT:g} in magnitude")
+        return wp
+    if name in ("index", "direction", "graph_version"):
+        if type(value) is not int or abs(value) > INTEGER_LIMIT:  # (a plain int, the followers' writes: as is)
+            value = check_value("Path", name, int, value)
+        if name == "direction" and value not in (-1, 1):
+            raise ValueError(f"Path.direction: must be 1 or -1, got {value!r}")
+        return value
+    if name in ("status", "mode"):
+        allowed = PATH_STATUSES if name == "status" else PATH_MODES
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"Path.{name}: must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+    return _length("Path", "radius", value)
+
+
+@dataclass(eq=False)
+class Path:
+    """A planned route: graph node ids, waypoint positions (k, 3: x, y, elevation), the index
+    of the waypoint being walked to, and the plan's status. ``radius`` is seed 004's path
+    radius (a waypoint counts as reached within it); ``mode`` once / patrol (ping-pong) / loop.
+
+    Every field assigned is checked as the constructor checks it (a NaN waypoint or radius
+    raises, naming the field). Replacing ``waypoints`` with a new array (or list of points) is
+    how a route changes: once the Path belongs to an entity of a World, every such assignment,
+    and every one of ``radius`` or ``mode``, is reported to that World
+    (``World.take_rewritten_paths``), so the PathFollowSystem reloads exactly those paths
+    instead of looking at every path every tick. Editing the array in place is not reported.
+    Likewise setting ``status = "stale"`` is reported (``World.take_stale_paths``): the
+    PathfindSystem re-plans exactly those paths on its next tick."""
+
+    nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    index: int = 0
+    status: str = "none"
+    radius: float = 1.0
+    mode: str = "once"
+    direction: int = 1
+    graph_version: int = -1
+
+    def __post_init__(self):
+        for name in _PATH_FIELDS:
+            object.__setattr__(self, name, _path_field(name, self.__dict__[name]))
+        object.__setattr__(self, "_checked", True)
+
+    def __setattr__(self, name, value):
+        if name in _PATH_CHECKED and self.__dict__.get("_checked"):
+            value = _path_field(name, value)  # checked where it is set, as the constructor checks it
+        object.__setattr__(self, name, value)
+        if name in _PATH_RELOADED or (name == "status" and value == "stale"):
+            owner = self.__dict__.get("_owner")
+            if owner is not None:
+                owner[1 if name == "status" else 0].add(owner[2])
+
+    def report_to(self, rewritten: set, stale: set, entity: int) -> None:
+        """From now on, add ``entity`` to ``rewritten`` at every ``waypoints``, ``radius`` or
+        ``mode`` assignment and to ``stale`` whenever ``status`` is set to ``"stale"`` (the World
+        calls this)."""
+        self._owner = (rewritten, stale, entity)
+
+    def detached_copy(self) -> Path:
+        """A copy with its own arrays, belonging to no entity yet (a crowd member's own Path)."""
+        twin = copy.copy(self)
+        twin.__dict__.pop("_owner", None)
+        object.__setattr__(twin, "nodes", self.nodes.copy())
+        object.__setattr__(twin, "waypoints", self.waypoints.copy())
+        return twin
+
+    def __eq__(self, other):
+        if not isinstance(other, Path):
+            return NotImplemented
+        return (np.array_equal(self.nodes, other.nodes) and np.array_equal(self.waypoints, other.waypoints)
+                and (self.index, self.status, self.radius, self.mode, self.direction)
+                == (other.index, other.status, other.radius, other.mode, other.direction))
+
+
+@dataclass
+class NavMap(CheckedFields):
+    """Scan parameters of a map (seed 000's AIGraph): half extents and ray height of the scan,
+    node spacing, the largest climbable step, and the clearance kept from box edges."""
+
+    scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
+    spacing: float = 2.0
+    max_climb: float = 0.5
+    clearance: float = 1.25
+
+    def __post_init__(self):
+        self.scan_range = tuple(_length("NavMap", "scan_range", v) for v in self.scan_range)
+        self.spacing = _length("NavMap", "spacing", self.spacing)
+        self.max_climb = _length_or_zero("NavMap", "max_climb", self.max_climb)
+        self.clearance = _length_or_zero("NavMap", "clearance", self.clearance)
+        if self.spacing > 2 * min(self.scan_range[0], self.scan_range[2]):
+            raise ValueError(f"NavMap.spacing: must be at most the scanned width and depth (twice scan_range's x "
+                             f"and z, {2 * min(self.scan_range[0], self.scan_range[2]):g}), got {self.spacing!r}")
+        nodes = self.node_slots()
+        if nodes > NAV_NODE_LIMIT:
+            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)} makes "
+                             f"{nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} allowed (raise the spacing)")
+
+    def node_slots(self) -> float:
+        """How many grid slots the scan has (as the nav graph counts them)."""
+        return nav_node_slots(2 * self.scan_range[0], 2 * self.scan_range[2], self.spacing)
+
+
+def nav_node_slots(width: float, depth: float, spacing: float) -> float:
+    """Node slots of a scan ``width`` x ``depth`` at ``spacing`` (a float: it may be huge)."""
+    return float(math.floor(width / spacing + 1e-9)) * float(math.floor(depth / spacing + 1e-9))
+
+
+@dataclass
+class Player:
+    """Tag: the entity a human drives (WASD in the viewer) and NPCs chase."""
+
+
+@dataclass
+class Name:
+    """A human-readable name (scene files' ``name``), for messages and lookups."""
+
+    value: str
+
+
+def entity_label(world, entity: int) -> str:
+    """An entity as messages name it: ``entity "npc"`` by its Name, else ``entity 7``."""
+    name = world.try_get(entity, Name)
+    return f'entity "{name.value}"' if name else f"entity {entity}"
+
+
+VIEW_COMPONENTS = (Position, Velocity, Agent, Collider, SteeringWeights)

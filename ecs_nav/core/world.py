@@ -1,0 +1,616 @@
+"""World: one esper world context + the agent table + resources + fixed-step clock + RNG + events.
+
+esper 3 keeps its state in module globals and switches between named contexts; every public
+method here switches to this World's own context first, so several Worlds (tests, parameter
+sweeps) coexist in one process without seeing each other's entities.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import gc
+import hashlib
+import itertools
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import esper
+import numpy as np
+
+from ecs_nav.compile.watch import warmup_seconds
+from ecs_nav.compile.watch import watch as watch_compilation
+from ecs_nav.core.behaviours import BEHAVIOURS
+from ecs_nav.core.components import Agent, Collider, Path, PathRequest, Position, TableView, Velocity, bound_copies
+from ecs_nav.core.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
+from ecs_nav.core.resource_names import PLATFORMER
+from ecs_nav.core.table import AgentTable, default_columns
+
+C = TypeVar("C")
+
+SYSTEM_ORDER = ("GraphBuildSystem", "PathfindSystem", "PathFollowSystem", "SteeringSystem",
+                "PhysicsSystem", "RenderSystem")
+"""The fixed order of the tick (ARCHITECTURE.md). Each system has an esper priority; the World
+runs its systems from the highest priority down (``World.step``)."""
+
+SYSTEM_GAP = 1000
+"""esper priorities of neighbouring built-ins lie this far apart; systems of the user's own take
+the priorities in between, so at most SYSTEM_GAP - 1 of them share one place."""
+
+_world_ids = itertools.count(1)
+
+_NONE = np.zeros(0, np.int64)
+_NONE.flags.writeable = False  # handed out for "no entities" by every take_* call: nobody may fill it
+
+
+def system_priority(name: str) -> int:
+    """esper priority of the built-in system named ``name`` (first in SYSTEM_ORDER = highest)."""
+    return (len(SYSTEM_ORDER) - SYSTEM_ORDER.index(name)) * SYSTEM_GAP
+
+
+def system_place(before: str | None = None, after: str | None = None) -> int:
+    """The place in the tick of a user system given ``before=`` and/or ``after=`` a built-in:
+    place ``p`` lies between ``SYSTEM_ORDER[p - 1]`` and ``SYSTEM_ORDER[p]`` (0: before the first
+    built-in, ``len(SYSTEM_ORDER)``: after the last): right after ``after``, else right before
+    ``before`` (with both: right after ``after``, which must not come after ``before``). A
+    built-in need not be registered to be named: its place is fixed.
+    Raises ValueError naming the argument when a name is not a built-in or no place fits."""
+    for label, anchor in (("before", before), ("after", after)):
+        if anchor is not None and anchor not in SYSTEM_ORDER:
+            close = difflib.get_close_matches(str(anchor), SYSTEM_ORDER, n=1, cutoff=0.6)
+            hint = f' (did you mean "{close[0]}"?)' if close else ""
+            raise ValueError(f"add_systems.{label}: {anchor!r} is not a built-in system{hint}; "
+                             f"built-ins, in tick order: {', '.join(SYSTEM_ORDER)}")
+    if before is None and after is None:
+        raise ValueError("add_systems: a system of your own needs a place: before= or after= a built-in "
+                         f"({', '.join(SYSTEM_ORDER)}), e.g. after=\"PhysicsSystem\"")
+    right_after = None if after is None else SYSTEM_ORDER.index(after) + 1
+    right_before = None if before is None else SYSTEM_ORDER.index(before)
+    if right_after is not None and right_before is not None and right_after > right_before:
+        raise ValueError(f"add_systems: no place in the tick is after {after} and before {before} "
+                         f"(tick order: {', '.join(SYSTEM_ORDER)})")
+    return right_after if right_after is not None else right_before
+
+
+def place_priority(place: int, taken: int) -> int:
+    """esper priority of the next user system at ``place`` when ``taken`` already stand there:
+    below the built-in before the place, above the one after it, below those added earlier."""
+    if not 0 <= taken < SYSTEM_GAP - 1:
+        raise ValueError(f"add_systems: at most {SYSTEM_GAP - 1} systems of your own fit at one place")
+    return (len(SYSTEM_ORDER) + 1 - place) * SYSTEM_GAP - (taken + 1)
+
+
+class System(esper.Processor):
+    """Base of the ECS systems: a thin esper Processor whose ``update(world)`` is its tick's work.
+
+    A subclass overrides ``update``; ``World.step`` runs the systems given to ``add_systems``
+    (it calls ``update`` and times it, ``World.run_timed``), not processors added to esper
+    directly. The six built-ins set ``name`` to one of SYSTEM_ORDER; the World registers them with
+    the matching priority. A system of the user's own keeps any other name (its class name when
+    ``name`` is empty) and is given a place with ``World.add_system(s, after="PhysicsSystem")``.
+    ``reads_only`` marks systems (the renderer, a recorder) that never change simulation state.
+    """
+
+    name: str = ""
+    reads_only: bool = False
+
+    def process(self, world: World) -> None:
+        """esper's entry (``esper.process``): ``update``, timed as ``World.step`` times it."""
+        world.run_timed((self,))
+
+    def update(self, world: World) -> None:
+        raise NotImplementedError(f"{type(self).__name__}: a System subclass overrides update(self, world), "
+                                  "its tick's work")
+
+    def state(self) -> bytes:
+        """Bytes of any simulation state the system keeps itself (for ``state_digest``)."""
+        return b""
+
+
+class FunctionSystem(System):
+    """A plain function ``fn(world)`` run as a system of the user's own (Bevy's function
+    systems); named after the function unless ``name`` is given."""
+
+    def __init__(self, fn: Callable[[World], None], name: str | None = None, reads_only: bool = False):
+        if not callable(fn):
+            raise TypeError(f"add_systems: expected a System or a function of the world, got {fn!r}")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+        self.reads_only = reads_only
+
+    def update(self, world: World) -> None:
+        self.fn(world)
+
+
+def refuse_non_finite(system: str, entities: np.ndarray, **arrays: np.ndarray) -> None:
+    """Raise FloatingPointError naming ``system`` and the entities whose row in any of
+    ``arrays`` ((k,) or (k, d), aligned with ``entities``) is not finite: a system computes
+    first, checks, and refuses rather than write NaN into the table."""
+    for what, arr in arrays.items():
+        finite = np.isfinite(arr)
+        if np.count_nonzero(finite) == finite.size:  # (faster than .all() on a few rows)
+            continue
+        bad = ~finite.all(axis=1) if arr.ndim == 2 else ~finite
+        ids = [int(e) for e in entities[bad]]
+        shown = ", ".join(map(str, ids[:20])) + (f" ... ({len(ids)} in all)" if len(ids) > 20 else "")
+        raise FloatingPointError(f"{system}: non-finite {what} for entity id(s) {shown}; refusing to update")
+
+
+class World:
+    """A simulation: entities, their components, the systems and the fixed-step clock.
+
+    Args:
+        seed: seeds the World's ``numpy.random.Generator`` (``world.rng``) and the per-entity
+            noise of wander; the same scene and seed give the same trajectory.
+        dt: the fixed tick length in seconds (default 1/60).
+    """
+
+    def __init__(self, seed: int = 0, dt: float = 1.0 / 60.0):
+        if isinstance(dt, bool) or not isinstance(dt, (int, float, np.number)) or not (0 < dt <= 1.0):
+            raise ValueError(f"World.dt: must be a number of seconds in (0, 1], got {dt!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= SEED_LIMIT:
+            raise ValueError(f"World.seed: must be an integer from 0 to {SEED_LIMIT}, got {seed!r}")
+        self.seed = int(seed)
+        self.dt = float(dt)
+        self.rng = np.random.default_rng(self.seed)
+        self.tick = 0
+        self.table = AgentTable(default_columns(len(BEHAVIOURS)))
+        self.events: list[Any] = []
+        self.timings_ms: dict[str, float] = defaultdict(float)
+        self.warmup_ms: dict[str, float] = defaultdict(float)
+        """Per system: ms its kernels spent compiling or loading from numba's cache (not in timings_ms)."""
+        self.event_counts: dict[str, int] = defaultdict(int)
+        # resources
+        self.map = None  # ecs_nav.geometry.map.MapGeometry
+        self.navmap = None  # ecs_nav.core.components.NavMap (scan parameters)
+        self.nav_graph = None  # ecs_nav.nav.NavGraph
+        self.resources: dict[str, Any] = {}
+        self._name = f"ecs_nav-{next(_world_ids)}"
+        self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
+        self._pending_despawn: dict[int, None] = {}
+        self._rewritten_paths: set[int] = set()
+        self._stale_paths: set[int] = set()
+        self._changed_requests: set[int] = set()
+        self._structure: dict[type, int] = defaultdict(int)  # component type -> additions and removals
+        self._despawned: list[int] = []  # every entity despawned, in order (despawned_since)
+        self._stepping = False
+        self._closed = False
+        self._systems: list[System] = []
+        self._user_places: dict[str, int] = {}  # user system name -> its place (see system_place)
+        self._enter()
+
+    # --- context ------------------------------------------------------------------------------
+
+    def _enter(self) -> None:
+        if self._closed:
+            raise RuntimeError("this World is closed")
+        if esper.current_world != self._name:
+            esper.switch_world(self._name)
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds: ticks × dt."""
+        return self.tick * self.dt
+
+    # --- entities -----------------------------------------------------------------------------
+
+    def spawn(self, *components: Any) -> int:
+        """Create an entity with ``components``; returns its id.
+
+        An entity with a ``Position`` gets a row in the agent table and its view components
+        (Position, Velocity, Agent, Collider, SteeringWeights) are bound to that row."""
+        self._enter()
+        types = [type(c) for c in components]
+        if len(set(types)) != len(types):
+            dup = next(t for t in types if types.count(t) > 1)
+            raise ValueError(f"spawn: two {dup.__name__} components given for one entity")
+        views = [c for c in components if isinstance(c, TableView)]
+        for view in views:
+            if view.bound:
+                raise ValueError(f"spawn: this {type(view).__name__} already belongs to an entity")
+        if views and Position not in types:
+            raise ValueError(
+                f"spawn: {type(views[0]).__name__} needs a Position (view components live in the agent table)"
+            )
+        entity = esper.create_entity(*components)
+        for t in types:
+            self._structure[t] += 1
+        for component in components:
+            if isinstance(component, Path):
+                component.report_to(self._rewritten_paths, self._stale_paths, entity)
+            elif isinstance(component, PathRequest):
+                component.report_to(self._changed_requests, entity)
+        if views:
+            table = self.table
+            row = table.add_row(entity)
+            for view in views:
+                view._bind(table, row)
+            present = set(types)
+            table.has_velocity[row] = Velocity in present
+            table.has_collider[row] = Collider in present
+            table.is_agent[row] = Agent in present
+            if self.map is not None:
+                table.elevation[row] = self._surface_at(table.pos[row])
+        return entity
+
+    def spawn_many(self, count: int, components: list[Any], positions=None, tags=None) -> np.ndarray:
+        """Spawn ``count`` entities like ``spawn(*components)``, the first at its Position and
+        the others at ``positions[1:]`` ((count, 2), or None: all at the first's), in one pass
+        over the table (a crowd of 100,000 in well under 2 s). Each entity gets its own view
+        components bound to its row and a shallow copy of each sparse one (``Path`` with its
+        own arrays); ``tags`` (callable: index -> list of extra components) adds per-entity
+        ones such as a ``Name``. Returns the ids, ascending (int64; none for ``count`` 0)."""
+        count = check_number("World.spawn_many", "count", count, integer=True)
+        if count < 0:
+            raise ValueError(f"World.spawn_many.count: must be >= 0, got {count}")
+        if tags is not None and not callable(tags):
+            raise ValueError("World.spawn_many.tags: expected a function of the index returning a list of "
+                             f"components (e.g. lambda i: [Name(f'npc-{{i}}')]), got {type(tags).__name__}")
+        if count == 0:
+            return np.zeros(0, np.int64)
+        # hundreds of thousands of new objects would run the cyclic garbage collector over a
+        # growing heap again and again (4x the time); none of them form cycles to collect
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._spawn_many(count, components, positions, tags)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _spawn_many(self, count: int, components: list[Any], positions, tags) -> np.ndarray:
+        pts = None if positions is None else np.ascontiguousarray(positions, dtype=np.float64)
+        if pts is not None and pts.shape != (count, 2):
+            raise ValueError(f"spawn_many: positions must have shape ({count}, 2), got {pts.shape}")
+        if pts is not None and (not np.all(np.isfinite(pts)) or np.any(np.abs(pts) > COORDINATE_LIMIT)):
+            raise ValueError(f"spawn_many: positions must be finite and at most {COORDINATE_LIMIT:g} in magnitude")
+        first = list(components) + (list(tags(0)) if tags else [])
+        if pts is not None:
+            position = next((c for c in first if isinstance(c, Position)), None)
+            if position is None:
+                raise ValueError("spawn_many: positions given, but no Position among the components")
+            position.x, position.y = float(pts[0, 0]), float(pts[0, 1])
+        head = self.spawn(*first)
+        self._enter()
+        views = [c for c in first if isinstance(c, TableView)]
+        sparse = [c for c in components if not isinstance(c, TableView)]
+        ids = np.empty(count, np.int64)
+        ids[0] = head
+        table = self.table
+        template_row = table.row_of(head) if views else -1
+        start = table.n  # the members' rows will be start, start + 1, ... (appended in order)
+        member_views = bound_copies(views, table, start, count - 1) if views else [[] for _ in range(count - 1)]
+        others = []
+        create = esper.create_entity
+        for c in sparse:
+            self._structure[type(c)] += 1
+        for i in range(1, count):
+            own = [c.detached_copy() if isinstance(c, Path) else copy.copy(c) for c in sparse]
+            own += list(tags(i)) if tags else []
+            others.append(own)
+            ids[i] = create(*own, *member_views[i - 1])
+        if views:
+            rows = table.add_rows_like(ids[1:], template_row)
+            table.bind_rows(rows.tolist(), member_views)
+            if pts is not None:
+                table.pos[rows] = pts[1:]
+                if self.map is not None:
+                    heights = self.map.surface_height(pts[1:])
+                    table.elevation[rows] = np.where(np.isfinite(heights), heights, 0.0)
+        for i, own in enumerate(others, start=1):
+            for c in own:
+                if isinstance(c, Path):
+                    c.report_to(self._rewritten_paths, self._stale_paths, int(ids[i]))
+                elif isinstance(c, PathRequest):
+                    c.report_to(self._changed_requests, int(ids[i]))
+        return ids
+
+    def _surface_at(self, point: np.ndarray) -> float:
+        height = self.map.surface_height(np.asarray(point, np.float64).reshape(1, 2))[0]
+        return float(height) if np.isfinite(height) else 0.0
+
+    def despawn(self, entity: int) -> None:
+        """Remove ``entity`` at the end of the current tick (at once between ticks).
+        Despawning an entity that is already gone, or already queued, does nothing."""
+        self._enter()
+        if not esper.entity_exists(entity) or entity in self._pending_despawn:
+            return
+        self._pending_despawn[entity] = None
+        if not self._stepping:
+            self._apply_despawns()
+
+    def despawn_many(self, entities) -> None:
+        """``despawn`` for many entities at once (a crowd leaving): the same end state as
+        despawning them one by one in the order given, with the table's columns moved once."""
+        self._enter()
+        for entity in np.asarray(entities, dtype=np.int64).reshape(-1).tolist():
+            if esper.entity_exists(entity):
+                self._pending_despawn[entity] = None
+        if not self._stepping:
+            self._apply_despawns()
+
+    def _apply_despawns(self) -> None:
+        if not self._pending_despawn:  # most ticks: nobody left
+            return
+        pending = list(self._pending_despawn)
+        self._despawned.extend(pending)
+        table = self.table
+        ids = np.fromiter(pending, np.int64, len(pending))
+        with_rows = ids[table.rows_of(ids) >= 0]
+        if with_rows.size:
+            table.remove_rows(with_rows, TableView.unbind_all)
+        delete = esper.delete_entity
+        for entity in pending:
+            delete(entity, immediate=True)
+        self._pending_despawn.clear()
+
+    def exists(self, entity: int) -> bool:
+        self._enter()
+        return esper.entity_exists(entity) and entity not in self._pending_despawn
+
+    def get(self, entity: int, component_type: type[C]) -> C:
+        """The ``component_type`` component of ``entity``; KeyError naming both when absent."""
+        self._enter()
+        component = esper.try_component(entity, component_type) if esper.entity_exists(entity) else None
+        if component is None:
+            raise KeyError(f"entity {entity} has no {component_type.__name__}")
+        return component
+
+    def try_get(self, entity: int, component_type: type[C]) -> C | None:
+        self._enter()
+        return esper.try_component(entity, component_type) if esper.entity_exists(entity) else None
+
+    def add_component(self, entity: int, component: Any) -> None:
+        """Attach a sparse component (PathRequest, Path, tags) to an existing entity."""
+        self._enter()
+        if isinstance(component, TableView):
+            raise ValueError(f"add_component: give {type(component).__name__} to spawn(), not afterwards")
+        esper.add_component(entity, component)
+        self._structure[type(component)] += 1
+        if isinstance(component, Path):
+            component.report_to(self._rewritten_paths, self._stale_paths, entity)
+        elif isinstance(component, PathRequest):
+            component.report_to(self._changed_requests, entity)
+
+    def take_rewritten_paths(self) -> np.ndarray:
+        """Entities whose ``Path.waypoints``, ``radius`` or ``mode`` was assigned since the last
+        call, ascending (int64); the record is cleared. The PathFollowSystem calls this once per
+        tick."""
+        if not self._rewritten_paths:
+            return _NONE
+        taken = np.fromiter(sorted(self._rewritten_paths), np.int64, len(self._rewritten_paths))
+        self._rewritten_paths.clear()
+        return taken
+
+    def take_stale_paths(self) -> np.ndarray:
+        """Entities whose ``Path.status`` was set to ``"stale"`` since the last call, ascending
+        (int64); the record is cleared. The PathfindSystem calls this once per tick."""
+        if not self._stale_paths:
+            return _NONE
+        taken = np.fromiter(sorted(self._stale_paths), np.int64, len(self._stale_paths))
+        self._stale_paths.clear()
+        return taken
+
+    def take_changed_requests(self) -> np.ndarray:
+        """Entities whose ``PathRequest`` had a field assigned since the last call, ascending
+        (int64); the record is cleared. The PathfindSystem calls this once per tick."""
+        if not self._changed_requests:
+            return _NONE
+        taken = np.fromiter(sorted(self._changed_requests), np.int64, len(self._changed_requests))
+        self._changed_requests.clear()
+        return taken
+
+    def remove_component(self, entity: int, component_type: type) -> Any:
+        """Detach a sparse component (PathRequest, Path, tags) from ``entity``; returns it, or
+        None when it had none. The view components live in the agent table for the entity's
+        life: removing one is refused (despawn the entity and spawn it again without it)."""
+        if isinstance(component_type, type) and issubclass(component_type, TableView):
+            raise ValueError(f"remove_component: {component_type.__name__} lives in the agent table with the "
+                             "entity's row; despawn the entity and spawn it again without it")
+        self._enter()
+        self._structure[component_type] += 1
+        return esper.try_remove_component(entity, component_type)
+
+    def structure_version(self, component_type: type) -> int:
+        """A counter bumped whenever a ``component_type`` component is given to or taken from
+        an entity (spawn, add_component, remove_component; not despawns: see
+        ``despawned_since``). A system that caches a query checks it instead of re-querying
+        esper, whose every query is rebuilt in O(entities) after any change."""
+        return self._structure[component_type]
+
+    def despawned_since(self, cursor: int) -> tuple[np.ndarray, int]:
+        """(entities despawned since ``cursor``, the new cursor); start from cursor 0. The World
+        keeps every despawned id (8 bytes each) so any number of systems can follow."""
+        if cursor == len(self._despawned):
+            return _NONE, cursor
+        gone = self._despawned[cursor:]
+        return np.fromiter(gone, np.int64, len(gone)), len(self._despawned)
+
+    def query(self, *component_types: type) -> list[tuple[int, tuple]]:
+        """esper's ``get_components`` in this World: for sparse components, not per-agent loops."""
+        self._enter()
+        return esper.get_components(*component_types)
+
+    def entities(self) -> list[int]:
+        self._enter()
+        return sorted(esper.get_entities())
+
+    def find(self, component_type: type) -> list[int]:
+        """Entities carrying ``component_type``, in id order."""
+        self._enter()
+        return sorted(e for e, _ in esper.get_component(component_type))
+
+    # --- systems and the tick -----------------------------------------------------------------
+
+    def add_systems(self, *systems: System | Callable[[World], None], before: str | None = None,
+                    after: str | None = None) -> None:
+        """Register systems. The six built-ins (``name`` in SYSTEM_ORDER) run in that fixed order
+        whatever the call order, and take no ``before``/``after``. Any other system, or a plain
+        function ``fn(world)``, is one of the user's own: it needs ``before=`` and/or ``after=``
+        naming a built-in (registered or not: the places are fixed), and several at one place
+        run in the order they were added. ValueError names what is wrong: an unknown anchor
+        (with a did-you-mean), a missing place, a name registered twice."""
+        self._enter()
+        for item in systems:
+            self._register(item, before, after)
+
+    def add_system(self, system: System | Callable[[World], None], *, before: str | None = None,
+                   after: str | None = None) -> System:
+        """Register one system (see ``add_systems``) and return it (a function comes back
+        wrapped in a FunctionSystem): ``world.add_system(Counter(), after="PathFollowSystem")``."""
+        self._enter()
+        return self._register(system, before, after)
+
+    def _register(self, item: System | Callable[[World], None], before: str | None, after: str | None) -> System:
+        system = item if isinstance(item, System) else FunctionSystem(item)
+        if not system.name:
+            system.name = type(system).__name__
+        if any(s.name == system.name for s in self._systems):
+            raise ValueError(f"add_systems: a {system.name} is already registered (systems are known by name: "
+                             "give the second one its own, as the `name` attribute of a System or "
+                             "ecs_nav.FunctionSystem(fn, name=...))")
+        if system.name in SYSTEM_ORDER:
+            if before is not None or after is not None:
+                raise ValueError(f"add_systems: {system.name} is a built-in with a fixed place in the tick "
+                                 f"({', '.join(SYSTEM_ORDER)}); before=/after= place systems of your own")
+            priority = system_priority(system.name)
+        else:
+            place = system_place(before, after)
+            priority = place_priority(place, sum(p == place for p in self._user_places.values()))
+            self._user_places[system.name] = place
+        esper.add_processor(system, priority=priority)
+        self._systems.append(system)
+        self._systems.sort(key=lambda s: -s.priority)
+        self.timings_ms.setdefault(system.name, 0.0)
+        self.warmup_ms.setdefault(system.name, 0.0)
+        watch_compilation()
+        return system
+
+    @property
+    def systems(self) -> tuple[System, ...]:
+        return tuple(self._systems)
+
+    def system(self, name: str) -> System | None:
+        return next((s for s in self._systems if s.name == name), None)
+
+    def step(self) -> None:
+        """Advance one fixed tick: every system of ``add_systems`` in order (``run_timed``), then
+        despawns, then event delivery."""
+        self._enter()
+        self.events = []
+        self._stepping = True
+        try:
+            esper.clear_dead_entities()  # (as esper.process does first)
+            self.run_timed(self._systems)
+        finally:
+            self._stepping = False
+        self._apply_despawns()
+        events, self.tick = self.events, self.tick + 1
+        for event in events:
+            for fn in self._subscribers.get(type(event), ()):
+                fn(event)
+
+    def run_timed(self, systems: Iterable[System]) -> None:
+        """Run each system's ``update`` in turn, adding its time to ``timings_ms`` and the time
+        its kernels spent compiling or loading from numba's cache to ``warmup_ms`` instead (so a
+        system's time is the time its work takes). One clock reading ends a system's time and
+        starts the next one's: a system whose ``update`` returns at once adds about 0.5 µs to a tick,
+        against 1.2 with two readings around each and esper's ``process`` loop (``bench/RESULTS.md``,
+        session 11)."""
+        timings, warmups, clock = self.timings_ms, self.warmup_ms, time.perf_counter
+        warmup, start = warmup_seconds(), clock()
+        for system in systems:
+            system.update(self)
+            now, warmup_now = clock(), warmup_seconds()
+            if warmup_now == warmup:
+                timings[system.name] += (now - start) * 1000.0
+            else:
+                warmed, warmup = warmup_now - warmup, warmup_now
+                timings[system.name] += (now - start - warmed) * 1000.0
+                warmups[system.name] += warmed * 1000.0
+            start = now
+
+    def run(self, ticks: int) -> None:
+        """Advance ``ticks`` fixed ticks (an integer >= 0)."""
+        if isinstance(ticks, float) and ticks.is_integer():
+            ticks = int(ticks)
+        ticks = check_number("World.run", "ticks", ticks, integer=True)
+        if ticks < 0:
+            raise ValueError(f"World.run.ticks: must be >= 0, got {ticks}")
+        for _ in range(ticks):
+            self.step()
+
+    def close(self) -> None:
+        """Drop this World's esper context. The World cannot be used afterwards."""
+        if self._closed:
+            return
+        if esper.current_world == self._name:
+            esper.switch_world("default")
+        esper.delete_world(self._name)
+        self._closed = True
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- events -------------------------------------------------------------------------------
+
+    def emit(self, event: Any) -> None:
+        """Queue ``event`` for this tick (systems call this)."""
+        self.events.append(event)
+        self.event_counts[type(event).__name__] += 1
+
+    def on(self, event_type: type, fn: Callable[[Any], None]) -> None:
+        """Call ``fn(event)`` for each ``event_type`` event, at the end of the tick that emits it.
+        Subscribers are held strongly (a lambda stays subscribed)."""
+        self._subscribers[event_type].append(fn)
+
+    def off(self, event_type: type, fn: Callable[[Any], None]) -> None:
+        self._subscribers[event_type].remove(fn)
+
+    # --- determinism --------------------------------------------------------------------------
+
+    def state_digest(self) -> str:
+        """A hash of all simulation state: tick, every table column (rows in entity order), the
+        sparse path state, the RNG, the nav graph version, the systems' own state and the
+        ``digest_bytes()`` of every resource that has one (the side view's level and characters)."""
+        self._enter()
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.int64(self.tick).tobytes())
+        for name, column in self.table.snapshot().items():
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(column).tobytes())
+        for entity, path in sorted(esper.get_component(Path), key=lambda item: item[0]):
+            h.update(np.int64(entity).tobytes())
+            h.update(path.nodes.tobytes())
+            h.update(path.waypoints.tobytes())
+            h.update(f"{path.index}|{path.status}|{path.direction}|{path.mode}".encode())
+        h.update(repr(self.rng.bit_generator.state).encode())
+        h.update(str(getattr(self.nav_graph, "version", -1)).encode())
+        for system in self._systems:
+            if not system.reads_only:
+                h.update(system.state())
+        for name in sorted(self.resources):  # resources that hold simulation state (a side-view level)
+            digest_bytes = getattr(self.resources[name], "digest_bytes", None)
+            if digest_bytes is not None:
+                h.update(name.encode())
+                h.update(digest_bytes())
+        return h.hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and timings for reports: ticks, agents (side-view characters too, when there
+        is a level), events by type, ms per system (``timings_ms``, the work) and ms its kernels
+        took to compile or load from numba's cache on their first calls (``warmup_ms``)."""
+        return {
+            "ticks": self.tick,
+            "agents": int(np.count_nonzero(self.table.live("is_agent"))),
+            "entities": len(self.entities()),
+            **({"characters": self.resources[PLATFORMER].count} if PLATFORMER in self.resources else {}),
+            "events": dict(sorted(self.event_counts.items())),
+            "timings_ms": {s.name: round(self.timings_ms[s.name], 3) for s in self._systems},
+            "warmup_ms": {s.name: round(self.warmup_ms[s.name], 3) for s in self._systems},
+        }

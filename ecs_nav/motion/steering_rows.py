@@ -1,0 +1,455 @@
+"""The SteeringSystem's compiled path: every steering row's behaviours, their weighted truncated
+sum and seed 004's velocity update in one pass over the agent table's columns.
+
+``ecs_nav.motion.steering`` holds the behaviours as vectorised functions (the reference: Buckland's
+formulas, tested on their own); this kernel does the same arithmetic one row at a time, in the
+same order of operations, so that its forces and velocities equal the reference path's
+(``SteeringSystem(compiled=False)``; tests compare the two). It exists for speed at both ends:
+a small world pays one kernel call instead of a few hundred numpy calls, a crowd pays no
+(k, 2) temporaries per behaviour.
+
+It handles rows whose combiner is the weighted truncated sum (code 0). It computes seek, arrive,
+separation, alignment and cohesion over every neighbour (from the neighbour sums of
+``ecs_nav.motion.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow (from
+the field sampled at each agent beforehand). The behaviours that need noise, a target entity or
+a search of their own -- flee, pursuit, evade, wander, obstacle and wall avoidance, and the
+group behaviours under a neighbour cap -- come in as forces the caller computed, only when some
+row uses them (``GIVEN``). So the kernel stays small and calls no other kernel (one called from
+another is compiled into it again), and a scene compiles the reference functions of those
+behaviours only if it uses them.
+
+``steer_tick`` is the whole tick in one call for the common case: when no row uses a behaviour
+of ``CALLER_INPUTS``, it surveys the weights, computes wall avoidance and the neighbour sums
+itself with the kernels the caller would call (``wall_avoidance_rows``, ``neighbour_pass``: per
+``Collider.layer`` when the agents are on several), and calls ``steer_rows``. A small world then
+pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those kernels
+compiled into it: a scene compiles it (on a first run without the kernels compiled ahead of
+time, ``ecs_nav.compile.aot``) on its first tick with a steering row, whether or not its rows then need
+the caller's forces.
+
+Nothing is written unless every steering row passes: a combiner other than 0, a mass <= 0 or a
+non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
+untouched, and the caller takes the reference path, which raises the precise error (or
+combines the prioritised and dithered rows).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_nav.compile.aot import kernel
+from ecs_nav.core.behaviours import B
+from ecs_nav.core.finite import all_finite
+from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.core.table_columns import (
+    COMBINER,
+    DECELERATION,
+    FEELER_LENGTH,
+    FOLLOW_STATE,
+    FORCE,
+    HAS_STEER_TARGET,
+    HAS_STEERING,
+    HAS_VELOCITY,
+    HEADING,
+    IS_AGENT,
+    LAYER,
+    MASS,
+    MAX_FORCE,
+    MAX_SPEED,
+    NEIGHBOUR_RADIUS,
+    POS,
+    STEER_TARGET,
+    VEL,
+    WEIGHTS,
+    column,
+    float_rows,
+)
+from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
+from ecs_nav.motion.steering import DECELERATION_TWEAKER, flock_sums, wall_force
+
+WRITTEN = 0
+REFUSED = 1
+"""``steer_rows`` return codes: the table was updated; nothing was written (see the module doc)."""
+NEEDS_INPUT = 2
+"""``steer_tick``'s third return code: a row uses a behaviour whose force the caller computes
+(``CALLER_INPUTS``, or a group behaviour under a neighbour cap); nothing was written."""
+NEEDS_WALLS = 3
+"""``steer_tick``'s fourth: a row uses wall avoidance and the walls were not handed in; nothing
+was written."""
+
+STOP_SPEED = 1e-9
+"""A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
+
+GIVEN = ("flee", "pursuit", "evade", "wander", "obstacle_avoidance", "wall_avoidance", "separation", "alignment",
+         "cohesion")
+"""The behaviours whose forces the caller hands in (``given`` (len(GIVEN), n, 2), in this order);
+the group behaviours only under a neighbour cap."""
+GIVEN_BEHAVIOURS = np.array([B[b] for b in GIVEN], dtype=np.int64)
+"""Their columns in the weights."""
+
+_SEEK, _ARRIVE = B["seek"], B["arrive"]
+_SEPARATION, _ALIGNMENT, _COHESION = B["separation"], B["alignment"], B["cohesion"]
+_FOLLOW_PATH, _FOLLOW_FLOW = B["follow_path"], B["follow_flow"]
+_FIRST_GROUP = GIVEN.index("separation")
+WALL_SLOT = GIVEN.index("wall_avoidance")
+"""Wall avoidance's slot in ``given``."""
+_WALL = B["wall_avoidance"]
+N_BEHAVIOURS = len(B)
+"""The behaviours, and the width of the table's weights."""
+
+CALLER_INPUTS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander",
+                                                                "obstacle_avoidance", "follow_flow")])
+"""The behaviours ``steer_tick`` leaves to its caller (by column of the weights): those that need
+noise, a target entity, the map's circles or the flow field. (Under a neighbour cap, the group
+behaviours too: ``steer_tick``'s ``capped``.)"""
+
+
+@kernel
+def _seek(px, py, vx, vy, tx, ty, max_speed):
+    dx = tx - px
+    dy = ty - py
+    d = math.sqrt(dx * dx + dy * dy)
+    if d > 0.0:
+        return dx / d * max_speed - vx, dy / d * max_speed - vy
+    return 0.0 * max_speed - vx, 0.0 * max_speed - vy
+
+
+@kernel
+def _arrive(px, py, vx, vy, tx, ty, max_speed, deceleration):
+    dx = tx - px
+    dy = ty - py
+    dist = math.sqrt(dx * dx + dy * dy)
+    if not (dist > 0.0):
+        return 0.0, 0.0
+    speed = dist / (deceleration * DECELERATION_TWEAKER)
+    if not (speed < max_speed or speed != speed):  # np.minimum: NaN wins
+        speed = max_speed
+    per_dist = speed / dist
+    return dx * per_dist - vx, dy * per_dist - vy
+
+
+@kernel
+def _truncate(x, y, max_len):
+    d = math.sqrt(x * x + y * y)
+    if d > max_len:
+        scale = max_len / d
+        return x * scale, y * scale
+    return x, y
+
+
+@kernel
+def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
+               deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
+               flow, group_all, group_index, group_count, group_sums, dt):
+    """Steer rows [0, n) of the table where ``has_steering``; returns WRITTEN or REFUSED.
+
+    Table columns (capacity-long, as the AgentTable holds them): ``force`` and ``vel`` are
+    written, the rest read. ``given`` (len(GIVEN), n, 2): the GIVEN behaviours' forces by slot
+    and table row, read for slot s where ``given_on[s]`` (the other slots may hold anything).
+    ``flow`` (n, 2): the flow direction at each agent (empty: no field). ``group_all``:
+    separation, alignment and cohesion over every neighbour from ``ecs_nav.motion.steering.flock_sums``'
+    (count, sums) of the agents, row i's at ``group_index[i]``.
+    """
+    out_force = np.empty((n, 2))
+    out_vel = np.empty((n, 2))
+    has_flow = flow.shape[0] > 0
+    n_given = given_on.shape[0]
+    for i in range(n):
+        if not has_steering[i]:
+            continue
+        if combiner[i] != 0:
+            return REFUSED
+        w = weights[i]
+        px, py = pos[i, 0], pos[i, 1]
+        vx, vy = vel[i, 0], vel[i, 1]
+        ms = max_speed[i]
+        has_t = has_steer_target[i]
+        tx, ty = steer_target[i, 0], steer_target[i, 1]
+        sx = 0.0
+        sy = 0.0
+        # the reference path's order of accumulation (systems/steering.py)
+        if w[_SEEK] != 0.0 and has_t:
+            fx, fy = _seek(px, py, vx, vy, tx, ty, ms)
+            sx += fx * w[_SEEK]
+            sy += fy * w[_SEEK]
+        if w[_ARRIVE] != 0.0 and has_t:
+            fx, fy = _arrive(px, py, vx, vy, tx, ty, ms, deceleration[i])
+            sx += fx * w[_ARRIVE]
+            sy += fy * w[_ARRIVE]
+        for s in range(_FIRST_GROUP):  # flee, pursuit, evade, wander, obstacle and wall avoidance
+            b = GIVEN_BEHAVIOURS[s]
+            if given_on[s] and w[b] != 0.0:
+                sx += given[s, i, 0] * w[b]
+                sy += given[s, i, 1] * w[b]
+        if group_all:
+            g = group_index[i]
+            count = group_count[g]
+            if w[_SEPARATION] != 0.0:
+                sx += group_sums[g, 0] * w[_SEPARATION]
+                sy += group_sums[g, 1] * w[_SEPARATION]
+            if w[_ALIGNMENT] != 0.0:
+                fx, fy = 0.0, 0.0
+                if count > 0:
+                    fx = group_sums[g, 4] / count - heading[i, 0]
+                    fy = group_sums[g, 5] / count - heading[i, 1]
+                sx += fx * w[_ALIGNMENT]
+                sy += fy * w[_ALIGNMENT]
+            if w[_COHESION] != 0.0:
+                fx, fy = 0.0, 0.0
+                if count > 0:
+                    fx, fy = _seek(px, py, vx, vy, group_sums[g, 2] / count, group_sums[g, 3] / count, ms)
+                    d = math.sqrt(fx * fx + fy * fy)
+                    if d > 0.0:
+                        fx, fy = fx / d, fy / d
+                    else:
+                        fx, fy = 0.0, 0.0
+                sx += fx * w[_COHESION]
+                sy += fy * w[_COHESION]
+        else:
+            for s in range(_FIRST_GROUP, n_given):  # under a neighbour cap
+                b = GIVEN_BEHAVIOURS[s]
+                if given_on[s] and w[b] != 0.0:
+                    sx += given[s, i, 0] * w[b]
+                    sy += given[s, i, 1] * w[b]
+        state = follow_state[i]
+        stopped = False
+        if w[_FOLLOW_PATH] != 0.0:
+            if state == FOLLOW_SEEK and has_t:
+                fx, fy = _seek(px, py, vx, vy, tx, ty, ms)
+                sx += fx * w[_FOLLOW_PATH]
+                sy += fy * w[_FOLLOW_PATH]
+            elif state == FOLLOW_ARRIVE and has_t:
+                fx, fy = _arrive(px, py, vx, vy, tx, ty, ms, deceleration[i])
+                sx += fx * w[_FOLLOW_PATH]
+                sy += fy * w[_FOLLOW_PATH]
+            elif state == FOLLOW_STOPPED:
+                stopped = True
+        if w[_FOLLOW_FLOW] != 0.0 and has_flow:
+            fx = flow[i, 0] * ms - vx
+            fy = flow[i, 1] * ms - vy
+            sx += fx * w[_FOLLOW_FLOW]
+            sy += fy * w[_FOLLOW_FLOW]
+        if stopped:  # it holds still: only the brake acts
+            per_second = mass[i] / dt
+            sx = -vx * per_second * w[_FOLLOW_PATH]
+            sy = -vy * per_second * w[_FOLLOW_PATH]
+        mf = max_force[i]
+        fx, fy = _truncate(sx, sy, mf)
+        if not (math.isfinite(fx) and math.isfinite(fy)):
+            return REFUSED
+        out_force[i, 0], out_force[i, 1] = fx, fy
+        if has_velocity[i]:
+            m = mass[i]
+            if not (m > 0.0):
+                return REFUSED
+            ax, ay = _truncate(fx, fy, mf)
+            nvx, nvy = _truncate(vx + ax / m * dt, vy + ay / m * dt, ms)
+            if not (math.isfinite(nvx) and math.isfinite(nvy)):
+                return REFUSED
+            if stopped and math.hypot(nvx, nvy) < STOP_SPEED:
+                nvx, nvy = 0.0, 0.0
+            out_vel[i, 0], out_vel[i, 1] = nvx, nvy
+    for i in range(n):
+        if not has_steering[i]:
+            continue
+        force[i, 0], force[i, 1] = out_force[i, 0], out_force[i, 1]
+        if has_velocity[i]:
+            vel[i, 0], vel[i, 1] = out_vel[i, 0], out_vel[i, 1]
+    return WRITTEN
+
+
+@kernel
+def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_first, group_last, used, radius):
+    """What the SteeringSystem decides before ``steer_rows``, in one pass over the rows
+    [0, len(radius)) (for a small world a handful of numpy reductions cost more than the data):
+    ``used[b]`` whether any row has a non-zero (or NaN) weight b; ``radius[i]`` row i's
+    ``neighbour_radius`` if it steers with a non-zero weight in columns group_first..group_last,
+    else 0 (the radius ``flock_sums`` takes). Both written in place. Returns (the count of the
+    group's member rows -- ``is_agent`` or ``has_steering`` --, the largest radius of a member:
+    NaN if one is NaN, as ``np.max``; -inf without members)."""
+    used[:] = False
+    n_members = 0
+    top = -math.inf
+    nan = False
+    for i in range(radius.shape[0]):
+        group = False
+        for b in range(weights.shape[1]):
+            if weights[i, b] != 0.0:
+                used[b] = True
+                if group_first <= b <= group_last:
+                    group = True
+        steers = has_steering[i]
+        r = neighbour_radius[i] if steers and group else 0.0
+        radius[i] = r
+        if steers or is_agent[i]:
+            n_members += 1
+            if r != r:
+                nan = True
+            elif r > top:
+                top = r
+    return n_members, math.nan if nan else top
+
+
+@kernel
+def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, out):
+    """Wall avoidance (``ecs_nav.motion.steering.wall_force``) of the steering rows [0, n) with a non-zero
+    wall avoidance weight, written to their rows of ``out`` (n, 2) (the other rows are left as
+    they are). ``walls``: (walls_a, walls_b, *grid.kernel_args()) of the walls longer than
+    ``MIN_WALL_LENGTH``."""
+    walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items = walls
+    for i in range(n):
+        if has_steering[i] and weights[i, _WALL] != 0.0:
+            out[i, 0], out[i, 1] = wall_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i],
+                                              walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
+
+
+@kernel(inline="always")
+def _any_neighbour(run, pos, radius):
+    """Whether an agent of ``run`` has another strictly within its radius (radius > 0), as
+    ``flock_sums`` counts a neighbour; pair by pair."""
+    for a in range(run.shape[0]):
+        i = run[a]
+        r = radius[i]
+        if r <= 0.0:
+            continue
+        for b in range(run.shape[0]):
+            j = run[b]
+            dx, dy = pos[i, 0] - pos[j, 0], pos[i, 1] - pos[j, 1]
+            if j != i and dx * dx + dy * dy < r * r:
+                return True
+    return False
+
+
+@kernel
+def layer_pass(pos, heading, radius, layer, with_heading):
+    """``neighbour_pass``'s sums for agents on several layers: for each layer, ``flock_sums``
+    over a grid of that layer's agents alone with cells of their largest radius (at least 1e-6),
+    as a world holding only them would compute. A layer of one agent, or of at most
+    ``SMALL_LAYER`` of which none has another within its radius, keeps the zeros the pass would
+    give, without a grid. (k, 2), (k, 2), (k,), (k,) in; (count (k,), sums (k, 6)) out."""
+    k = pos.shape[0]
+    count, sums = np.zeros(k, np.int64), np.zeros((k, 6))
+    order, starts = layer_runs(layer)
+    for r in range(starts.shape[0] - 1):
+        run = order[starts[r]:starts[r + 1]]
+        m = run.shape[0]
+        if m < 2 or (m <= SMALL_LAYER and not _any_neighbour(run, pos, radius)):
+            continue  # no neighbour: the zeros flock_sums would give
+        r_pos, r_heading, r_radius = np.empty((m, 2)), np.empty((m, 2)), np.empty(m)
+        top = 0.0
+        for j in range(m):
+            i = run[j]
+            r_pos[j, 0], r_pos[j, 1] = pos[i, 0], pos[i, 1]
+            r_heading[j, 0], r_heading[j, 1] = heading[i, 0], heading[i, 1]
+            r_radius[j] = radius[i]
+            top = max(top, radius[i])
+        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(r_pos, r_pos, max(top, 1e-6))
+        r_count, r_sums = flock_sums(r_pos, r_heading, r_radius, with_heading, ox, oy, 1.0 / cell, cols, rows,
+                                     cell_start, cell_items)
+        for j in range(m):
+            i = run[j]
+            count[i] = r_count[j]
+            for c in range(6):
+                sums[i, c] = r_sums[j, c]
+    return count, sums
+
+
+@kernel
+def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer, n_members, max_radius, with_heading):
+    """The group behaviours' neighbour sums over the rows [0, n) that are agents (``is_agent`` or
+    ``has_steering``, ``n_members`` of them): ``flock_sums`` over a grid of their positions with
+    cells of ``max_radius`` (at least 1e-6). ``radius`` (n,): each row's group radius
+    (``steering_survey``'s). Agents on different layers (``layer`` (n,)) are not neighbours:
+    with more than one layer, each layer's members get the sums of a pass over them alone
+    (``layer_pass``). Returns (whether every member's position is finite -- nothing else is
+    computed otherwise --, each row's index among the members or -1, count, sums)."""
+    if n_members == n:  # every row takes part (the usual crowd): the columns in place
+        index, m_pos, m_heading, m_radius, m_layer = np.arange(n), pos[:n], heading[:n], radius[:n], layer[:n]
+    else:
+        index = np.full(n, -1, np.int64)
+        m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
+        m_layer = np.empty(n_members, np.int64)
+        m = 0
+        for i in range(n):
+            if is_agent[i] or has_steering[i]:
+                index[i] = m
+                m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
+                m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
+                m_radius[m], m_layer[m] = radius[i], layer[i]
+                m += 1
+    if not all_finite(m_pos):
+        return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
+    if n_members < 2:  # a lone agent has no neighbour: the sums flock_sums would give, without a grid
+        return True, index, np.zeros(n_members, np.int64), np.zeros((n_members, 6))
+    if not single_layer(m_layer):
+        count, sums = layer_pass(m_pos, m_heading, m_radius, m_layer, with_heading)
+        return True, index, count, sums
+    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
+    count, sums = flock_sums(m_pos, m_heading, m_radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
+                             cell_items)
+    return True, index, count, sums
+
+
+@kernel
+def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, capped, walls_given, walls, dt):
+    """The SteeringSystem's whole tick in one call when no row needs a force its caller computes:
+    ``steering_survey``, ``wall_avoidance_rows``, ``neighbour_pass`` and ``steer_rows``, what the
+    caller would hand in computed as it would. Returns ``steer_rows``' code (REFUSED at once when
+    a steering row's combiner is not the weighted sum, or a group radius is not finite), or
+    NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS`` (or,
+    ``capped``: under a neighbour cap, a group behaviour), or NEEDS_WALLS when a row uses wall
+    avoidance and not ``walls_given``. ``capacity``, ``layout`` and the AgentTable's buffer as
+    ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
+    ``flag_view``, ``int8_view``; ``ints``: its ``int64_view``: ``ecs_nav.core.table_columns``) hold
+    the columns ``steer_rows`` reads and writes, and ``feeler_length``, ``neighbour_radius`` and
+    ``layer`` read. ``walls``: as
+    ``wall_avoidance_rows`` takes them; empty arrays without any wall, or when not given (a world
+    without wall avoidance does not fetch them: 0.4 µs a tick, ``bench/RESULTS.md``, session 10)."""
+    has_steering, is_agent = column(flags, layout[HAS_STEERING], capacity), column(flags, layout[IS_AGENT], capacity)
+    has_velocity = column(flags, layout[HAS_VELOCITY], capacity)
+    has_steer_target = column(flags, layout[HAS_STEER_TARGET], capacity)
+    combiner, follow_state = column(codes, layout[COMBINER], capacity), column(codes, layout[FOLLOW_STATE], capacity)
+    weights = float_rows(floats, layout[WEIGHTS], capacity, N_BEHAVIOURS)
+    pos, vel = column(pairs, layout[POS], capacity), column(pairs, layout[VEL], capacity)
+    heading, force = column(pairs, layout[HEADING], capacity), column(pairs, layout[FORCE], capacity)
+    steer_target = column(pairs, layout[STEER_TARGET], capacity)
+    max_speed, max_force = column(floats, layout[MAX_SPEED], capacity), column(floats, layout[MAX_FORCE], capacity)
+    mass, deceleration = column(floats, layout[MASS], capacity), column(floats, layout[DECELERATION], capacity)
+    neighbour_radius = column(floats, layout[NEIGHBOUR_RADIUS], capacity)
+    feeler_length = column(floats, layout[FEELER_LENGTH], capacity)
+    layer = column(ints, layout[LAYER], capacity)
+    for i in range(n):
+        if has_steering[i] and combiner[i] != 0:
+            return REFUSED
+    n_behaviours = weights.shape[1]
+    used, radius = np.empty(n_behaviours, np.bool_), np.empty(n)
+    n_members, max_radius = steering_survey(has_steering[:n], is_agent[:n], weights[:n], neighbour_radius[:n],
+                                            _SEPARATION, _COHESION, used, radius)
+    group = used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION]
+    if capped and group:
+        return NEEDS_INPUT
+    for b in range(n_behaviours):
+        if used[b] and CALLER_INPUTS[b]:
+            return NEEDS_INPUT
+    if used[_WALL] and not walls_given:
+        return NEEDS_WALLS
+    if group and not math.isfinite(max_radius):
+        return REFUSED  # (the reference path raises)
+    given_on = np.zeros(len(GIVEN), np.bool_)
+    walls_on = used[_WALL] and walls[0].shape[0] > 0
+    given = np.empty((len(GIVEN), n if walls_on else 0, 2))
+    if walls_on:
+        given_on[WALL_SLOT] = True
+        wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, given[WALL_SLOT])
+    if group:
+        finite, index, count, sums = neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer,
+                                                    n_members, max_radius, used[_ALIGNMENT])
+        if not finite:
+            return REFUSED  # (the reference path names the entities)
+    else:
+        index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
+    return steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
+                      deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
+                      np.zeros((0, 2)), group, index, count, sums, dt)

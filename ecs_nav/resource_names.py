@@ -1,8 +1,0 @@
-"""Keys of ``world.resources`` that the World itself reads (a light module: no kernels)."""
-
-PLATFORMER = "platformer"
-"""The key of the :class:`ecs_nav.platformer_world.PlatformerMap` in ``world.resources``."""
-
-SEARCH_TRACE = "search_trace"
-"""The key of the :class:`ecs_nav.search_trace.SearchTrace` in ``world.resources``: whose path
-searches the PathfindSystem records (the viewer's "search" layer). Absent: nothing is recorded."""

@@ -1,0 +1,408 @@
+"""Where a recording goes: one sink per file format, chosen by the file's suffix.
+
+Every sink takes the same calls from the Recorder (``ecs_nav.results.recording``) and writes the same
+four tables, so a reader sees the same columns whatever the format:
+
+=============  ================================================================================
+table          columns
+=============  ================================================================================
+trajectories   tick, entity, name, x, y (m), elevation (m), vx, vy (m/s), heading (rad, from +x)
+events         tick, type, entity, fields (the event's other fields as a JSON object)
+agents         entity, name, is_agent, spawn_tick, arrival_tick (-1: never), path_length (m),
+               stuck_s (s), stuck_events, min_distance (m; NaN: never near another agent of its layer)
+run            scene, scene_digest, seed, version, dt, every, ticks, final_digest, status,
+               timings_ms (JSON: ms per system), walkable_area (WKT)
+=============  ================================================================================
+
+* ``.sqlite`` / ``.db``: one SQLite file in JuPedSim's trajectory schema (version 2:
+  ``trajectory_data(frame, id, pos_x, pos_y, ori_x, ori_y)``, ``metadata`` with ``version``,
+  ``fps`` and the extent, ``geometry(hash, wkt)``, ``frame_data``), so PedPy's
+  ``load_trajectory_from_jupedsim_sqlite`` reads it; ecs_nav's own tables beside it:
+  ``ecs_nav_trajectory`` (tick, elevation, velocity, heading per frame and id), ``ecs_nav_names``,
+  ``ecs_nav_events``, ``ecs_nav_agents``, ``ecs_nav_run``. A frame is ``tick // every``.
+  Each recorded tick is one transaction.
+* ``.parquet``: a folder: ``trajectories/part-NNNNNN.parquet`` and ``events/part-...`` (each
+  part written whole, then renamed into place), ``agents.parquet``, ``run.parquet``.
+* ``.csv``: a folder: ``trajectories.csv``, ``events.csv`` (appended a block at a time),
+  ``agents.csv``, ``run.csv``.
+
+A run that is killed leaves every committed block readable; the agents table and the run's
+final fields are written when the recording is closed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ecs_nav.motion.spatial import layer_members
+
+FORMATS = {".sqlite": "sqlite", ".db": "sqlite", ".parquet": "parquet", ".csv": "csv"}
+"""File suffix -> format."""
+
+TRAJECTORY_COLUMNS = ("tick", "entity", "name", "x", "y", "elevation", "vx", "vy", "heading")
+EVENT_COLUMNS = ("tick", "type", "entity", "fields")
+AGENT_COLUMNS = ("entity", "name", "is_agent", "spawn_tick", "arrival_tick", "path_length", "stuck_s",
+                 "stuck_events", "min_distance")
+JUPEDSIM_SCHEMA_VERSION = 2
+
+
+class ResultsUnavailable(RuntimeError):
+    """A package that recordings, plots or sweeps need is not installed."""
+
+
+SPAWNED_MAIN = ("a process started with 'spawn' imports the main script first: in a script, run this under "
+                '`if __name__ == "__main__":`')
+"""Why a writer or worker process can end at once, and what to do: the recording's writer and a
+sweep's local workers are spawned processes (no fork of a process that holds numba's threads)."""
+
+
+def require(*modules: str, what: str = "recording") -> None:
+    """Raise ResultsUnavailable naming the missing ``modules`` and the extra that installs them."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ResultsUnavailable(f"{what} needs {', '.join(missing)}: pip install 'ecs-nav[results]'")
+
+
+def format_of(path: str | os.PathLike, what: str = "--out") -> str:
+    """The format a recording's file name asks for; ValueError naming ``what`` the path is and the
+    suffixes known."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"{what} {os.fspath(path)!r}: unknown recording format {suffix or '(no suffix)'!r}; "
+                         f"use one of {', '.join(FORMATS)}")
+    return FORMATS[suffix]
+
+
+def check_out_path(path: str | os.PathLike, what: str = "--out") -> None:
+    """Raise ValueError naming ``what`` the path is (the command line's ``--out``, or the
+    function given it) and the path when a recording cannot go to ``path``: unknown suffix, or a
+    parent folder that does not exist."""
+    kind = format_of(path, what)
+    require("shapely", *(("pyarrow",) if kind != "sqlite" else ()))
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise ValueError(f"{what} {os.fspath(path)!r}: folder {str(parent)!r} does not exist")
+
+
+def open_sink(path: str | os.PathLike, rows_per_block: int = 200_000):
+    """A sink for ``path``'s format (an existing recording there is replaced), tallying each
+    agent's nearest distance to another agent over the frames it writes."""
+    kind = format_of(path)
+    if kind == "sqlite":
+        return NearestTally(SqliteSink(path))
+    if kind == "parquet":
+        return NearestTally(ParquetSink(path, rows_per_block))
+    return NearestTally(CsvSink(path, rows_per_block))
+
+
+def frame_rows(frame: dict[str, Any]) -> int:
+    return len(frame["entity"])
+
+
+def frame_names(frame: dict[str, Any]) -> np.ndarray:
+    """The name of each row of a frame (object array), from its name codes."""
+    return np.array(frame["names"] + [""], object)[frame["name_code"]]
+
+
+class NearestTally:
+    """Wraps a sink: for each frame, the centre distance from every agent to its nearest other
+    agent of its layer (a k-d tree query per layer: ``Collider.layer``), kept as a running
+    minimum per entity and written as the agents table's ``min_distance`` (NaN: never two agents
+    of one layer in a frame). It runs where the sink runs, so a background writer takes this
+    work off the tick too."""
+
+    def __init__(self, sink):
+        self.sink = sink
+        self.closest = np.full(64, np.inf)
+
+    def begin(self, run: dict[str, Any]) -> None:
+        self.sink.begin(run)
+
+    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        agent = frame["is_agent"]
+        if np.count_nonzero(agent) >= 2:
+            ids, layer = frame["entity"][agent], frame["layer"][agent]
+            if ids.max() >= self.closest.size:
+                grown = np.full(max(2 * self.closest.size, int(ids.max()) + 1), np.inf)
+                grown[: self.closest.size] = self.closest
+                self.closest = grown
+            points = np.column_stack([frame["x"][agent], frame["y"][agent]])
+            for members in layer_members(layer):
+                self._tally(points[members], ids[members])
+        self.sink.write_frame(frame, events)
+
+    def _tally(self, points: np.ndarray, ids: np.ndarray) -> None:
+        """The running minimum of ``ids`` over their distances to each other's ``points``."""
+        if ids.size < 2:
+            return
+        from scipy.spatial import cKDTree
+
+        distance, _ = cKDTree(points).query(points, k=2)
+        self.closest[ids] = np.minimum(self.closest[ids], distance[:, 1])
+
+    def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        ids = agents["entity"]
+        closest = np.full(ids.size, np.inf)
+        known = ids < self.closest.size
+        closest[known] = self.closest[ids[known]]
+        agents = {**agents, "min_distance": np.where(np.isfinite(closest), closest, np.nan)}
+        self.sink.finish({c: agents[c] for c in AGENT_COLUMNS}, run, events)
+
+    def close(self) -> None:
+        self.sink.close()
+
+
+# --- SQLite (JuPedSim's schema) -------------------------------------------------------------------
+
+
+class SqliteSink:
+    """One SQLite file in JuPedSim's trajectory schema plus ecs_nav's tables (module docstring)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if self.path.exists():
+            self.path.unlink()
+        # autocommit mode: transactions are explicit, one per recorded tick
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        # a killed process leaves a hot journal that the next reader rolls back: the committed
+        # frames survive; only a power cut could lose them (synchronous=OFF)
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.every = 1
+        self.names_written: set[int] = set()
+
+    def begin(self, run: dict[str, Any]) -> None:
+        self.every = int(run["every"])
+        wkt = run["walkable_area"]
+        xmin, ymin, xmax, ymax = run["extent"]
+        geometry_hash = int.from_bytes(bytes.fromhex(run["walkable_area_digest"])[:7], "big")
+        fps = 1.0 / (float(run["dt"]) * self.every)
+        script = [
+            "CREATE TABLE trajectory_data (frame INTEGER NOT NULL, id INTEGER NOT NULL, "
+            "pos_x REAL NOT NULL, pos_y REAL NOT NULL, ori_x REAL NOT NULL, ori_y REAL NOT NULL)",
+            "CREATE TABLE metadata (key TEXT NOT NULL UNIQUE PRIMARY KEY, value TEXT NOT NULL)",
+            "CREATE TABLE geometry (hash INTEGER NOT NULL, wkt TEXT NOT NULL)",
+            "CREATE TABLE frame_data (frame INTEGER NOT NULL, geometry_hash INTEGER NOT NULL)",
+            "CREATE TABLE ecs_nav_trajectory (frame INTEGER NOT NULL, id INTEGER NOT NULL, tick INTEGER NOT NULL, "
+            "elevation REAL NOT NULL, vx REAL NOT NULL, vy REAL NOT NULL, heading REAL NOT NULL)",
+            "CREATE TABLE ecs_nav_names (id INTEGER PRIMARY KEY, name TEXT)",
+            "CREATE TABLE ecs_nav_events (tick INTEGER NOT NULL, type TEXT NOT NULL, entity INTEGER, "
+            "fields TEXT NOT NULL)",
+            "CREATE TABLE ecs_nav_run (key TEXT NOT NULL UNIQUE PRIMARY KEY, value TEXT)",
+        ]
+        db = self.db
+        db.execute("BEGIN")
+        for statement in script:
+            db.execute(statement)
+        db.executemany("INSERT INTO metadata VALUES (?, ?)",
+                       [("version", str(JUPEDSIM_SCHEMA_VERSION)), ("fps", repr(fps)), ("xmin", repr(xmin)),
+                        ("xmax", repr(xmax)), ("ymin", repr(ymin)), ("ymax", repr(ymax))])
+        db.execute("INSERT INTO geometry VALUES (?, ?)", (geometry_hash, wkt))
+        self.geometry_hash = geometry_hash
+        self._write_run(run)
+        db.execute("COMMIT")
+
+    def _write_run(self, run: dict[str, Any]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO ecs_nav_run VALUES (?, ?)",
+                            [(k, json.dumps(v)) for k, v in run.items()])
+
+    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        tick = int(frame["tick"])
+        index = tick // self.every
+        n = frame_rows(frame)
+        ids = frame["entity"].tolist()
+        heading = frame["heading"]
+        frames = [index] * n
+        db = self.db
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO trajectory_data VALUES (?, ?, ?, ?, ?, ?)",
+                       zip(frames, ids, frame["x"].tolist(), frame["y"].tolist(),
+                           np.cos(heading).tolist(), np.sin(heading).tolist()))
+        db.executemany("INSERT INTO ecs_nav_trajectory VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       zip(frames, ids, [tick] * n, frame["elevation"].tolist(), frame["vx"].tolist(),
+                           frame["vy"].tolist(), heading.tolist()))
+        db.execute("INSERT INTO frame_data VALUES (?, ?)", (index, self.geometry_hash))
+        new = [(i, name) for i, name in zip(ids, frame_names(frame).tolist()) if i not in self.names_written]
+        if new:
+            db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)", new)
+            self.names_written.update(i for i, _ in new)
+        self._write_events(events)
+        db.execute("COMMIT")
+
+    def _write_events(self, events: list[tuple]) -> None:
+        if events:
+            self.db.executemany("INSERT INTO ecs_nav_events VALUES (?, ?, ?, ?)", events)
+
+    def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        db = self.db
+        db.execute("BEGIN")
+        self._write_events(events)
+        db.execute("CREATE TABLE ecs_nav_agents (entity INTEGER PRIMARY KEY, name TEXT, is_agent INTEGER, "
+                   "spawn_tick INTEGER, arrival_tick INTEGER, path_length REAL, stuck_s REAL, "
+                   "stuck_events INTEGER, min_distance REAL)")
+        db.executemany("INSERT INTO ecs_nav_agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       zip(*(agents[c].tolist() for c in AGENT_COLUMNS)))
+        db.execute("CREATE INDEX frame_id_idx ON trajectory_data(frame, id)")
+        self._write_run(run)
+        db.execute("COMMIT")
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+
+# --- Parquet and CSV (folders of tables) ----------------------------------------------------------
+
+
+class _BlockSink:
+    """Shared by the folder formats: frames and events gather into blocks of at most
+    ``rows_per_block`` rows, and each block is written whole (``write_block``)."""
+
+    suffix = ""
+
+    def __init__(self, path: str | os.PathLike, rows_per_block: int):
+        self.path = Path(path)
+        if self.path.is_file():
+            self.path.unlink()
+        self.path.mkdir(exist_ok=True)
+        for table in ("trajectories", "events", "agents", "run"):
+            self.remove_table(table)
+        self.rows_per_block = max(int(rows_per_block), 1)
+        self.frames: list[dict[str, Any]] = []
+        self.events: list[tuple] = []
+        self.buffered = 0
+        self.blocks = 0
+
+    def remove_table(self, table: str) -> None:
+        """Forget what an earlier recording left under this name."""
+        raise NotImplementedError
+
+    def begin(self, run: dict[str, Any]) -> None:
+        self.run = dict(run)
+        self.write_table("run", _run_columns(self.run))
+
+    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        frame = {**frame, "name": frame_names(frame)}
+        self.frames.append(frame)
+        self.events.extend(events)
+        self.buffered += frame_rows(frame)
+        if self.buffered >= self.rows_per_block:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.frames:
+            columns = {c: np.concatenate([np.broadcast_to(f[c], (frame_rows(f),)) if c == "tick" else f[c]
+                                          for f in self.frames]) for c in TRAJECTORY_COLUMNS}
+            self.write_block("trajectories", columns)
+        if self.events:
+            self.write_block("events", _event_columns(self.events))
+        self.frames, self.events, self.buffered = [], [], 0
+        self.blocks += 1
+
+    def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        self.events.extend(events)
+        self.flush()
+        self.write_table("agents", agents)
+        self.write_table("run", _run_columns(run))
+
+    def close(self) -> None:
+        self.frames, self.events = [], []
+
+    def write_block(self, table: str, columns: dict[str, np.ndarray]) -> None:
+        raise NotImplementedError
+
+    def write_table(self, table: str, columns: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+def _arrow_table(columns: dict[str, Any]):
+    import pyarrow as pa
+
+    arrays = {}
+    for name, values in columns.items():
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            arrays[name] = pa.array(values.tolist(), type=pa.string())
+        else:
+            arrays[name] = pa.array(values)
+    return pa.table(arrays)
+
+
+class ParquetSink(_BlockSink):
+    """A folder of Parquet files (module docstring); each block is one part file."""
+
+    def remove_table(self, table: str) -> None:
+        folder = self.path / table
+        if folder.is_dir():
+            for part in folder.glob("part-*.parquet"):
+                part.unlink()
+        (self.path / f"{table}.parquet").unlink(missing_ok=True)
+
+    def write_block(self, table: str, columns: dict[str, np.ndarray]) -> None:
+        import pyarrow.parquet as pq
+
+        folder = self.path / table
+        folder.mkdir(exist_ok=True)
+        target = folder / f"part-{self.blocks:06d}.parquet"
+        partial = target.with_suffix(".partial")  # a reader never sees half a part
+        pq.write_table(_arrow_table(columns), partial)
+        os.replace(partial, target)
+
+    def write_table(self, table: str, columns: dict[str, Any]) -> None:
+        import pyarrow.parquet as pq
+
+        target = self.path / f"{table}.parquet"
+        partial = target.with_suffix(".partial")
+        pq.write_table(_arrow_table(columns), partial)
+        os.replace(partial, target)
+
+
+class CsvSink(_BlockSink):
+    """A folder of CSV files (module docstring); each block is appended in one write."""
+
+    def remove_table(self, table: str) -> None:
+        (self.path / f"{table}.csv").unlink(missing_ok=True)
+
+    def write_block(self, table: str, columns: dict[str, np.ndarray]) -> None:
+        target = self.path / f"{table}.csv"
+        text = _csv_bytes(columns, header=not target.exists())
+        with open(target, "ab") as f:
+            f.write(text)
+
+    def write_table(self, table: str, columns: dict[str, Any]) -> None:
+        target = self.path / f"{table}.csv"
+        partial = target.with_suffix(".partial")
+        partial.write_bytes(_csv_bytes(columns, header=True))
+        os.replace(partial, target)
+
+
+def _csv_bytes(columns: dict[str, Any], header: bool) -> bytes:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    sink = pa.BufferOutputStream()
+    pacsv.write_csv(_arrow_table(columns), sink, write_options=pacsv.WriteOptions(include_header=header))
+    return sink.getvalue().to_pybytes()
+
+
+def _event_columns(events: list[tuple]) -> dict[str, np.ndarray]:
+    ticks, types, entities, fields = zip(*events)
+    return {"tick": np.array(ticks, np.int64), "type": np.array(types, object),
+            "entity": np.array(entities, np.int64), "fields": np.array(fields, object)}
+
+
+def _run_columns(run: dict[str, Any]) -> dict[str, Any]:
+    """The run summary as one row; nested values (timings, extent) as JSON text."""
+    out = {}
+    for key, value in run.items():
+        if isinstance(value, (dict, list, tuple)):
+            value = json.dumps(value)
+        out[key] = np.array([value], dtype=object if isinstance(value, str) or value is None else None)
+    return out
