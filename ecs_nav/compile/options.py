@@ -3,7 +3,7 @@
 ``NO_REFCOUNT`` compiles a kernel without numba's reference counting (NRT). A kernel that takes
 arrays and is called once per agent, shape or move otherwise pays an atomic incref and decref
 for every array it is handed or takes out of a tuple, on every call: two thirds of
-``map_kernels.resolve_disc``'s time (``bench/RESULTS.md``, session 5). Only for kernels that
+``map_kernels.resolve_disc``'s time (a perf profile, 2026-11-25, 2-core AMD EPYC VM). Only for kernels that
 allocate nothing: numba refuses to compile one that does under it.
 
 The option is numba's own (``_nrt``: numba compiles its string helpers with it) but not part of
