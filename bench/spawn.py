@@ -1,4 +1,4 @@
-"""Spawning and despawning a crowd of 100,000 agents (issue 11: under 2 s to spawn).
+"""Spawning and despawning a crowd of 100,000 agents (the aim: under 2 s to spawn).
 
     .venv/bin/python bench/spawn.py [--agents N]
 
