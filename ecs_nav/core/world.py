@@ -27,6 +27,15 @@ from ecs_nav.core.components import Agent, Collider, Path, PathRequest, Position
 from ecs_nav.core.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
 from ecs_nav.core.resource_names import PLATFORMER
 from ecs_nav.core.table import AgentTable, default_columns
+from ecs_nav.core.world_checks import (
+    NoSuchEntity,
+    check_component,
+    check_spawn,
+    check_tags,
+    check_unowned,
+    entity_id,
+    entity_ids,
+)
 
 C = TypeVar("C")
 
@@ -91,6 +100,8 @@ class System(esper.Processor):
     the matching priority. A system of the user's own keeps any other name (its class name when
     ``name`` is empty) and is given a place with ``World.add_system(s, after="PhysicsSystem")``.
     ``reads_only`` marks systems (the renderer, a recorder) that never change simulation state.
+    An ``update`` that raises stops its tick there, and the tick does not count (``World.step``
+    says what state the World is in then); ``update`` calling ``world.step()`` is refused.
     """
 
     name: str = ""
@@ -145,6 +156,10 @@ class World:
         seed: seeds the World's ``numpy.random.Generator`` (``world.rng``) and the per-entity
             noise of wander; the same scene and seed give the same trajectory.
         dt: the fixed tick length in seconds (default 1/60).
+
+    Every operation checks its arguments before it changes anything: a refused call (an
+    unknown entity, a component of the wrong kind, a bad id) raises naming the entity and the
+    component and leaves the World as it was. ``step`` says what happens when a system raises.
     """
 
     def __init__(self, seed: int = 0, dt: float = 1.0 / 60.0):
@@ -175,7 +190,12 @@ class World:
         self._changed_requests: set[int] = set()
         self._structure: dict[type, int] = defaultdict(int)  # component type -> additions and removals
         self._despawned: list[int] = []  # every entity despawned, in order (despawned_since)
-        self._stepping = False
+        self._stepping = False  # systems are running: despawns wait for the end of the tick
+        self._in_tick = False  # a step() is running (its systems or its event delivery)
+        self._failed_system = ""
+        self.stopped_at: tuple[int, str] | None = None
+        """(tick, system name) where the last tick stopped when a system raised; None once a
+        tick completes (see ``step``)."""
         self._closed = False
         self._systems: list[System] = []
         self._user_places: dict[str, int] = {}  # user system name -> its place (see system_place)
@@ -202,18 +222,12 @@ class World:
         An entity with a ``Position`` gets a row in the agent table and its view components
         (Position, Velocity, Agent, Collider, SteeringWeights) are bound to that row."""
         self._enter()
+        views = check_spawn(list(components), self._owner_of)
+        return self._spawn_checked(components, views)
+
+    def _spawn_checked(self, components, views: list[TableView]) -> int:
+        """``spawn`` of components that ``check_spawn`` passed: nothing here can fail."""
         types = [type(c) for c in components]
-        if len(set(types)) != len(types):
-            dup = next(t for t in types if types.count(t) > 1)
-            raise ValueError(f"spawn: two {dup.__name__} components given for one entity")
-        views = [c for c in components if isinstance(c, TableView)]
-        for view in views:
-            if view.bound:
-                raise ValueError(f"spawn: this {type(view).__name__} already belongs to an entity")
-        if views and Position not in types:
-            raise ValueError(
-                f"spawn: {type(views[0]).__name__} needs a Position (view components live in the agent table)"
-            )
         entity = esper.create_entity(*components)
         for t in types:
             self._structure[t] += 1
@@ -242,6 +256,7 @@ class World:
         components bound to its row and a shallow copy of each sparse one (``Path`` with its
         own arrays); ``tags`` (callable: index -> list of extra components) adds per-entity
         ones such as a ``Name``. Returns the ids, ascending (int64; none for ``count`` 0)."""
+        self._enter()
         count = check_number("World.spawn_many", "count", count, integer=True)
         if count < 0:
             raise ValueError(f"World.spawn_many.count: must be >= 0, got {count}")
@@ -261,35 +276,46 @@ class World:
                 gc.enable()
 
     def _spawn_many(self, count: int, components: list[Any], positions, tags) -> np.ndarray:
-        pts = None if positions is None else np.ascontiguousarray(positions, dtype=np.float64)
+        # every check first (the components, each member's tags, the positions), then the work
+        if not isinstance(components, (list, tuple)):
+            raise ValueError("World.spawn_many.components: expected a list of components, got "
+                             f"{type(components).__name__}")
+        try:
+            pts = None if positions is None else np.ascontiguousarray(positions, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"spawn_many: positions must be a ({count}, 2) array of numbers ({exc})") from None
         if pts is not None and pts.shape != (count, 2):
             raise ValueError(f"spawn_many: positions must have shape ({count}, 2), got {pts.shape}")
         if pts is not None and (not np.all(np.isfinite(pts)) or np.any(np.abs(pts) > COORDINATE_LIMIT)):
             raise ValueError(f"spawn_many: positions must be finite and at most {COORDINATE_LIMIT:g} in magnitude")
-        first = list(components) + (list(tags(0)) if tags else [])
-        if pts is not None:
-            position = next((c for c in first if isinstance(c, Position)), None)
-            if position is None:
-                raise ValueError("spawn_many: positions given, but no Position among the components")
-            position.x, position.y = float(pts[0, 0]), float(pts[0, 1])
-        head = self.spawn(*first)
-        self._enter()
-        views = [c for c in first if isinstance(c, TableView)]
         sparse = [c for c in components if not isinstance(c, TableView)]
+        member_tags = check_tags(tags, count, sparse)
+        first = list(components) + member_tags[0]
+        views = check_spawn(first, self._owner_of)
+        position = next((c for c in first if isinstance(c, Position)), None)
+        if pts is not None and position is None:
+            raise ValueError("spawn_many: positions given, but no Position among the components")
+        reported = [c for own in member_tags[1:] for c in own if isinstance(c, (Path, PathRequest))]
+        for c in reported:
+            check_unowned("World.spawn_many.tags", c, self._owner_of)
+        if len({id(c) for c in reported} | {id(c) for c in first}) != len(reported) + len(first):
+            raise ValueError("World.spawn_many.tags: one Path or PathRequest object given to several members: give "
+                             "each its own (a new one from each call of tags)")
+        others = [[c.detached_copy() if isinstance(c, Path) else copy.copy(c) for c in sparse] + member_tags[i]
+                  for i in range(1, count)]
+        if pts is not None:
+            position.x, position.y = float(pts[0, 0]), float(pts[0, 1])
+        head = self._spawn_checked(first, views)
         ids = np.empty(count, np.int64)
         ids[0] = head
         table = self.table
         template_row = table.row_of(head) if views else -1
         start = table.n  # the members' rows will be start, start + 1, ... (appended in order)
         member_views = bound_copies(views, table, start, count - 1) if views else [[] for _ in range(count - 1)]
-        others = []
         create = esper.create_entity
         for c in sparse:
             self._structure[type(c)] += 1
-        for i in range(1, count):
-            own = [c.detached_copy() if isinstance(c, Path) else copy.copy(c) for c in sparse]
-            own += list(tags(i)) if tags else []
-            others.append(own)
+        for i, own in enumerate(others, start=1):
             ids[i] = create(*own, *member_views[i - 1])
         if views:
             rows = table.add_rows_like(ids[1:], template_row)
@@ -313,8 +339,10 @@ class World:
 
     def despawn(self, entity: int) -> None:
         """Remove ``entity`` at the end of the current tick (at once between ticks).
-        Despawning an entity that is already gone, or already queued, does nothing."""
+        Despawning an entity that is already gone, or already queued, does nothing; an
+        ``entity`` that is not an integer id raises ValueError."""
         self._enter()
+        entity = entity_id("despawn", entity)
         if not esper.entity_exists(entity) or entity in self._pending_despawn:
             return
         self._pending_despawn[entity] = None
@@ -323,9 +351,10 @@ class World:
 
     def despawn_many(self, entities) -> None:
         """``despawn`` for many entities at once (a crowd leaving): the same end state as
-        despawning them one by one in the order given, with the table's columns moved once."""
+        despawning them one by one in the order given, with the table's columns moved once.
+        ValueError, before any is despawned, when one is not an integer id."""
         self._enter()
-        for entity in np.asarray(entities, dtype=np.int64).reshape(-1).tolist():
+        for entity in entity_ids("despawn_many", entities):
             if esper.entity_exists(entity):
                 self._pending_despawn[entity] = None
         if not self._stepping:
@@ -363,10 +392,20 @@ class World:
         return esper.try_component(entity, component_type) if esper.entity_exists(entity) else None
 
     def add_component(self, entity: int, component: Any) -> None:
-        """Attach a sparse component (PathRequest, Path, tags) to an existing entity."""
+        """Attach a sparse component (PathRequest, Path, tags) to an existing entity (one it
+        already has of that type is replaced). Checked first, so a refused call changes nothing:
+        NoSuchEntity (a KeyError) naming the entity and the component when there is no such
+        entity; ValueError for a view component (they go to ``spawn``), a class given for an
+        instance, or a Path or PathRequest that another entity holds."""
         self._enter()
+        entity = entity_id("add_component", entity)
+        check_component(f"add_component to entity {entity}", component)
         if isinstance(component, TableView):
             raise ValueError(f"add_component: give {type(component).__name__} to spawn(), not afterwards")
+        if not esper.entity_exists(entity):
+            raise NoSuchEntity(f"add_component: no entity {entity} in this World (its {type(component).__name__} "
+                               "was not added)")
+        check_unowned(f"add_component to entity {entity}", component, self._owner_of, entity)
         esper.add_component(entity, component)
         self._structure[type(component)] += 1
         if isinstance(component, Path):
@@ -405,13 +444,35 @@ class World:
     def remove_component(self, entity: int, component_type: type) -> Any:
         """Detach a sparse component (PathRequest, Path, tags) from ``entity``; returns it, or
         None when it had none. The view components live in the agent table for the entity's
-        life: removing one is refused (despawn the entity and spawn it again without it)."""
-        if isinstance(component_type, type) and issubclass(component_type, TableView):
+        life: removing one is refused (despawn the entity and spawn it again without it).
+        NoSuchEntity (a KeyError) when there is no such entity; nothing changes then."""
+        if not isinstance(component_type, type):
+            raise ValueError(f"remove_component: expected a component class (e.g. PathRequest), got "
+                             f"{type(component_type).__name__} {component_type!r:.60}")
+        if issubclass(component_type, TableView):
             raise ValueError(f"remove_component: {component_type.__name__} lives in the agent table with the "
                              "entity's row; despawn the entity and spawn it again without it")
         self._enter()
-        self._structure[component_type] += 1
-        return esper.try_remove_component(entity, component_type)
+        entity = entity_id("remove_component", entity)
+        if not esper.entity_exists(entity):
+            raise NoSuchEntity(f"remove_component: no entity {entity} in this World (no {component_type.__name__} "
+                               "to remove)")
+        removed = esper.try_remove_component(entity, component_type)
+        if removed is not None:
+            self._structure[component_type] += 1
+            if isinstance(removed, (Path, PathRequest)):
+                removed.__dict__.pop("_owner", None)  # (its edits concern this World no more)
+        return removed
+
+    def _owner_of(self, component: Any) -> int | None:
+        """The live entity of this World that holds ``component`` (a Path or PathRequest, which
+        report their changes to it), else None."""
+        owner = component.__dict__.get("_owner") if isinstance(component, (Path, PathRequest)) else None
+        if owner is None or owner[0] is not (self._rewritten_paths if isinstance(component, Path)
+                                             else self._changed_requests):
+            return None
+        entity = owner[-1]
+        return entity if esper.try_component(entity, type(component)) is component else None
 
     def structure_version(self, component_type: type) -> int:
         """A counter bumped whenever a ``component_type`` component is given to or taken from
@@ -451,38 +512,56 @@ class World:
         function ``fn(world)``, is one of the user's own: it needs ``before=`` and/or ``after=``
         naming a built-in (registered or not: the places are fixed), and several at one place
         run in the order they were added. ValueError names what is wrong: an unknown anchor
-        (with a did-you-mean), a missing place, a name registered twice."""
+        (with a did-you-mean), a missing place, a name registered twice; then none of the systems
+        is registered. Added during a tick (by a system), a system runs from the next tick on."""
         self._enter()
-        for item in systems:
-            self._register(item, before, after)
+        planned = self._plan(systems, before, after)
+        for system, priority, place in planned:
+            self._install(system, priority, place)
 
     def add_system(self, system: System | Callable[[World], None], *, before: str | None = None,
                    after: str | None = None) -> System:
         """Register one system (see ``add_systems``) and return it (a function comes back
         wrapped in a FunctionSystem): ``world.add_system(Counter(), after="PathFollowSystem")``."""
         self._enter()
-        return self._register(system, before, after)
+        return self._install(*self._plan((system,), before, after)[0])
 
-    def _register(self, item: System | Callable[[World], None], before: str | None, after: str | None) -> System:
-        system = item if isinstance(item, System) else FunctionSystem(item)
+    def _plan(self, items, before: str | None, after: str | None) -> list[tuple[System, int, int | None]]:
+        """Each of ``items`` as a System with its esper priority and its place (None for a
+        built-in; see ``system_place``), every check made (against
+        the registered systems and the ones before it in ``items``) and nothing registered."""
+        names = {s.name for s in self._systems}
+        places = list(self._user_places.values())
+        planned = []
+        for item in items:
+            system = item if isinstance(item, System) else FunctionSystem(item)
+            name = system.name or type(system).__name__
+            if name in names:
+                raise ValueError(f"add_systems: a {name} is already registered (systems are known by name: "
+                                 "give the second one its own, as the `name` attribute of a System or "
+                                 "ecs_nav.FunctionSystem(fn, name=...))")
+            if name in SYSTEM_ORDER:
+                if before is not None or after is not None:
+                    raise ValueError(f"add_systems: {name} is a built-in with a fixed place in the tick "
+                                     f"({', '.join(SYSTEM_ORDER)}); before=/after= place systems of your own")
+                priority, place = system_priority(name), None
+            else:
+                place = system_place(before, after)
+                priority = place_priority(place, places.count(place))
+                places.append(place)
+            names.add(name)
+            planned.append((system, priority, place))
+        return planned
+
+    def _install(self, system: System, priority: int, place: int | None) -> System:
         if not system.name:
             system.name = type(system).__name__
-        if any(s.name == system.name for s in self._systems):
-            raise ValueError(f"add_systems: a {system.name} is already registered (systems are known by name: "
-                             "give the second one its own, as the `name` attribute of a System or "
-                             "ecs_nav.FunctionSystem(fn, name=...))")
-        if system.name in SYSTEM_ORDER:
-            if before is not None or after is not None:
-                raise ValueError(f"add_systems: {system.name} is a built-in with a fixed place in the tick "
-                                 f"({', '.join(SYSTEM_ORDER)}); before=/after= place systems of your own")
-            priority = system_priority(system.name)
-        else:
-            place = system_place(before, after)
-            priority = place_priority(place, sum(p == place for p in self._user_places.values()))
+        if place is not None:
             self._user_places[system.name] = place
         esper.add_processor(system, priority=priority)
-        self._systems.append(system)
-        self._systems.sort(key=lambda s: -s.priority)
+        # a new list, not the old one sorted in place: a tick that is running one (a system that
+        # adds a system) goes on over the systems it started with
+        self._systems = sorted([*self._systems, system], key=lambda s: -s.priority)
         self.timings_ms.setdefault(system.name, 0.0)
         self.warmup_ms.setdefault(system.name, 0.0)
         watch_compilation()
@@ -497,20 +576,56 @@ class World:
 
     def step(self) -> None:
         """Advance one fixed tick: every system of ``add_systems`` in order (``run_timed``), then
-        despawns, then event delivery."""
+        despawns, then ``tick`` + 1, then event delivery (each event to its ``on`` callbacks).
+
+        A tick is one at a time: ``step`` (or ``run``) called inside a tick, by a system or an
+        event callback, raises RuntimeError and changes nothing.
+
+        When a system raises, the tick stops there and the exception propagates, with a note
+        naming the system and the tick (``stopped_at`` holds them too, until a tick completes):
+        the systems before it have run and their changes stay, the ones after it have not run;
+        entities despawned during the half tick are removed; the events it emitted stay in
+        ``events`` and are not delivered; the tick does not count (``tick`` and ``time`` are
+        unchanged). The World is consistent: the next ``step`` runs a whole tick, from the first
+        system. When an event callback raises, the tick has counted; the exception propagates
+        with a note naming the event, and the callbacks after it in that tick are not called."""
         self._enter()
+        if self._in_tick:
+            raise RuntimeError(f"World.step: called inside tick {self.tick} (by a system or an event callback): a "
+                               "tick cannot run inside another; step again after this step() returns")
+        self._in_tick = True
+        try:
+            self._tick()
+        finally:
+            self._in_tick = False
+
+    def _tick(self) -> None:
         self.events = []
         self._stepping = True
         try:
             esper.clear_dead_entities()  # (as esper.process does first)
             self.run_timed(self._systems)
-        finally:
+        except BaseException as exc:
             self._stepping = False
+            self._apply_despawns()
+            self.stopped_at = (self.tick, self._failed_system)
+            exc.add_note(f"ecs_nav: tick {self.tick} stopped in {self._failed_system}: the systems before it ran, "
+                         f"the ones after it did not; the tick did not count (world.tick is still {self.tick}), "
+                         "its events were not delivered (see World.step)")
+            raise
+        self._stepping = False
         self._apply_despawns()
+        self.stopped_at = None
         events, self.tick = self.events, self.tick + 1
         for event in events:
             for fn in self._subscribers.get(type(event), ()):
-                fn(event)
+                try:
+                    fn(event)
+                except BaseException as exc:
+                    exc.add_note(f"ecs_nav: in a {type(event).__name__} callback ({getattr(fn, '__name__', fn)!r}) "
+                                 f"after tick {self.tick - 1}: the tick counted; the callbacks after this one in "
+                                 "that tick were not called (see World.step)")
+                    raise
 
     def run_timed(self, systems: Iterable[System]) -> None:
         """Run each system's ``update`` in turn, adding its time to ``timings_ms`` and the time
@@ -521,16 +636,21 @@ class World:
         on a 2-core AMD EPYC VM)."""
         timings, warmups, clock = self.timings_ms, self.warmup_ms, time.perf_counter
         warmup, start = warmup_seconds(), clock()
-        for system in systems:
-            system.update(self)
-            now, warmup_now = clock(), warmup_seconds()
-            if warmup_now == warmup:
-                timings[system.name] += (now - start) * 1000.0
-            else:
-                warmed, warmup = warmup_now - warmup, warmup_now
-                timings[system.name] += (now - start - warmed) * 1000.0
-                warmups[system.name] += warmed * 1000.0
-            start = now
+        system = None
+        try:
+            for system in systems:
+                system.update(self)
+                now, warmup_now = clock(), warmup_seconds()
+                if warmup_now == warmup:
+                    timings[system.name] += (now - start) * 1000.0
+                else:
+                    warmed, warmup = warmup_now - warmup, warmup_now
+                    timings[system.name] += (now - start - warmed) * 1000.0
+                    warmups[system.name] += warmed * 1000.0
+                start = now
+        except BaseException:
+            self._failed_system = getattr(system, "name", "") or type(system).__name__
+            raise
 
     def run(self, ticks: int) -> None:
         """Advance ``ticks`` fixed ticks (an integer >= 0)."""
@@ -543,9 +663,13 @@ class World:
             self.step()
 
     def close(self) -> None:
-        """Drop this World's esper context. The World cannot be used afterwards."""
+        """Drop this World's esper context. The World cannot be used afterwards. Refused
+        (RuntimeError) inside a tick: close it after ``step`` returns."""
         if self._closed:
             return
+        if self._in_tick:
+            raise RuntimeError(f"World.close: called inside tick {self.tick} (by a system or an event callback); "
+                               "close the World after step() returns")
         if esper.current_world == self._name:
             esper.switch_world("default")
         esper.delete_world(self._name)
@@ -566,11 +690,21 @@ class World:
 
     def on(self, event_type: type, fn: Callable[[Any], None]) -> None:
         """Call ``fn(event)`` for each ``event_type`` event, at the end of the tick that emits it.
-        Subscribers are held strongly (a lambda stays subscribed)."""
+        Subscribers are held strongly (a lambda stays subscribed). ValueError when
+        ``event_type`` is not a class or ``fn`` not callable."""
+        if not isinstance(event_type, type):
+            raise ValueError(f"World.on: expected an event class (e.g. TargetReached), got {event_type!r:.60}")
+        if not callable(fn):
+            raise ValueError(f"World.on: expected a function of the event, got {type(fn).__name__} {fn!r:.60}")
         self._subscribers[event_type].append(fn)
 
     def off(self, event_type: type, fn: Callable[[Any], None]) -> None:
-        self._subscribers[event_type].remove(fn)
+        """Stop calling ``fn`` for ``event_type`` events; ValueError when it was not subscribed."""
+        subscribed = self._subscribers.get(event_type, [])
+        if fn not in subscribed:
+            raise ValueError(f"World.off: {getattr(fn, '__name__', fn)!r} is not subscribed to "
+                             f"{getattr(event_type, '__name__', event_type)} events")
+        subscribed.remove(fn)
 
     # --- determinism --------------------------------------------------------------------------
 
