@@ -2,8 +2,9 @@
 is installed with the package.
 
 numba compiles a kernel on its first call with new argument types (0.15 s of CPU for the median
-function, up to 2-3 s): on an empty cache the chase scene waits about 9 s before its first tick on the 2-core machine of
-``bench/RESULTS.md``. ``ecs_nav.compile.aot_build`` compiles every kernel the built-in scenes call from
+function, about 25 s for the largest): on an empty cache the chase scene waits about 39 s before
+its first tick on the 2-core machine of ``bench/RESULTS.md`` (its first-run table, without the
+library). ``ecs_nav.compile.aot_build`` compiles every kernel the built-in scenes call from
 Python, for the argument types they call it with (``kernel_manifest``), ahead of time into one
 extension module, ``aot_kernels`` (numba's AOT compiler, ``numba.pycc``), which carries its
 own index. Installing the package builds it (``setup.py``); ``ecs-nav compile --ahead``
@@ -62,9 +63,9 @@ AOT_VARIABLE = "ECS_NAV_AOT"
 """The environment variable that turns the library off when set to ``0``."""
 X86_64_V3 = "x86-64-v3"
 """The CPU level the library is compiled for where the building CPU has it: the x86-64 of 2013 on
-(AVX2, FMA, BMI), at which the kernels run as fast as numba's JIT for this CPU (``bench/RESULTS.md``:
-at the architecture's baseline, SSE2, the 10,000-agent PhysicsSystem took 2.47-2.55 ms against
-2.34-2.43)."""
+(AVX2, FMA, BMI), at which the kernels run as fast as numba's JIT for this CPU (measured 2026-11-25
+on a 2-core AMD EPYC VM: at the architecture's baseline, SSE2, the 10,000-agent PhysicsSystem
+took 2.47-2.55 ms against 2.34-2.43)."""
 X86_64_V3_FEATURES = ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave", "cx16", "popcnt",
                       "sahf", "sse3", "sse4.1", "sse4.2", "ssse3")  # fmt: skip
 """LLVM's names of the instruction-set features x86-64-v3 implies."""

@@ -1,15 +1,16 @@
 """A first run compiles a built-in scene's kernels in parallel processes before the scene loads.
 
 numba compiles one kernel at a time in a process (under its global compiler lock), so on an
-empty cache a scene waits for every kernel in turn: 13-15 CPU s for the chase scene on the
-2-core machine of ``bench/RESULTS.md``. When ``kernel_manifest`` lists the scene's kernels and
-their argument types, ``precompile_scene`` splits them between this process and up to
-``workers`` others (``compile_split``: by the compile seconds recorded for each kernel and
-helper, kernels sharing costly helpers together, a function compiled for several sets of
-argument types all in one process), each compiling its share into numba's cache at the same
-time; the scene then loads every kernel from the cache. The compiled code is the same whichever
-process compiled it, so runs stay bit for bit the same. ``precompile_scenes`` does the same for
-several scenes' kernels at once (``ecs-nav compile``: the cache filled before any first run).
+empty cache a scene waits for every kernel in turn: about 50 CPU s for the chase scene on the
+2-core machine of ``bench/RESULTS.md`` (its first-run table, one process). When
+``kernel_manifest`` lists the scene's kernels and their argument types, ``precompile_scene``
+splits them between this process and up to ``workers`` others (``compile_split``: by the
+compile seconds recorded for each kernel and helper, kernels sharing costly helpers together, a
+function compiled for several sets of argument types all in one process), each compiling its
+share into numba's cache at the same time; the scene then loads every kernel from the cache.
+The compiled code is the same whichever process compiled it, so runs stay bit for bit the same.
+``precompile_scenes`` does the same for several scenes' kernels at once (``ecs-nav compile``:
+the cache filled before any first run).
 
 It costs nothing when the cache already holds the kernels: they are compiled here one group
 at a time, cheapest first, which loads them from the cache as the scene would, until one is
