@@ -146,3 +146,35 @@ def test_a_parameters_values_may_be_a_list_a_range_a_command_line_string_or_one_
     assert values_of("world.seed", 4) == [4]
     with pytest.raises(ValueError, match="sweep: world.seed: expected its values"):
         values_of("world.seed", object())
+
+
+@pytest.mark.parametrize("params, words", [
+    (["world.seed=0:100000000000"], "--param world.seed=0:100000000000: 100000000000 runs"),
+    (["world.seed=0:1000", "world.dt=0.01,0.02", "prefab.walker.Agent.max_speed=" + ",".join(map(str, range(1, 52)))],
+     "sweep: 1000 (world.seed) x 2 (world.dt) x 51 (prefab.walker.Agent.max_speed): 102000 runs"),
+])
+def test_a_sweep_of_more_runs_than_the_limit_exits_2_with_one_line_before_any_run(room, tmp_path, capsys, params,
+                                                                                     words):
+    from ecs_nav.core.limits import SWEEP_RUN_LIMIT
+
+    out = tmp_path / "big.parquet"
+    argv = ["sweep", str(room), "--quiet", "--out", str(out)]
+    for spec in params:
+        argv += ["--param", spec]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1] == f"ecs-nav: error: {words}, more than the {SWEEP_RUN_LIMIT} a sweep may have (SWEEP_RUN_LIMIT)"
+    assert not out.exists()
+
+
+def test_the_run_limit_holds_for_ranges_and_endless_iterables_given_to_sweep():
+    import itertools
+
+    from ecs_nav.core.limits import SWEEP_RUN_LIMIT
+    from ecs_nav.results.sweeps import values_of
+
+    with pytest.raises(ValueError, match=f"sweep: world.seed: {10**11} runs, more than the {SWEEP_RUN_LIMIT}"):
+        values_of("world.seed", range(10**11))
+    with pytest.raises(ValueError, match=f"sweep: world.seed: more than the {SWEEP_RUN_LIMIT} runs"):
+        values_of("world.seed", itertools.count())
+    assert len(values_of("world.seed", range(SWEEP_RUN_LIMIT))) == SWEEP_RUN_LIMIT

@@ -64,6 +64,10 @@ NESTING_LIMIT = 32
 SCENE_SIZE_LIMIT = 16 * 2**20
 """Bytes of a scene file."""
 
+SWEEP_RUN_LIMIT = 100_000
+"""Runs of one sweep: the product of its parameters' value counts (each run is a World of its
+own; a hundred thousand is days of runs already)."""
+
 FRAME_SIZE_LIMIT = 8192
 """Pixels on each side of a ``--screenshot`` or ``--record`` frame."""
 

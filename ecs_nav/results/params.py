@@ -13,7 +13,9 @@ path                                 what it sets
 ===================================  =========================================================
 
 VALUES is ``start:stop`` or ``start:stop:step`` (integers, stop excluded, as Python's range),
-or a comma-separated list (``1.2,1.4``; integers, numbers, true/false or text).
+or a comma-separated list (``1.2,1.4``; integers, numbers, true/false or text). A sweep has at
+most ``SWEEP_RUN_LIMIT`` runs (the product of the value counts): more is refused, naming the
+count, before anything is built.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ecs_nav.core.components import NavMap
+from ecs_nav.core.limits import SWEEP_RUN_LIMIT
 from ecs_nav.scene.files import resolve_scene
 from ecs_nav.scene.schema import COMPONENTS, WORLD_KEYS, SceneError, scene_from_dict
 from ecs_nav.scene.values import did_you_mean
@@ -52,11 +55,32 @@ def parse_values(spec: str, where: str) -> list[Any]:
             raise ValueError(f"--param {where}={spec}: a range is start:stop or start:stop:step of integers") from None
         if len(numbers) not in (2, 3) or (len(numbers) == 3 and numbers[2] == 0):
             raise ValueError(f"--param {where}={spec}: a range is start:stop or start:stop:step (step not 0)")
-        values = list(range(*numbers))
+        values = range(*numbers)
         if not values:
             raise ValueError(f"--param {where}={spec}: the range is empty (stop is excluded)")
-        return values
-    return [_scalar(item.strip()) for item in text.split(",") if item.strip()]
+        check_count(len(values), f"--param {where}={spec}")
+        return list(values)
+    items = text.split(",")
+    check_count(len(items), f"--param {where}")
+    return [_scalar(item.strip()) for item in items if item.strip()]
+
+
+def check_count(runs: int, what: str) -> None:
+    """ValueError naming ``what`` when ``runs`` is more than a sweep may have."""
+    if runs > SWEEP_RUN_LIMIT:
+        raise ValueError(f"{what}: {runs} runs, more than the {SWEEP_RUN_LIMIT} a sweep may have (SWEEP_RUN_LIMIT)")
+
+
+def check_run_count(params: dict[str, list[Any]]) -> int:
+    """The number of runs of a sweep over ``params`` (the product of the value counts);
+    ValueError naming it and each parameter's count when it is more than ``SWEEP_RUN_LIMIT``."""
+    runs = 1
+    for values in params.values():
+        runs *= len(values)
+    if runs > SWEEP_RUN_LIMIT:
+        counts = " x ".join(f"{len(v)} ({name})" for name, v in params.items())
+        check_count(runs, f"sweep: {counts}")
+    return runs
 
 
 def _scalar(text: str) -> Any:

@@ -15,6 +15,7 @@ has the same digest. Engines: ``ecs_nav.results.engines``.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -22,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ecs_nav.core.limits import SWEEP_RUN_LIMIT
 from ecs_nav.results.engines import run_specs
 from ecs_nav.results.formats import require
-from ecs_nav.results.params import check_params, combinations, parse_param, parse_values
+from ecs_nav.results.params import check_count, check_params, check_run_count, combinations, parse_param, parse_values
 
 RESULT_COLUMNS = ("run_id", "seed", "ticks", "agents", "arrived", "mean_arrival_s", "last_arrival_s",
                   "stuck_events", "path_failed", "digest", "wall_s", "ms_per_tick", "error")
@@ -72,16 +74,22 @@ def run_key(scene_digest: str, overrides: dict[str, Any], ticks: int) -> str:
 
 def values_of(name: str, values: Any) -> list[Any]:
     """A parameter's values as given to ``sweep``: a list, a range or any iterable; a string in
-    the command line's form (``"0:10"``, ``"2.0,3.0"``); or one value."""
+    the command line's form (``"0:10"``, ``"2.0,3.0"``); or one value. ValueError when there
+    are more than a sweep may have runs (``SWEEP_RUN_LIMIT``), before they are listed."""
     if isinstance(values, str):
         return parse_values(values, name)
     if values is None or isinstance(values, (bool, int, float)):
         return [values]
     try:
-        return list(values)
+        if hasattr(values, "__len__"):
+            check_count(len(values), f"sweep: {name}")
+        listed = list(itertools.islice(values, SWEEP_RUN_LIMIT + 1))
     except TypeError:
         raise ValueError(f"sweep: {name}: expected its values (a list, a range or a string such as '0:10'), "
                          f"got {values!r}") from None
+    if len(listed) > SWEEP_RUN_LIMIT:
+        raise ValueError(f"sweep: {name}: more than the {SWEEP_RUN_LIMIT} runs a sweep may have (SWEEP_RUN_LIMIT)")
+    return listed
 
 
 def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: int = 600,
@@ -101,6 +109,7 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
             raise ValueError(f"sweep: a --param path given twice: {sorted({n for n in names if names.count(n) > 1})}")
         params = dict(parsed)
     params = {name: values_of(name, values) for name, values in params.items()}
+    check_run_count(params)
     out = Path(out)
     if out.suffix != ".parquet":
         raise ValueError(f"sweep.out: the table is a .parquet file, got {os.fspath(out)!r}")
