@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from ecs_nav.core.limits import FRAME_SIZE_LIMIT, INTEGER_LIMIT, SEED_LIMIT
+from ecs_nav.core.limits import FRAME_SIZE_LIMIT, INTEGER_LIMIT, SEED_LIMIT, SWEEP_RUN_LIMIT
 from ecs_nav.version import __version__
 
 EXIT_MISSING_PACKAGE = 1
@@ -355,7 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="run every combination of parameter values; one Parquet table",
                        description="Run a scene once per combination of --param values, each as its own World, "
                                    "and gather the results into one Parquet table (the parameters as columns). "
-                                   "Rows already in the table are skipped; a failed run is a row with its error.")
+                                   "Rows already in the table are skipped; a failed run is a row with its error. "
+                                   f"A sweep has at most {SWEEP_RUN_LIMIT} runs.")
     p.add_argument("scene", help="a scene file or the name of a built-in scene")
     p.add_argument("--param", action="append", required=True, metavar="PATH=VALUES",
                    help="e.g. world.seed=0:10 or prefab.walker.Agent.max_speed=1.2,1.4 (paths: world.KEY, "
