@@ -1,4 +1,4 @@
-"""Issue 11: bad input never crashes. One test per cause, each with its smallest case.
+"""Bad input never crashes. One test per cause, each with its smallest case.
 
 Every input either loads and runs or ends in a ``SceneError`` (a ``ValueError`` on the Python
 API) naming the file, entity and field; none reaches a kernel unchecked.
@@ -446,7 +446,7 @@ def test_a_jump_that_would_rise_for_ever_is_refused(tmp_path):
     assert SERIES.check_jump(1 / 60) is SERIES  # the series' jump: 24 ticks up
 
 
-# 15. found by a new user's probe (session 15) ------------------------------------------------------
+# 15. found by a new user's probe ---------------------------------------------------------------------
 
 PROBE_LEVEL = """
 [level]

@@ -15,7 +15,7 @@ from ecs_nav.nav.search import STATUS_COMPLETE, astar
 def reference(graph, route, waypoints, index, new_nodes, new_cost, agent_xy, slack) -> bool:
     """The rule as the PathfindSystem wrote it before it was compiled, with the kernel's check
     that every id is a node (the numpy rule raised an IndexError there), and a string-pulled
-    route measured from the node it walks to (session 14; before, from its best node)."""
+    route measured from the node it walks to (not from its best node)."""
     if route.size == 0 or new_nodes.size == 0 or route[-1] != new_nodes[-1]:
         return False
     if np.any((route < 0) | (route >= graph.node_count)):
@@ -87,8 +87,8 @@ def test_a_string_pulled_route_is_measured_from_the_node_it_walks_to():
     assert compiled(graph, route, pulled, 9, rest.nodes, rest.cost, agent, 0.0)  # (past the last: the last)
     assert compiled(graph, route, pulled, -1, rest.nodes, rest.cost, agent, 0.0)
     # still walking to the first waypoint, 5 m back: 12 m against 2, a new route. (Measured from
-    # the route's best node, as before session 14, it was kept: on a grid graph that node is
-    # always the goal, so a pulled route was kept until the graph changed.)
+    # the route's best node, it would be kept: on a grid graph that node is always the goal, so
+    # a pulled route would be kept until the graph changed.)
     assert not compiled(graph, route, pulled, 0, rest.nodes, rest.cost, agent, 0.0)
     assert not compiled(graph, route, pulled, -2, rest.nodes, rest.cost, agent, 0.0)
     assert not compiled(graph, route, pulled, -3, rest.nodes, rest.cost, agent, 10.0)  # (before the first)

@@ -43,7 +43,7 @@ def test_two_hundred_agents_through_a_maze_and_up_a_ramp_all_arrive_once_and_res
 
 
 def test_two_hundred_agents_on_string_pulled_paths_through_the_maze_all_arrive_once_and_rest(tmp_path):
-    # gather with smooth = true (session 14; seeds 1, 2, 5 and 8 arrive as well, and on 2 and 5
+    # gather with smooth = true (seeds 1, 2, 5 and 8 arrive as well, and on 2 and 5
     # one agent stops at the goal apart from the crowd). Before, 168-200 of 200 arrived in 3 x the
     # lone travel time and most crowds never came to rest: a periodic re-plan measured a pulled
     # route from its best node (on a grid graph always the goal), so it never replaced one

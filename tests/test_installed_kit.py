@@ -1,4 +1,4 @@
-"""Done when (issue 15): a user who installs the wheel in a fresh virtual environment copies the
+"""A user who installs the wheel in a fresh virtual environment copies the
 README's testing section into a file, runs pytest on it without the repository, and it passes.
 
 Short form (default, `make test`): a fresh venv into which pip installs the wheel itself

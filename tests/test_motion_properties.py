@@ -185,7 +185,7 @@ def test_agents_never_enter_walls_or_each_other_and_stay_finite(use_system, geom
 
 
 def _squeeze():
-    """Two pillars 1.1 m apart: agents pressed between them (soak run, session 2)."""
+    """Two pillars 1.1 m apart: agents pressed between them (found by a soak run)."""
     return MapGeometry(BOUNDS, circles=[Circle((0.0, 0.0), 1.75, 2.0), Circle((0.0, 0.0), 1.0, 2.0),
                                         Circle((0.0, -4.625), 1.75, 2.0)])
 

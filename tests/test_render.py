@@ -461,7 +461,7 @@ def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_wi
     assert plain.state_digest() == drawn.state_digest()
 
 
-# --- the explaining layers (issue 13) ----------------------------------------------------------------
+# --- the explaining layers --------------------------------------------------------------------------
 
 
 def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):

@@ -1,4 +1,4 @@
-"""Fuzzing the scene loader (issue 11): every input ends in a SceneError, or loads, validates the
+"""Fuzzing the scene loader: every input ends in a SceneError, or loads, validates the
 same way, and runs a few ticks with finite state, within a time and memory bound.
 
 Inputs: mutations of the built-in scenes' data (a value replaced by a hostile one: inf, NaN,

@@ -1,4 +1,4 @@
-"""The search-debug trace (issue 13): the nodes a path search expanded, recovered from the
+"""The search-debug trace: the nodes a path search expanded, recovered from the
 kernel's scratch, equal what a plain-Python A* with the same tie-breaking expands; the
 PathfindSystem records them for the traced entity only, and the paths are the same with or
 without the trace."""

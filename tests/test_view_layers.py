@@ -1,4 +1,4 @@
-"""The viewer's explaining layers without GL (issue 13): scene [view] layers, group colours,
+"""The viewer's explaining layers without GL: scene [view] layers, group colours,
 path bands and loops, goal rings, one-way edge arrows, labels and the side panel."""
 
 from __future__ import annotations
