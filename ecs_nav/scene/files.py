@@ -75,9 +75,29 @@ def resolve_scene(path_or_name: str | os.PathLike) -> FilePath:
         return builtin
     if path.is_dir():
         raise SceneError([f"{path_or_name}: a folder, not a scene file"])
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise SceneError([f"{path_or_name}: not a regular file ({kind}): a scene is a .toml file"])
     hint = did_you_mean(str(path_or_name), builtin_scenes())
     raise SceneError([f"{path_or_name}: no such scene file or built-in scene{hint}"
                       f" (built-in: {', '.join(builtin_scenes()) or 'none'})"])
+
+
+def special_file_kind(path: FilePath) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a folder (``"a FIFO"``,
+    ``"a character device"``, ...); None otherwise. Reads the file's status only, never the file
+    (opening a FIFO would wait for a writer)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None
 
 
 # --- loading --------------------------------------------------------------------------------------
