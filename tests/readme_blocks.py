@@ -1,14 +1,16 @@
-"""The README's code blocks, found the way Markdown reads them, and written out as pytest files.
+"""The code blocks of the README and of the documentation's pages, found the way Markdown reads
+them, and written out as pytest files.
 
-Every ```python block runs in `make test` (tests/test_readme.py). A block that must not run
-starts with the line ``# readme-test: skip (<reason>)``; the reason is required. Each block runs
-as a module of its own: its ``test_`` functions run as tests (the testing kit's fixtures
-included), any other code runs top to bottom when pytest imports it. A block of ``>>>`` lines
-runs as a doctest.
+Every ```python block runs in `make test` (tests/test_readme.py for README.md, tests/test_docs.py
+for docs/**/*.md). A block that must not run starts with the line
+``# readme-test: skip (<reason>)``; the reason is required. Each block runs as a module of its
+own: its ``test_`` functions run as tests (the testing kit's fixtures included), any other code
+runs top to bottom when pytest imports it. A block of ``>>>`` lines runs as a doctest.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -22,7 +24,10 @@ SKIP_MARKER = "# readme-test: skip"
 """First line of a block that must not run, followed by its reason in parentheses."""
 
 TESTING_SECTION = "Testing your scenes and systems"
-"""The README's section a user copies into a test file (tests/test_installed_kit.py does)."""
+"""The section a user copies into a test file (tests/test_installed_kit.py does), on TESTING_PAGE."""
+
+TESTING_PAGE = "docs/guide/testing.md"
+"""The page of the user guide that holds TESTING_SECTION, relative to the repository root."""
 
 _OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _CLOSE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})[ \t]*$")
@@ -36,6 +41,7 @@ class CodeBlock:
     language: str  # first word of the info string, lower case ("" when none)
     code: str
     headings: tuple[str, ...]  # titles of the headings it sits under, outermost first
+    source: str = "README.md"  # the Markdown file it is in, relative to the repository root
 
     @property
     def runs(self) -> bool:
@@ -50,19 +56,22 @@ class CodeBlock:
             return None
         match = _SKIP.match(first)
         if match is None:
-            raise ValueError(f"README line {self.line}: a skipped block says why: '{SKIP_MARKER} (<reason>)', "
-                             f"got {first!r}")
+            raise ValueError(f"{self.source} line {self.line}: a skipped block says why: "
+                             f"'{SKIP_MARKER} (<reason>)', got {first!r}")
         return match["reason"].strip()
 
     def module_name(self) -> str:
-        return f"test_readme_line_{self.line:04d}"
+        """``test_readme_line_0042`` for the README; ``test_docs_guide_testing_line_0042`` for
+        docs/guide/testing.md: unique per block, and it names where the block is."""
+        stem = re.sub(r"\W+", "_", self.source.removesuffix(".md")).strip("_").lower()
+        return f"test_{stem}_line_{self.line:04d}"
 
 
-def code_blocks(text: str) -> list[CodeBlock]:
+def code_blocks(text: str, source: str = "README.md") -> list[CodeBlock]:
     """The fenced code blocks of Markdown ``text`` (CommonMark fences: ``` or ~~~, three or
     more, indented up to three spaces, closed by a fence of the same character at least as long;
     an unclosed block runs to the end), with the headings above each. Headings inside blocks do
-    not count."""
+    not count. ``source`` names the file in messages and module names."""
     lines = text.splitlines()
     out: list[CodeBlock] = []
     stack: list[tuple[int, str]] = []
@@ -89,7 +98,7 @@ def code_blocks(text: str) -> list[CodeBlock]:
             body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
             j += 1
         out.append(CodeBlock(line=i + 1, language=words[0].lower() if words else "", code="\n".join(body) + "\n",
-                             headings=tuple(title for _, title in stack)))
+                             headings=tuple(title for _, title in stack), source=source))
         i = j + 1
     return out
 
@@ -100,9 +109,9 @@ def module_source(block: CodeBlock) -> str:
         return block.code
     return (
         "import doctest\n\n\n"
-        f"def test_readme_line_{block.line}_doctest():\n"
-        f"    test = doctest.DocTestParser().get_doctest({block.code!r}, {{}}, 'README line {block.line}',"
-        f" 'README.md', {block.line})\n"
+        f"def {block.module_name()}_doctest():\n"
+        f"    test = doctest.DocTestParser().get_doctest({block.code!r}, {{}}, '{block.source} line {block.line}',"
+        f" {block.source!r}, {block.line})\n"
         "    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)\n"
         "    runner.run(test)\n"
         "    assert runner.failures == 0, f'{runner.failures} failed example(s): see the output above'\n"
@@ -110,7 +119,7 @@ def module_source(block: CodeBlock) -> str:
 
 
 def write_modules(blocks: list[CodeBlock], folder: Path) -> list[Path]:
-    """One pytest file per block in ``folder``, named by the block's README line."""
+    """One pytest file per block in ``folder``, named by the block's file and line."""
     paths = []
     for block in blocks:
         path = folder / f"{block.module_name()}.py"
@@ -140,6 +149,17 @@ def run_pytest(folder: Path, python: str = sys.executable, cwd: Path | None = No
     if plugin:
         args[3:3] = ["-p", "ecs_nav.testing.plugin"]
     return subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+
+
+def run_blocks(blocks: list[CodeBlock], folder: Path, root: Path) -> tuple[subprocess.CompletedProcess, int]:
+    """Write ``blocks`` into ``folder`` and run them in one pytest run from ``root`` (the
+    repository, put on the path), without a display; returns the finished process and how many
+    tests the blocks define."""
+    write_modules(blocks, folder)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    return run_pytest(folder, cwd=root, env=env), sum(count_tests(module_source(b)) for b in blocks)
 
 
 def passed_count(output: str) -> int:

@@ -1,5 +1,6 @@
-"""A user who installs the wheel in a fresh virtual environment copies the
-README's testing section into a file, runs pytest on it without the repository, and it passes.
+"""A user who installs the wheel in a fresh virtual environment copies the user guide's testing
+section (docs/guide/testing.md, "Testing your scenes and systems") into a file, runs pytest on it
+without the repository, and it passes.
 
 Short form (default, `make test`): a fresh venv into which pip installs the wheel itself
 (``--no-deps``), its dependencies and pytest borrowed from the running environment through a
@@ -18,7 +19,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from readme_blocks import code_blocks, count_tests, passed_count, run_pytest, section_blocks
+from readme_blocks import TESTING_PAGE, code_blocks, count_tests, passed_count, run_pytest, section_blocks
 from wheel_install import ROOT, skip_if_index_unreachable
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
@@ -50,7 +51,7 @@ def fresh_venv(folder: Path, wheel: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_the_readme_testing_section_passes_from_the_wheel_in_a_fresh_venv(ecs_nav_wheel, tmp_path):
+def test_the_guides_testing_section_passes_from_the_wheel_in_a_fresh_venv(ecs_nav_wheel, tmp_path):
     python = fresh_venv(tmp_path / "venv", ecs_nav_wheel)
     outside = tmp_path / "user"
     outside.mkdir()
@@ -60,7 +61,7 @@ def test_the_readme_testing_section_passes_from_the_wheel_in_a_fresh_venv(ecs_na
     assert where.returncode == 0, where.stderr
     assert Path(where.stdout.strip()).is_relative_to(tmp_path / "venv"), f"not the installed copy: {where.stdout}"
 
-    section = section_blocks(code_blocks((ROOT / "README.md").read_text(encoding="utf-8")))
+    section = section_blocks(code_blocks((ROOT / TESTING_PAGE).read_text(encoding="utf-8"), TESTING_PAGE))
     code = "\n\n".join(block.code for block in section)
     (outside / "test_my_scenes.py").write_text(code, encoding="utf-8")
     proc = run_pytest(outside, python=str(python), cwd=outside, env=env, plugin=False)
