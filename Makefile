@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= out
 
-.PHONY: demo test bench lint clean screenshots
+.PHONY: demo test bench lint docs clean screenshots
 
 # A venv made without python3-venv (ensurepip) has a python but no pip: make it again.
 $(STAMP): pyproject.toml setup.py
@@ -40,8 +40,8 @@ test: $(STAMP)
 	exit $$rc
 
 # Every built-in scene rendered off-screen at its default settings (the layers its [view] table
-# turns on) after SHOT_TICKS ticks to a small PNG under docs/screenshots/ (the README shows
-# them). The platformer is taken after SHOT_TICKS_PLATFORMER: its bots catch the player (who
+# turns on) after SHOT_TICKS ticks to a small PNG under docs/screenshots/ (the README and the
+# gallery show them). The platformer is taken after SHOT_TICKS_PLATFORMER: its bots catch the player (who
 # stands still without a driver) within 5 s, and a picture of them all in one place shows no
 # path or jump. SHOT_SIZE is the frame size in pixels.
 SCENES := $(basename $(notdir $(wildcard scenes/*.toml)))
@@ -79,5 +79,17 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check ecs_nav systems tests bench setup.py
 
+# The documentation site (mkdocs.yml, docs/) built into site/. --strict makes every warning fail
+# the build: a broken link or anchor, a page missing from the nav, an API reference that names
+# nothing. The build needs no network. The docs extra is installed once per change of
+# pyproject.toml or setup.py (a stamp of its own, after $(STAMP)'s).
+DOCS_STAMP := $(VENV)/.docs-installed-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(OUT) .pytest_cache build *.egg-info site
