@@ -1,6 +1,6 @@
 """What recording adds to a tick: the 10,000-agent ``crowd`` scene run plain and recorded side
 by side in one process, in alternating chunks of ``--every`` ticks (so load from other jobs on
-the machine falls on both alike), for each format, with the writer in its own process (the
+the machine falls on both alike), for each format, with the writer on its own thread (the
 default) and inline (``--inline``).
 
 Reported per format: the Recorder's own ms per tick in the simulation's process (what recording
@@ -8,8 +8,10 @@ adds to a tick: tallies every tick, copying a frame every ``--every`` ticks, and
 writer that falls behind) against the other systems' ms per tick of the same run; then the
 median wall-clock ms per tick of the chunks, plain and recorded, and the median of the
 per-chunk ratios (these move with the machine's load); the seconds ``close()`` takes (the
-writer's backlog and the summary tables); the bytes written. The writer process's CPU time is
-not in the tick: it runs beside it, on another core when there is one.
+writer's backlog and the summary tables); the bytes written. The writer thread's work is not in
+the Recorder's time, but it shares the process and its GIL with both worlds: it runs on during
+the plain chunks too, so the chunk ratio understates what it costs (time a plain and a recorded
+run apart for that).
 
     .venv/bin/python bench/record.py [--ticks 300] [--every 10] [--formats sqlite parquet csv] [--inline]
 """
@@ -56,7 +58,7 @@ def measure(scene: str, fmt: str, ticks: int, every: int, background: bool, fold
     plain.close()
     recorded.close()
     a, b = statistics.median(plain_ms), statistics.median(recorded_ms)
-    return {"format": fmt, "writer": "process" if background else "inline", "plain": a, "recorded": b,
+    return {"format": fmt, "writer": "thread" if background else "inline", "plain": a, "recorded": b,
             "overhead": b / a - 1, "recorder": recorder_ms, "systems": systems_ms,
             "ratio": statistics.median(r / p for r, p in zip(recorded_ms, plain_ms)) - 1, "close_s": close_s,
             "bytes": size_of(out)}

@@ -158,20 +158,6 @@ def test_rows_are_on_disk_as_the_run_goes_and_a_killed_run_leaves_them_readable(
     assert got.run["status"] == "running" and got.agents.empty
 
 
-def test_a_script_without_a_main_guard_is_told_what_to_do(room, tmp_path):
-    script = tmp_path / "no_guard.py"
-    script.write_text(textwrap.dedent(f"""
-        import ecs_nav
-        world = ecs_nav.load_scene({str(room)!r})
-        with ecs_nav.record(world, {str(tmp_path / "x.sqlite")!r}, every=10):
-            world.run(5)
-    """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert proc.returncode != 0
-    assert proc.stderr.rstrip().splitlines()[-1].endswith(
-        'in a script, run this under `if __name__ == "__main__":`; or record with background=False)')
-
-
 def test_record_checks_its_arguments(tmp_path):
     with ecs_nav.World() as world:
         with pytest.raises(ValueError, match=r"^record: '.*run\.txt': unknown recording format '\.txt'; use one of"):

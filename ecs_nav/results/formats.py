@@ -20,7 +20,8 @@ run            scene, scene_digest, seed, version, dt, every, ticks, final_diges
   ``load_trajectory_from_jupedsim_sqlite`` reads it; ecs_nav's own tables beside it:
   ``ecs_nav_trajectory`` (tick, elevation, velocity, heading per frame and id), ``ecs_nav_names``,
   ``ecs_nav_events``, ``ecs_nav_agents``, ``ecs_nav_run``. A frame is ``tick // every``.
-  Each recorded tick is one transaction.
+  Each transaction holds whole recorded ticks: one, or the several a background writer found
+  waiting when it wrote.
 * ``.parquet``: a folder: ``trajectories/part-NNNNNN.parquet`` and ``events/part-...`` (each
   part written whole, then renamed into place), ``agents.parquet``, ``run.parquet``.
 * ``.csv``: a folder: ``trajectories.csv``, ``events.csv`` (appended a block at a time),
@@ -50,6 +51,9 @@ EVENT_COLUMNS = ("tick", "type", "entity", "fields")
 AGENT_COLUMNS = ("entity", "name", "is_agent", "spawn_tick", "arrival_tick", "path_length", "stuck_s",
                  "stuck_events", "min_distance")
 JUPEDSIM_SCHEMA_VERSION = 2
+BRUTE_FORCE_NEAREST = 32
+"""Up to this many agents of a layer in a frame, the nearest distances come from all pairs (a
+k-d tree costs more to build than it saves, and scipy.spatial takes 0.2 s to import)."""
 
 
 class ResultsUnavailable(RuntimeError):
@@ -58,8 +62,9 @@ class ResultsUnavailable(RuntimeError):
 
 SPAWNED_MAIN = ("a process started with 'spawn' imports the main script first: in a script, run this under "
                 '`if __name__ == "__main__":`')
-"""Why a writer or worker process can end at once, and what to do: the recording's writer and a
-sweep's local workers are spawned processes (no fork of a process that holds numba's threads)."""
+"""Why a worker process can end at once, and what to do: a sweep's local workers are spawned
+processes (no fork of a process that holds numba's threads). The recording's writer is a thread
+and needs no guard."""
 
 
 def require(*modules: str, what: str = "recording") -> None:
@@ -126,7 +131,18 @@ class NearestTally:
     def begin(self, run: dict[str, Any]) -> None:
         self.sink.begin(run)
 
+    def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
+        """Several ``(frame, events)`` at once (one SQLite transaction)."""
+        for frame, _ in frames:
+            self.tally(frame)
+        self.sink.write_frames(frames)
+
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        self.tally(frame)
+        self.sink.write_frame(frame, events)
+
+    def tally(self, frame: dict[str, Any]) -> None:
+        """Lower each agent's running nearest distance by this frame's."""
         agent = frame["is_agent"]
         if np.count_nonzero(agent) >= 2:
             ids, layer = frame["entity"][agent], frame["layer"][agent]
@@ -137,16 +153,21 @@ class NearestTally:
             points = np.column_stack([frame["x"][agent], frame["y"][agent]])
             for members in layer_members(layer):
                 self._tally(points[members], ids[members])
-        self.sink.write_frame(frame, events)
 
     def _tally(self, points: np.ndarray, ids: np.ndarray) -> None:
         """The running minimum of ``ids`` over their distances to each other's ``points``."""
         if ids.size < 2:
             return
-        from scipy.spatial import cKDTree
+        if ids.size <= BRUTE_FORCE_NEAREST:
+            delta = points[:, None, :] - points[None, :, :]
+            squared = delta[..., 0] ** 2 + delta[..., 1] ** 2
+            np.fill_diagonal(squared, np.inf)
+            nearest = np.sqrt(squared.min(axis=1))
+        else:
+            from scipy.spatial import cKDTree
 
-        distance, _ = cKDTree(points).query(points, k=2)
-        self.closest[ids] = np.minimum(self.closest[ids], distance[:, 1])
+            nearest = cKDTree(points).query(points, k=2)[0][:, 1]
+        self.closest[ids] = np.minimum(self.closest[ids], nearest)
 
     def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
         ids = agents["entity"]
@@ -170,8 +191,9 @@ class SqliteSink:
         self.path = Path(path)
         if self.path.exists():
             self.path.unlink()
-        # autocommit mode: transactions are explicit, one per recorded tick
-        self.db = sqlite3.connect(self.path, isolation_level=None)
+        # autocommit mode: transactions are explicit, of whole recorded ticks; opened here and
+        # written by the recording's writer thread (one thread at a time: check_same_thread off)
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # a killed process leaves a hot journal that the next reader rolls back: the committed
         # frames survive; only a power cut could lose them (synchronous=OFF)
         self.db.execute("PRAGMA synchronous=OFF")
@@ -214,6 +236,17 @@ class SqliteSink:
                             [(k, json.dumps(v)) for k, v in run.items()])
 
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
+        self.write_frames([(frame, events)])
+
+    def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
+        """Several ``(frame, events)`` in one transaction."""
+        db = self.db
+        db.execute("BEGIN")
+        for frame, events in frames:
+            self._insert_frame(frame, events)
+        db.execute("COMMIT")
+
+    def _insert_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
         tick = int(frame["tick"])
         index = tick // self.every
         n = frame_rows(frame)
@@ -221,7 +254,6 @@ class SqliteSink:
         heading = frame["heading"]
         frames = [index] * n
         db = self.db
-        db.execute("BEGIN")
         db.executemany("INSERT INTO trajectory_data VALUES (?, ?, ?, ?, ?, ?)",
                        zip(frames, ids, frame["x"].tolist(), frame["y"].tolist(),
                            np.cos(heading).tolist(), np.sin(heading).tolist()))
@@ -234,7 +266,6 @@ class SqliteSink:
             db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)", new)
             self.names_written.update(i for i, _ in new)
         self._write_events(events)
-        db.execute("COMMIT")
 
     def _write_events(self, events: list[tuple]) -> None:
         if events:
@@ -288,6 +319,10 @@ class _BlockSink:
     def begin(self, run: dict[str, Any]) -> None:
         self.run = dict(run)
         self.write_table("run", _run_columns(self.run))
+
+    def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
+        for frame, events in frames:
+            self.write_frame(frame, events)
 
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
         frame = {**frame, "name": frame_names(frame)}

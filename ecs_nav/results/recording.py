@@ -13,8 +13,10 @@ placed entity (the state after that tick: a row with tick T is what ``world.tabl
 in ``ecs_nav.results.formats``. Rows go out as the run goes (the writer holds at most one
 block), so memory stays flat on a long run.
 
-With ``background=True`` (the default) the file is written by a separate process that the
-Recorder hands each block to: the tick pays for copying the columns, not for the writing.
+With ``background=True`` (the default) the file is written by a thread of its own that the
+Recorder hands each frame to (``SinkThread``): the tick pays for copying the columns, not for
+the writing, and no wait for the writer is unbounded. A writer that fails (a full disk) or is
+stuck raises ``RecordingError`` from the tick once; the recording then ends and the World runs on.
 """
 
 from __future__ import annotations
@@ -22,10 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
-import queue
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,8 @@ from ecs_nav.core.components import Name
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK
 from ecs_nav.core.world import FunctionSystem, System, World
 from ecs_nav.geometry.walkable import walkable_area
-from ecs_nav.results.formats import SPAWNED_MAIN, check_out_path, open_sink
+from ecs_nav.results.formats import check_out_path, open_sink
+from ecs_nav.results.writer import SinkThread
 
 STUCK_SPEED_FRACTION = 0.1
 """An agent following a path (not arrived) counts as stuck in a tick in which it moved less
@@ -46,7 +46,7 @@ class Recorder(System):
     """Writes a World's run to a sink (see the module docstring). Use ``record()`` to make one.
 
     Args:
-        sink: where rows go (``ecs_nav.results.formats.open_sink`` or a ``SinkProcess``).
+        sink: where rows go (``ecs_nav.results.formats.open_sink``, or a ``SinkThread`` around one).
         every: write trajectories every this many ticks (>= 1).
     """
 
@@ -91,7 +91,19 @@ class Recorder(System):
             self._keep_event(event)
         self._accumulate(world, tick)
         if tick % self.every == 0:
-            self.write_frame(world, tick)
+            try:
+                self.write_frame(world, tick)
+            except Exception:
+                self.abandon()  # the error is reported once, here; the World runs on unrecorded
+                raise
+
+    def abandon(self) -> None:
+        """End the recording after its sink failed: no summary, the file keeps what it committed."""
+        self.closed = True
+        try:
+            self.sink.close()
+        except Exception:  # (the sink's failure is the one being reported)
+            pass
 
     def _keep_event(self, event: Any) -> None:
         fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else dict(getattr(event, "__dict__", {}))
@@ -255,7 +267,8 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     see ``ecs_nav.results.formats``), trajectories every ``every`` ticks. Adds a Recorder after
     the PhysicsSystem and writes the current state as the first frame (when ``world.tick`` is a
     multiple of ``every``). Returns a Recording: close it, or use it in a ``with`` block, to
-    write the per-agent summary and the run's end. ``background``: write in a separate process."""
+    write the per-agent summary and the run's end. ``background``: write on a thread of its own
+    (``SinkThread``); a writer that fails raises RecordingError from the tick, once, and the recording ends."""
     from ecs_nav import __version__
 
     check_out_path(path, "record:")
@@ -265,7 +278,9 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
                          "recording a World)")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
-    sink = SinkProcess(path, rows_per_block, world.table.n) if background else open_sink(path, rows_per_block)
+    sink = open_sink(path, rows_per_block)
+    if background:
+        sink = SinkThread(sink, world.table.n, path)
     recorder = Recorder(sink, every)
     scene = world.resources.get("scene")
     wkt, extent = walkable_area(world)
@@ -316,92 +331,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     return value
-
-
-# --- writing in another process ---------------------------------------------------------------------
-
-
-class SinkProcess:
-    """A sink that lives in a separate process: each call goes on a queue (pickled, then written
-    to a pipe by a feeder thread), so the simulation pays for copying a block, not for writing
-    it. At most about ``QUEUED_ROWS`` trajectory rows (``rows_per_frame`` a call, between 4 and
-    256 calls) wait on the queue; past that the simulation waits for the writer, so memory stays
-    flat. The room lets the run go on while the writer process starts (importing ecs_nav takes
-    a second or two). If the simulation's process dies, the writer notices within a second and
-    closes its file: what it committed stays."""
-
-    QUEUED_ROWS = 400_000
-
-    def __init__(self, path: str | os.PathLike, rows_per_block: int, rows_per_frame: int = 1):
-        context = multiprocessing.get_context("spawn")
-        self.calls = context.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // max(rows_per_frame, 1), 4, 256)))
-        self.replies = context.Queue()
-        self.process = context.Process(target=serve_sink, args=(os.fspath(path), rows_per_block, self.calls,
-                                                                  self.replies), name="ecs-nav-recorder", daemon=True)
-        self.process.start()
-
-    def _send(self, method: str, *args: Any) -> None:
-        if not self.replies.empty():
-            self._raise_error(self.replies.get())
-        self.calls.put((method, args))
-
-    @staticmethod
-    def _raise_error(reply) -> None:
-        raise OSError(f"recording writer failed: {reply[1]}")
-
-    def begin(self, run):
-        self._send("begin", run)
-
-    def write_frame(self, frame, events):
-        self._send("write_frame", frame, events)
-
-    def finish(self, agents, run, events):
-        self._send("finish", agents, run, events)
-
-    def close(self) -> None:
-        if self.process is None:
-            return
-        try:
-            self.calls.put(("close", ()))
-            reply = ("error", f"the writer process ended early ({SPAWNED_MAIN}; or record with background=False)")
-            while self.process.is_alive() or not self.replies.empty():
-                try:
-                    reply = self.replies.get(timeout=0.5)
-                    break
-                except queue.Empty:
-                    continue
-        finally:
-            self.process.join(timeout=60)
-            self.calls.close()
-            self.replies.close()
-            self.process = None
-        if reply[0] != "closed":
-            self._raise_error(reply)
-
-
-def serve_sink(path: str, rows_per_block: int, calls, replies) -> None:
-    """The writer process: open the sink, run each call taken from ``calls``, close on 'close'
-    or when the simulation's process is gone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the simulation's to handle: it closes the file
-    parent = multiprocessing.parent_process()
-    sink = None
-    try:
-        sink = open_sink(path, rows_per_block)
-        while True:
-            try:
-                method, args = calls.get(timeout=1.0)
-            except queue.Empty:
-                if parent is not None and not parent.is_alive():
-                    return  # the simulation died: keep what was committed
-                continue
-            if method == "close":
-                sink.close()
-                sink = None
-                replies.put(("closed", None))
-                return
-            getattr(sink, method)(*args)
-    except Exception as exc:  # reported to the simulation on its next call
-        replies.put(("error", f"{type(exc).__name__}: {exc}"))
-    finally:
-        if sink is not None:
-            sink.close()

@@ -1,0 +1,187 @@
+"""The recording's background writer: a thread that runs a sink's calls off the tick, with
+every wait for it bounded (``SinkThread``). ``ecs_nav.results.recording.record`` puts one around
+the file's sink unless ``background=False``."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+
+class RecordingError(OSError):
+    """The recording's writer failed (the cause is chained) or made no progress for
+    ``SinkThread.STALL_S`` seconds; the recording has ended, what it committed stays readable."""
+
+
+class WriterState:
+    """What the writer thread tells the simulation: the exception that ended it, and since when
+    (``time.monotonic()``) it has been busy with which call (None between calls)."""
+
+    def __init__(self):
+        self.error: BaseException | None = None
+        self.busy_since: float | None = None
+        self.busy_with = ""
+        self.abandoned = False  # set by the simulation: the writer stops at its next call
+
+
+class SinkThread:
+    """A sink whose writing runs on a thread of its own: each call goes on a bounded queue, so
+    the tick pays for copying a frame, not for writing it (SQLite, pyarrow and the k-d tree of
+    the nearest-distance tally release the GIL for much of their work). A thread, not a process:
+    it needs no importable main module, so a plain script, standard input, ``python -c``, a
+    notebook and a frozen app all record alike, and it starts at once.
+
+    No wait is unbounded: a call finds the queue full when more than about ``QUEUED_ROWS``
+    trajectory rows (``rows_per_frame`` a call, between 4 and 256 calls) wait, and then waits
+    for the writer, checking it every ``POLL_S`` seconds; a writer that raised is reported
+    (RecordingError, the cause chained) on the next call or within ``POLL_S`` of a wait, and a
+    writer busy with one call for more than ``STALL_S`` seconds (a blocked disk) is reported as
+    stuck. A process that exits without closing the recording has the writer finish what was
+    queued first (within ``STALL_S``); the file then reads as a killed run's (no agents table)."""
+
+    QUEUED_ROWS = 400_000
+    POLL_S = 0.1
+    STALL_S = 60.0
+
+    def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = ""):
+        self.sink = sink
+        self.path = os.fspath(path)
+        self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // max(rows_per_frame, 1), 4, 256)))
+        self.state = WriterState()
+        self.failed = self.closing = False
+        self.thread: threading.Thread | None = threading.Thread(
+            target=write_calls, args=(sink, self.calls, self.state), name="ecs-nav-recorder", daemon=True)
+        self.thread.start()
+        atexit.register(self.close_at_exit)
+
+    def check(self) -> None:
+        """Raise RecordingError if the writer failed, ended or is stuck."""
+        state = self.state
+        if state.error is not None:
+            self.failed = True
+            raise RecordingError(f"recording {self.path!r}: the writer failed in {state.busy_with}: "
+                                 f"{type(state.error).__name__}: {state.error}") from state.error
+        if self.thread is None or not self.thread.is_alive():
+            self.failed = True
+            raise RecordingError(f"recording {self.path!r}: the writer ended early")
+        since = state.busy_since
+        if since is not None and time.monotonic() - since > self.STALL_S:
+            self.failed = True
+            raise RecordingError(f"recording {self.path!r}: the writer is stuck: {state.busy_with} has made no "
+                                 f"progress for {self.STALL_S:g} s (a blocked disk or file system?)")
+
+    def _send(self, method: str, *args: Any) -> None:
+        self.check()
+        while True:
+            try:
+                self.calls.put((method, args), timeout=self.POLL_S)
+                return
+            except queue.Full:
+                self.check()
+
+    def begin(self, run):
+        self._send("begin", run)
+
+    def write_frame(self, frame, events):
+        self._send("write_frame", frame, events)
+
+    def finish(self, agents, run, events):
+        self._send("finish", agents, run, events)
+
+    def close(self) -> None:
+        """Have the writer write what is queued and close the file; wait for it (bounded as
+        above) and raise RecordingError if it failed. After a failure: let the writer go."""
+        if self.thread is None:
+            return
+        try:
+            if not self.failed:
+                if not self.closing:
+                    self._send("close")
+                    self.closing = True
+                while self.thread.is_alive():
+                    self.thread.join(self.POLL_S)
+                    if self.thread.is_alive():
+                        self.check()
+                if self.state.error is not None:
+                    self.check()
+        except RecordingError:
+            self.detach()
+            raise
+        # (an interrupt while waiting leaves the writer at work, and the exit waits for it)
+        self.detach()
+
+    def detach(self) -> None:
+        """Stop waiting for the writer: a failed or stuck one stops at its next call, if any."""
+        atexit.unregister(self.close_at_exit)
+        self.state.abandoned = True
+        self.thread = None
+
+    def close_at_exit(self) -> None:
+        """At interpreter exit: write what is queued and close the file (no summary: the
+        recording was not closed), without raising."""
+        try:
+            self.close()
+        except RecordingError as exc:
+            print(f"ecs_nav: {exc}", file=sys.stderr)
+
+
+BATCH_ROWS = 200_000
+"""The writer takes the frames waiting on its queue together, up to this many trajectory rows,
+and writes them as one batch (one SQLite transaction)."""
+
+
+def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
+    """The writer thread: run each call taken from ``calls`` on ``sink`` until 'close' (then
+    close the sink) or an exception (kept in ``state``; the sink is closed too). Frames that
+    wait on the queue together go to ``sink.write_frames`` at once."""
+    waiting = None
+    try:
+        while True:
+            if waiting is None:
+                try:
+                    waiting = calls.get(timeout=0.5)
+                except queue.Empty:
+                    if state.abandoned:
+                        break
+                    continue
+            method, args = waiting
+            waiting = None
+            if state.abandoned:
+                break
+            state.busy_with = f"{method}()"
+            state.busy_since = time.monotonic()
+            if method == "close":
+                break
+            if method != "write_frame":
+                getattr(sink, method)(*args)
+                state.busy_since = None
+                continue
+            frames, rows = [args], len(args[0]["entity"])
+            while rows < BATCH_ROWS:
+                try:
+                    waiting = calls.get_nowait()
+                except queue.Empty:
+                    break
+                if waiting[0] != "write_frame":
+                    break
+                frames.append(waiting[1])
+                rows += len(waiting[1][0]["entity"])
+                waiting = None
+            sink.write_frames(frames)
+            state.busy_since = None
+    except BaseException as exc:  # reported to the simulation (SinkThread.check)
+        state.error = exc
+    finally:
+        try:
+            sink.close()
+        except Exception as exc:
+            if state.error is None:
+                state.error = exc
+        state.busy_since = None

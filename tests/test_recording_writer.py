@@ -1,0 +1,182 @@
+"""The recording's background writer: it works wherever a script can run, a writer that fails
+or sticks is reported within a second, and closing loses nothing. Every wait here is bounded, so
+a writer that hangs fails its test instead of hanging the suite."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("pandas")
+pytest.importorskip("shapely")
+
+from results_scene import write_room  # noqa: E402
+
+import ecs_nav  # noqa: E402
+from ecs_nav.results import recording  # noqa: E402
+from ecs_nav.results.read import read_recording  # noqa: E402
+from ecs_nav.results.recording import record  # noqa: E402
+from ecs_nav.results.writer import RecordingError, SinkThread  # noqa: E402
+
+ENTITIES = 9  # the room's eight walkers and its scout
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    return write_room(tmp_path_factory.mktemp("room"))
+
+
+def _script(room, out, close=True, frozen=False):
+    return textwrap.dedent(f"""
+        import sys{"; sys.frozen = True" if frozen else ""}
+        import ecs_nav
+        w = ecs_nav.load_scene({str(room)!r})
+        r = ecs_nav.record(w, {str(out)!r}, every=5)
+        w.run(60){"; r.close()" if close else ""}
+    """)
+
+
+@pytest.mark.parametrize("how", ["script", "stdin", "python -c", "frozen", "exit without close"])
+def test_recording_works_from_a_script_stdin_python_c_and_a_frozen_app(room, tmp_path, how):
+    out = tmp_path / "run.sqlite"
+    text = _script(room, out, close=how != "exit without close", frozen=how == "frozen")
+    script = tmp_path / "rec.py"  # no `if __name__ == "__main__":`, as most five-line scripts go
+    script.write_text(text)
+    command, stdin = {"stdin": ([sys.executable, "-"], text), "python -c": ([sys.executable, "-c", text], None)}.get(
+        how, ([sys.executable, str(script)], None))
+    env = {**os.environ, "ECS_NAV_AOT": "0"}
+    proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    got = read_recording(out)
+    assert sorted(got.trajectories["tick"].unique()) == list(range(0, 61, 5))
+    assert len(got.trajectories) == 13 * ENTITIES
+    if how == "exit without close":  # the queued frames were written at exit; the summary was not
+        assert got.run["status"] == "running" and got.agents.empty
+    else:
+        assert got.run["status"] == "complete" and len(got.agents) == ENTITIES
+
+
+class Faulty:
+    """Wraps a sink: its ``frame``-th frame raises ``error``, or blocks on ``gate`` when given."""
+
+    def __init__(self, sink, frame, error=None, gate=None):
+        self.sink, self.frame, self.error, self.gate = sink, frame, error, gate
+        self.written = 0
+        self.failed_at = None
+
+    def write_frames(self, frames):
+        for frame in frames:
+            if self.written == self.frame:
+                self.failed_at = time.monotonic()
+                if self.gate is not None:
+                    self.gate.wait(30)
+                else:
+                    raise self.error
+            self.sink.write_frames([frame])
+            self.written += 1
+
+    def __getattr__(self, name):
+        return getattr(self.sink, name)
+
+
+def _with_faulty_sink(monkeypatch, **kwargs):
+    made, real = [], recording.open_sink
+
+    def open_faulty(path, rows_per_block):
+        made.append(Faulty(real(path, rows_per_block), **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(recording, "open_sink", open_faulty)
+    return made
+
+
+def _run_until_error(world, ticks=600):
+    for _ in range(ticks):
+        try:
+            world.step()
+        except RecordingError as exc:
+            return exc, time.monotonic()
+    return None, time.monotonic()
+
+
+def test_a_writer_that_raises_is_reported_once_within_a_second_and_the_world_runs_on(room, tmp_path, monkeypatch):
+    made = _with_faulty_sink(monkeypatch, frame=10, error=OSError(28, "No space left on device"))
+    out = tmp_path / "run.sqlite"
+    with ecs_nav.load_scene(room) as world:
+        rec = record(world, out, every=1)
+        error, noticed = _run_until_error(world)
+        assert error is not None, "the writer's failure was never reported"
+        assert noticed - made[0].failed_at < 1.0
+        assert str(out) in str(error) and "No space left on device" in str(error)
+        assert isinstance(error.__cause__, OSError) and error.__cause__.errno == 28
+        tick = world.tick
+        world.run(30)  # the recording has ended: the World runs on, and closing does not raise again
+        assert world.tick == tick + 30
+        rec.close()
+    got = read_recording(out)  # what was committed before the failure stays readable
+    assert sorted(got.trajectories["tick"].unique()) == list(range(10))
+
+
+def test_a_stuck_writer_is_reported_within_a_second_of_its_stall_limit(room, tmp_path, monkeypatch):
+    gate = threading.Event()
+    made = _with_faulty_sink(monkeypatch, frame=3, gate=gate)
+    monkeypatch.setattr(SinkThread, "STALL_S", 0.3)
+    try:
+        with ecs_nav.load_scene(room) as world:
+            rec = record(world, tmp_path / "run.csv", every=1)
+            error, noticed = _run_until_error(world, ticks=2000)  # the queue fills, then the tick waits
+            assert error is not None, "the stuck writer was never reported"
+            assert noticed - made[0].failed_at < 0.3 + 1.0
+            assert "the writer is stuck: write_frame() has made no progress for 0.3 s" in str(error)
+            rec.close()
+    finally:
+        gate.set()
+
+
+def test_a_writer_that_fails_while_closing_is_reported_by_close(room, tmp_path, monkeypatch):
+    made = _with_faulty_sink(monkeypatch, frame=1_000_000)
+    with ecs_nav.load_scene(room) as world:
+        rec = record(world, tmp_path / "run.parquet", every=5)
+        world.run(20)
+
+        def fail(*args):
+            raise ValueError("cannot write the agents table")
+
+        made[0].finish = fail
+        with pytest.raises(RecordingError, match=r"the writer failed in finish\(\): ValueError: cannot write the"):
+            rec.close()
+
+
+@pytest.mark.parametrize("suffix", [".sqlite", ".parquet", ".csv"])
+def test_closing_a_recording_behind_a_slow_writer_loses_nothing(room, tmp_path, monkeypatch, suffix):
+    slow = []
+    real = recording.open_sink
+
+    def open_slow(path, rows_per_block):
+        sink = real(path, rows_per_block)
+        write = sink.write_frames
+
+        def write_slowly(frames):
+            time.sleep(0.002 * len(frames))
+            slow.append(len(frames))
+            write(frames)
+
+        sink.write_frames = write_slowly
+        return sink
+
+    monkeypatch.setattr(recording, "open_sink", open_slow)
+    out = tmp_path / f"run{suffix}"
+    ticks, every = 300, 3
+    with ecs_nav.load_scene(room) as world:
+        with record(world, out, every=every):
+            world.run(ticks)
+    got = read_recording(out)
+    assert sum(slow) == ticks // every + 1  # every frame went through the slow writer
+    assert len(got.trajectories) == (ticks // every + 1) * ENTITIES
+    assert sorted(got.trajectories["tick"].unique()) == list(range(0, ticks + 1, every))
+    assert got.run["status"] == "complete" and len(got.agents) == ENTITIES
