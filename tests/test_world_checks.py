@@ -216,3 +216,60 @@ def test_a_system_added_by_a_system_runs_from_the_next_tick(world):
     world.add_system(adder, after="PhysicsSystem")
     world.run(3)
     assert ran == [1, 2]
+
+
+# --- found by the World's stateful fuzz (tests/test_world_fuzz.py) ------------------------------
+
+
+def grid_world():
+    from ecs_nav.scene.files import build_world
+    from ecs_nav.scene.schema import scene_from_dict
+
+    return build_world(scene_from_dict({"map": {"grid": "....\n.#..\n....", "cell_size": 1.0}}, source="<grid>"))
+
+
+def test_a_world_on_a_tile_map_saves_to_a_scene_that_loads_equal(tmp_path):
+    world = grid_world()
+    try:
+        world.spawn(Position(0.5, 0.5), Velocity(1, 0), Agent(), Name("a"))
+        text = save_scene(world, tmp_path / "grid.toml")
+        assert "box" not in text and "grid" in text  # (no empty piece lists beside the grid)
+        again = ecs_nav.load_scene(tmp_path / "grid.toml")
+        assert again.state_digest() == world.state_digest()
+        again.close()
+    finally:
+        world.close()
+
+
+@pytest.mark.parametrize("case, words", [
+    ("itself", 'entity 1 SteeringWeights.target_entity: a reference to the entity itself'),
+    ("unnamed", 'entity 1 SteeringWeights.target_entity: a reference to entity 2, which has no Name (give it one)'),
+    ("gone", 'entity 1 SteeringWeights.target_entity: a reference to entity 2, which is gone'),
+    ("shared", "entity 1 PathRequest.target: a reference to entity 2 by its name 'twin', which 2 entities share"),
+])
+def test_a_reference_a_scene_file_cannot_hold_is_refused_naming_it_and_nothing_is_written(tmp_path, case, words):
+    with World() as world:
+        chaser = world.spawn(Position(0, 0), Velocity(), Agent(), ecs_nav.SteeringWeights())
+        other = world.spawn(Position(5, 5), *([Name("twin")] if case == "shared" else []))
+        if case == "shared":
+            world.spawn(Position(6, 6), Name("twin"))
+            world.add_component(chaser, PathRequest(target=other))
+        else:
+            world.get(chaser, ecs_nav.SteeringWeights).target_entity = chaser if case == "itself" else other
+        if case == "gone":
+            world.despawn(other)
+        digest = world.state_digest()
+        with pytest.raises(ValueError) as caught:
+            save_scene(world, tmp_path / "refused.toml")
+        assert str(caught.value) == ("save_scene: a scene file names the entities it refers to, and cannot hold "
+                                     + words)
+        assert not (tmp_path / "refused.toml").exists() and world.state_digest() == digest
+
+
+def test_a_name_is_a_string_when_made_and_when_assigned():
+    with pytest.raises(ValueError, match="Name.value: expected a string, got float nan"):
+        Name(float("nan"))
+    tag = Name("a")
+    with pytest.raises(ValueError, match="Name.value: expected a string, got int 5"):
+        tag.value = 5
+    assert tag.value == "a"

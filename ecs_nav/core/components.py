@@ -712,9 +712,15 @@ class Player:
 
 @dataclass
 class Name:
-    """A human-readable name (scene files' ``name``), for messages and lookups."""
+    """A human-readable name (scene files' ``name``), for messages and lookups: a string (set
+    or assigned; anything else raises ValueError, as a scene file's ``name`` does)."""
 
     value: str
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "value" and not isinstance(value, str):  # (one isinstance: a crowd's 100,000 names)
+            raise ValueError(f"Name.value: expected a string, got {type(value).__name__} {value!r:.60}")
+        object.__setattr__(self, name, value)
 
 
 def entity_label(world, entity: int) -> str:

@@ -19,12 +19,23 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections import Counter
 from pathlib import Path as FilePath
 from typing import Any
 
 import numpy as np
 
-from ecs_nav.core.components import STEERING_PARAMS, Agent, Collider, Name, Path, PathRequest, Position, SteeringWeights
+from ecs_nav.core.components import (
+    STEERING_PARAMS,
+    Agent,
+    Collider,
+    Name,
+    Path,
+    PathRequest,
+    Position,
+    SteeringWeights,
+    entity_label,
+)
 from ecs_nav.core.limits import SCENE_SIZE_LIMIT
 from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
@@ -265,7 +276,8 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     scene: Scene = world.resources.get("scene") or Scene()
     data: dict[str, Any] = {"world": {"seed": world.seed, "dt": world.dt, **scene.settings,
                                       "systems": [s for s in scene.systems]}}
-    map_spec = {k: v for k, v in scene.map.items() if k not in ("movingai_path", "image_path", "tiled_path")}
+    map_spec = {k: v for k, v in scene.map.items() if k not in ("movingai_path", "image_path", "tiled_path")
+                and not (k in SHAPES and not v)}  # (no empty piece lists: a tile map may have none)
     if map_spec and not scene.level:
         data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES else v) for k, v in map_spec.items()}
     if scene.level:
@@ -275,6 +287,10 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     if scene.view:
         data["view"] = {key: list(value) if isinstance(value, tuple) else value for key, value in scene.view.items()}
     names = {e: n.value for e, (n,) in world.query(Name)}
+    problems = reference_problems(world, names)
+    if problems:
+        raise ValueError("save_scene: a scene file names the entities it refers to, and cannot hold "
+                         + "; ".join(problems))
     entities = []
     for entity in world.entities():
         entry: dict[str, Any] = {}
@@ -292,9 +308,37 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     return data
 
 
+def reference_problems(world: World, names: dict[int, str]) -> list[str]:
+    """Why each entity reference of ``world`` (``ENTITY_REFERENCES``) cannot go into a scene file,
+    which refers to an entity by its ``Name`` (``names``: entity -> name), one line each: the
+    target is the entity itself, gone, unnamed, or shares its name with others."""
+    shared = Counter(names.values())
+    problems = []
+    for comp_name, key in sorted(ENTITY_REFERENCES):
+        for entity, (component,) in sorted(world.query(COMPONENTS[comp_name]), key=lambda item: item[0]):
+            target = getattr(component, key)
+            if target is None:
+                continue
+            if target == entity:
+                why = "the entity itself"
+            elif not world.exists(target):
+                why = f"entity {target}, which is gone"
+            elif target not in names:
+                why = f"entity {target}, which has no Name (give it one)"
+            elif shared[names[target]] > 1:
+                why = f"entity {target} by its name {names[target]!r}, which {shared[names[target]]} entities share"
+            else:
+                continue
+            problems.append(f"{entity_label(world, entity)} {comp_name}.{key}: a reference to {why}")
+    return problems
+
+
 def save_scene(world: World, path: str | os.PathLike | None = None) -> str:
     """Write the World as a scene file (TOML, by tomli-w: any name, any character); returns
-    the text. What a scene file cannot hold is listed in the README (Scene files)."""
+    the text. What a scene file cannot hold is listed in the user guide (Saving a World); a
+    reference (``PathRequest.target``, ``SteeringWeights.target_entity``) it could not load
+    again, to an entity that is unnamed, gone, itself or one of several of that name, raises
+    ValueError naming each, and nothing is written."""
     text = to_toml(scene_to_dict(world))
     if path is not None:
         FilePath(path).write_text(text, encoding="utf-8")
