@@ -286,13 +286,13 @@ def test_crowd_discs_stay_inside_the_bounds(tmp_path):
         [map]
         bounds = [0, 0, 10, 10]
         [[entity]]
-        count = 200
+        count = 100
         spawn_area = [-5, -5, 15, 15]
         Position = {}
         Collider = { radius = 0.5 }
-    """))
+    """))  # (200 would not fit: 100 m² of floor holds at most 115 discs of 0.5 m)
     pos = world.table.live("pos")
-    assert pos.shape == (200, 2) and pos.min() >= 0.5 and pos.max() <= 9.5
+    assert pos.shape == (100, 2) and pos.min() >= 0.5 and pos.max() <= 9.5
     world.close()
 
 
@@ -321,9 +321,10 @@ def test_a_gap_narrower_than_the_agent_holds_no_crowd(tmp_path):
 
 
 def test_a_crowd_that_cannot_fit_its_spawn_area_is_refused(tmp_path):
-    """The fuzz's worst input: 200,000 discs of 0.4 m in 198 x 198 m cover 2.6 times the area,
+    """The fuzz's worst input: 200,000 discs of 0.4 m in 198 x 198 m cover 2.8 times the floor,
     so they could only start overlapped (and each tick would spend seconds pushing them apart).
-    At the densest packing, 2 * sqrt(3) * r^2 of floor per disc: 0.5543 m², 70,732 discs."""
+    At the densest packing, 2 * sqrt(3) * r^2 of floor per disc: 0.5543 m²; the floor their
+    discs can cover is the spawn_area widened by the radius, 198.8 x 198.8 m: 71,305 discs."""
     crowd = """
         [map]
         bounds = [-100, -100, 100, 100]
@@ -335,9 +336,11 @@ def test_a_crowd_that_cannot_fit_its_spawn_area_is_refused(tmp_path):
     """
     got = refused(tmp_path, crowd.format(count=200000))
     assert got == ['entity[0] "crowd" count: 200000 discs of radius 0.4 m need at least 1.109e+05 m² (packed as '
-                   "densely as discs can be), more than the spawn_area's 3.92e+04 m²: at most 70732 fit"]
-    assert refused(tmp_path, crowd.format(count=70733))[0].endswith("at most 70732 fit")
-    assert parse_scene(write(tmp_path, crowd.format(count=70732))).entities[0]["count"] == 70732
+                   "densely as discs can be), more than the free floor their spawn_area offers, about 3.952e+04 m² "
+                   "(the spawn_area widened by the radius, within the map's bounds, less the solids they cannot "
+                   "stand on): at most 71305 fit"]
+    assert refused(tmp_path, crowd.format(count=71306))[0].endswith("at most 71305 fit")
+    assert parse_scene(write(tmp_path, crowd.format(count=71305))).entities[0]["count"] == 71305
     # members without a Collider never touch: no limit from their size
     no_collider = crowd.format(count=200000).replace("Collider = { radius = 0.4 }", "")
     assert parse_scene(write(tmp_path, no_collider)).entities[0]["count"] == 200000
@@ -388,8 +391,8 @@ def test_a_scene_without_a_map_has_no_map_and_a_map_needs_its_bounds(tmp_path):
         "leave [map] out for none)"]
 
 
-def test_a_scene_saved_mid_run_keeps_what_the_readme_says_it_keeps(tmp_path):
-    """Positions, velocities and every component field round-trip exactly; the README lists
+def test_a_scene_saved_mid_run_keeps_what_the_docs_say_it_keeps(tmp_path):
+    """Positions, velocities and every component field round-trip exactly; the scene-file guide lists
     what a scene file does not hold (tick, heading, path progress, RNG and system state)."""
     world = load_scene("chase")
     world.run(45)

@@ -129,7 +129,7 @@ def precompile_scene(scene: str, workers: int | None = None) -> PrecompileReport
 def precompile_scenes(scenes: Sequence[str], workers: int | None = None) -> PrecompileReport:
     """``precompile_scene`` for the kernels of several built-in scenes at once (each kernel
     once, ``scene_entries``): ``ecs-nav compile`` fills numba's cache this way before a first
-    run (the README says where numba then reads that cache: the same user, path and CPU)."""
+    run (docs: guide/install.md says where numba then reads that cache: the same user, path and CPU)."""
     workers = worker_count() if workers is None else workers
     if workers < 1 or getattr(sys, "frozen", False):  # (a frozen app's executable is not python)
         return NOTHING

@@ -20,12 +20,13 @@ Each move costs ``1 + j_new // 4``. The heuristic is the Manhattan distance (eve
 least 1 and moves one tile), so the search is **exact on this state space**; tests compare its
 costs with a plain Dijkstra written separately.
 
-Changes from the series (recorded in the README): every (cell, j) is its own state, where the
-series prunes a state when one with lower cost and lower ``j`` was seen at the cell and weights
-its heuristic by 2 (fast, not exact); jump values at or past ``2m + 6`` wrap in a cycle of 8 —
-the rules only see such values through that cycle — so the state space is finite and a long fall
-costs at most ``1 + (2m + 13) // 4`` per tile instead of growing without bound; the whole box is
-tested against solid tiles, not just its rim; there is no search limit unless one is asked for.
+Changes from the series (the user guide's Platformer page, "How it follows the series"): every
+(cell, j) is its own state, where the series prunes a state when one with lower cost and lower
+``j`` was seen at the cell and weights its heuristic by 2 (fast, not exact); jump values at or
+past ``2m + 6`` wrap in a cycle of 8 — the rules only see such values through that cycle — so
+the state space is finite and a long fall costs at most ``1 + (2m + 13) // 4`` per tile instead
+of growing without bound; the whole box is tested against solid tiles, not just its rim; there
+is no search limit unless one is asked for.
 
 :func:`find_path` returns the nodes a bot needs (take-off, landing, turns, top of a jump, one-way
 platforms), chosen by the series' rules, **start first**: the seed's order after it reverses the
