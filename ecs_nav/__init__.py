@@ -9,6 +9,7 @@ import os as _os
 
 from ecs_nav.core.components import (
     Agent,
+    Avoidance,
     Collider,
     Name,
     NavMap,
@@ -81,9 +82,10 @@ def __dir__():
 
 
 __all__ = [
-    "Agent", "Collider", "FunctionSystem", "Name", "NavMap", "Path", "PathChanged", "PathFailed", "PathRequest",
-    "Player", "Position", "SceneError", "SteeringWeights", "Stuck", "System", "TargetReached", "Velocity",
-    "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene", "sweep",
+    "Agent", "Avoidance", "Collider", "FunctionSystem", "Name", "NavMap", "Path", "PathChanged", "PathFailed",
+    "PathRequest", "Player", "Position", "SceneError", "SteeringWeights", "Stuck", "System", "TargetReached",
+    "Velocity", "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene",
+    "sweep",
 ]
 
 # The systems live in the repository's top-level folder systems/ (the design card's layout) and

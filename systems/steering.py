@@ -58,6 +58,10 @@ Combiners per row (``combiner`` column): 0 weighted truncated sum, 1 prioritised
 ``vel = truncate(vel + truncate(force, max_force) / mass * dt, max_speed)`` for the rows with
 ``has_steering`` and ``has_velocity``. The PhysicsSystem integrates position.
 
+Avoidance: the rows with an enabled ``Avoidance`` then take, instead of the velocity steering
+gave them (their preferred velocity), the one ORCA chooses (``ecs_nav.systems.avoidance``: RVO2's
+reciprocal velocity obstacles against the other agents and the map's walls).
+
 A non-finite force, velocity or wander target raises ``FloatingPointError`` naming the
 entities, before anything is written: the system refuses rather than propagates (the row kernel
 writes nothing and hands the tick to the reference path, which raises).
@@ -68,6 +72,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ecs_nav.systems.avoidance import AvoidanceStage
 from ecs_nav.systems.steering_reference import (  # the streams and probabilities: re-exported
     DITHER_PROBABILITIES,
     DITHER_STREAM,
@@ -157,6 +162,8 @@ class SteeringSystem(System):
         The types stay: the table's views, and the walls with or without any, have the same types by
         construction (``tests/test_steering_rows.py`` checks the walls of every kind of map)."""
         self.wall_min_height = float(wall_min_height)
+        self.avoidance = AvoidanceStage(self.wall_min_height)
+        """ORCA for the rows with an Avoidance, after steering (``ecs_nav.systems.avoidance``)."""
         self._map_key = None
         self._circles = None  # (centres, radii, grid) or None
         self._walls = None  # (a, b, grid) or None
@@ -216,6 +223,10 @@ class SteeringSystem(System):
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
+        self._steer(world)
+        self.avoidance.update(world)  # (one attribute lookup unless some entity has an Avoidance)
+
+    def _steer(self, world) -> None:
         if self.compiled and self._steer_compiled(world):
             return
         with np.errstate(**_QUIET):

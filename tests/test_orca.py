@@ -181,6 +181,25 @@ def test_coincident_agents_get_opposite_finite_velocities():
     assert out[0, 0] < 0 < out[1, 0]
 
 
+def test_agents_apart_in_height_or_on_other_layers_do_not_avoid_each_other():
+    pos = np.array([[0.0, 0.0], [0.5, 0.0]])  # overlapping discs, each heading for the other
+    preferred = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    n = 2
+    ones = np.ones(n)
+
+    def velocities(layer, elevation):
+        out = np.empty((n, 2))
+        orca_velocities(pos, preferred, preferred, ones * RADIUS, ones * SPEED, np.ones(n, bool), np.ones(n, bool),
+                        np.arange(n, dtype=np.int64), np.asarray(layer, np.int64), np.asarray(elevation, float), 2.0,
+                        ones * 5.0, np.full(n, 10, np.int64), ones * 2.0, ones * 1.0, np.ones(n, np.int64),
+                        np.ones(n, np.int64), ones, DT, NO_OBSTACLES, out)
+        return out
+
+    assert not np.array_equal(velocities([0, 0], [0.0, 1.9]), preferred)  # bodies overlap in height: they part
+    assert np.array_equal(velocities([0, 0], [0.0, 2.0]), preferred)  # one a body height above the other
+    assert np.array_equal(velocities([0, 1], [0.0, 0.0]), preferred)  # on other layers
+
+
 def test_map_polygons_hold_the_bounds_clockwise_and_tall_boxes_counter_clockwise():
     from ecs_nav.geometry.map import MapGeometry
     from ecs_nav.geometry.shapes import Box, Circle

@@ -24,14 +24,16 @@ from ecs_nav.core.limits import (
     COORDINATE_LIMIT,
     INTEGER_LIMIT,
     NAV_NODE_LIMIT,
+    NEIGHBOUR_LIMIT,
     NUMBER_LIMIT,
     SPEED_LIMIT,
     WAYPOINT_LIMIT,
     CheckedFields,
     check_number,
     check_value,
+    describe,
 )
-from ecs_nav.core.table import FOLLOW_NONE
+from ecs_nav.core.table import FOLLOW_NONE, avoidance_columns
 
 COMBINERS = ("weighted_sum", "prioritized", "dithered")
 """Force combiners (Buckland ch. 3), in the order of the table's ``combiner`` codes."""
@@ -303,6 +305,94 @@ class Collider(TableView):
     def __repr__(self):
         return (f"Collider(radius={self.radius!r}, shape={self.shape!r}, size={self.size!r}, "
                 f"height={self.height!r}, layer={self.layer!r})")
+
+
+def _flag(owner: str, name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{owner}.{name}: expected true or false, got {describe(value)}")
+    return bool(value)
+
+
+def _neighbour_count(owner: str, name: str, value: Any) -> int:
+    v = check_number(owner, name, value, integer=True)
+    if not 0 <= v <= NEIGHBOUR_LIMIT:
+        raise ValueError(f"{owner}.{name}: must be from 0 to {NEIGHBOUR_LIMIT}, got {value!r}")
+    return v
+
+
+def _bit_set(owner: str, name: str, value: Any) -> int:
+    v = check_number(owner, name, value, integer=True)
+    if v < 0:
+        raise ValueError(f"{owner}.{name}: must be a bit set from 0 to {INTEGER_LIMIT} (bits 0 to 30), got {value!r}")
+    return v
+
+
+def _priority(owner: str, name: str, value: Any) -> float:
+    v = check_number(owner, name, value)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{owner}.{name}: must be from 0 to 1, got {value!r}")
+    return v
+
+
+class Avoidance(TableView):
+    """Reciprocal velocity avoidance: ORCA as RVO2 computes it (``ecs_nav.motion.orca``).
+
+    Every tick, once steering has set the agent's velocity (its *preferred* velocity: the path,
+    the flow field, the behaviours), the SteeringSystem replaces it by the velocity within
+    ``Agent.max_speed`` closest to it that keeps the agent from touching, within
+    ``time_horizon``, the agents near it (when both avoid, each takes half of the avoiding;
+    RVO2's reciprocity) and, within ``time_horizon_obst``, the map's walls (its bounds, boxes
+    more than 0.5 m tall and circles; ``ecs_nav.motion.orca_obstacles``), then the PhysicsSystem
+    moves it. Agents without Avoidance are avoided too (their velocity taken as it is, the
+    avoiding agent taking all of it), when they have a Collider. Agents on other
+    ``Collider.layer`` s, or more than the body height (2 m) apart in elevation, do not meet.
+
+    Fields, with their units, ranges and defaults:
+        enabled: whether the agent avoids (true or false; true).
+        neighbour_dist: m, > 0 (5.0): other agents further than this, centre to centre, are not
+            considered. RVO2's ``neighborDist``.
+        max_neighbours: 0 to ``NEIGHBOUR_LIMIT`` (10): at most this many of them, the nearest
+            (0: walls only). RVO2's ``maxNeighbors``.
+        time_horizon: s, > 0 (2.0): how far ahead collisions with agents are avoided; longer is
+            safer and more timid. RVO2's ``timeHorizon``.
+        time_horizon_obst: s, > 0 (1.0): the same for walls. RVO2's ``timeHorizonObst``.
+        layers: a bit set, 0 to 2**31 - 1 (1): the avoidance layers the agent is on. Godot's
+            ``avoidance_layers``. An agent without Avoidance is on layer 1.
+        mask: a bit set, 0 to 2**31 - 1 (1): the agent avoids another only when ``mask & other
+            .layers`` is not 0. Godot's ``avoidance_mask``.
+        priority: 0 to 1 (1.0): the agent ignores agents of lower priority, which take all of the
+            avoiding between the two. Godot's ``avoidance_priority``.
+    """
+
+    _fields = ("enabled", "neighbour_dist", "max_neighbours", "time_horizon", "time_horizon_obst", "layers", "mask",
+               "priority")
+    enabled = Column("avoids", check=_flag)
+    neighbour_dist = Column("avoid_neighbour_dist", check=_length)
+    max_neighbours = Column("avoid_max_neighbours", check=_neighbour_count)
+    time_horizon = Column("avoid_time_horizon", check=_positive)
+    time_horizon_obst = Column("avoid_time_horizon_obst", check=_positive)
+    layers = Column("avoid_layers", check=_bit_set)
+    mask = Column("avoid_mask", check=_bit_set)
+    priority = Column("avoid_priority", check=_priority)
+
+    def __init__(
+        self,
+        enabled: bool = True,
+        neighbour_dist: float = 5.0,
+        max_neighbours: int = 10,
+        time_horizon: float = 2.0,
+        time_horizon_obst: float = 1.0,
+        layers: int = 1,
+        mask: int = 1,
+        priority: float = 1.0,
+    ):
+        super().__init__(enabled=enabled, neighbour_dist=neighbour_dist, max_neighbours=max_neighbours,
+                         time_horizon=time_horizon, time_horizon_obst=time_horizon_obst, layers=layers, mask=mask,
+                         priority=priority)
+
+    def _bind(self, table, row: int) -> None:
+        table.add_columns(avoidance_columns())  # (once per table: a World without Avoidance never has them)
+        super()._bind(table, row)
 
 
 STEERING_PARAMS = (
@@ -729,4 +819,4 @@ def entity_label(world, entity: int) -> str:
     return f'entity "{name.value}"' if name else f"entity {entity}"
 
 
-VIEW_COMPONENTS = (Position, Velocity, Agent, Collider, SteeringWeights)
+VIEW_COMPONENTS = (Position, Velocity, Agent, Collider, SteeringWeights, Avoidance)

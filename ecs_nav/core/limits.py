@@ -58,6 +58,10 @@ SHAPE_LIMIT = 100_000
 WAYPOINT_LIMIT = 100_000
 """Waypoints of one ``Path``."""
 
+NEIGHBOUR_LIMIT = 1024
+"""``Avoidance.max_neighbours`` is at most this (each neighbour is a half-plane of the agent's
+linear program, every tick)."""
+
 NESTING_LIMIT = 32
 """Tables and arrays nested inside one another in a scene file."""
 

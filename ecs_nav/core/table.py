@@ -89,6 +89,24 @@ COLUMNS = tuple(default_columns(0))
 """The default columns' names, in their order in the buffer (``COLUMNS.index(name)`` is a
 column's place in ``layout``)."""
 
+
+def avoidance_columns() -> dict[str, ColumnSpec]:
+    """The columns of the ``Avoidance`` component (ORCA), added to a table by ``add_columns`` when
+    the first Avoidance is bound to one of its rows: a World without avoidance keeps the default
+    columns (and its state digest). The defaults are a row without avoidance."""
+    f8, i8, b1 = np.float64, np.int64, np.bool_
+    return {
+        "avoids": ColumnSpec((), b1, False),  # Avoidance.enabled
+        "avoid_neighbour_dist": ColumnSpec((), f8, 5.0),
+        "avoid_max_neighbours": ColumnSpec((), i8, 10),
+        "avoid_time_horizon": ColumnSpec((), f8, 2.0),
+        "avoid_time_horizon_obst": ColumnSpec((), f8, 1.0),
+        "avoid_layers": ColumnSpec((), i8, 1),
+        "avoid_mask": ColumnSpec((), i8, 1),
+        "avoid_priority": ColumnSpec((), f8, 1.0),
+        "avoid_velocity": ColumnSpec((2,), f8),  # the velocity ORCA chose last tick (RVO2's velocity_)
+    }
+
 COLUMN_ALIGNMENT = 16
 """Every column starts at a multiple of this many bytes of the buffer (a pair of float64: a
 kernel carves the (capacity, 2) columns as rows of one (k, 2) view of the whole buffer)."""
@@ -99,6 +117,16 @@ _RESERVED = frozenset({"n", "buffer", "layout", "float_view", "pair_view", "flag
 FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED = 0, 1, 2, 3
 """``follow_state`` codes: no path; seek the current waypoint; arrive at the last one; arrived
 and stopped (brake, face the target)."""
+
+
+def check_columns(columns: Mapping[str, ColumnSpec]) -> None:
+    """ValueError for a column named after the table's own attributes or holding Python objects."""
+    for name, spec in columns.items():
+        if name in _RESERVED or hasattr(AgentTable, name):
+            raise ValueError(f"AgentTable: a column cannot be named {name!r} (the table's own attribute)")
+        if np.dtype(spec.dtype).hasobject:
+            raise ValueError(f"AgentTable: column {name!r}: dtype {np.dtype(spec.dtype)} holds Python "
+                             "objects; a column holds numbers in the table's buffer")
 
 
 class AgentTable:
@@ -118,12 +146,7 @@ class AgentTable:
 
     def __init__(self, columns: Mapping[str, ColumnSpec], capacity: int = 64):
         self._specs = dict(columns)
-        for name, spec in self._specs.items():
-            if name in _RESERVED or hasattr(AgentTable, name):
-                raise ValueError(f"AgentTable: a column cannot be named {name!r} (the table's own attribute)")
-            if np.dtype(spec.dtype).hasobject:
-                raise ValueError(f"AgentTable: column {name!r}: dtype {np.dtype(spec.dtype)} holds Python "
-                                 "objects; a column holds numbers in the table's buffer")
+        check_columns(self._specs)
         self._capacity = max(int(capacity), 1)
         self.n = 0
         self._columns: dict[str, np.ndarray] = {}
@@ -313,6 +336,22 @@ class AgentTable:
 
     def __reduce__(self):
         raise TypeError("an AgentTable cannot be pickled: its columns are views of one buffer; save snapshot()")
+
+    def add_columns(self, columns: Mapping[str, ColumnSpec]) -> None:
+        """Append the columns of ``columns`` the table does not hold yet, after the others (whose
+        places in ``layout`` stay), every row at the column's default: a feature's columns, added
+        when it is first used. The buffer and its views are replaced, as when the table grows."""
+        new = {name: spec for name, spec in columns.items() if name not in self._specs}
+        if not new:
+            return
+        check_columns(new)
+        old = dict(self._columns)
+        self._specs.update(new)
+        self._carve(self._capacity)
+        for name, arr in old.items():
+            self._columns[name][: self.n] = arr[: self.n]
+        for name, spec in new.items():
+            self._columns[name][: self.n] = spec.default
 
     def _grow(self, capacity: int) -> None:
         old = dict(self._columns)

@@ -23,6 +23,7 @@ from typing import Any
 from ecs_nav.core.components import (
     VIEW_COMPONENTS,
     Agent,
+    Avoidance,
     Collider,
     NavMap,
     Path,
@@ -56,7 +57,8 @@ else:  # pragma: no cover
 
 COMPONENTS: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, PathRequest, Path, Player, PlatformerBody, Bot)
+    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, Avoidance, PathRequest, Path, Player,
+                PlatformerBody, Bot)
 }
 """Component names a scene may use, and their classes."""
 
@@ -397,7 +399,7 @@ def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, rep
     if not has_level:
         report(f"{where} PlatformerBody", "needs the scene's [level] (a side view)")
         return
-    top_down = [name for name in ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Path")
+    top_down = [name for name in ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Avoidance", "Path")
                 if name in components]
     if top_down:
         report(f"{where} PlatformerBody", f"a side-view character takes no top-down components ({', '.join(top_down)})")
