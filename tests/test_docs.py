@@ -145,7 +145,8 @@ def test_the_moved_modules_table_is_written_from_moved_and_every_new_path_import
 
 # --- components: the guide's tables against the classes -------------------------------------
 
-COMPONENT_SECTIONS = ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "PathRequest", "Path", "NavMap")
+COMPONENT_SECTIONS = ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Avoidance", "PathRequest",
+                      "Path", "NavMap")
 NEEDS = {"PathRequest": {"goal": (0.0, 0.0)}}
 """Arguments a component cannot be made without (a request names one goal)."""
 
