@@ -5,7 +5,8 @@ puts its avoidance).
 ORCA takes two velocities per agent: its *preferred* velocity, the ``vel`` steering has just
 written (the path, the flow field, the behaviours), and its *current* velocity, which its
 neighbours also take it to have. As in RVO2, an avoiding agent's current velocity is the one
-ORCA chose for it the tick before (the table's ``avoid_velocity``, 0 at first), not the
+ORCA chose for it the tick before (the table's ``avoid_velocity``: 0 at first, and the velocity
+it moved with while it did not avoid), not the
 PhysicsSystem's output: that one has lost, at every touch, its part against the contact, and
 agents that avoid by what they chose pass each other where agents that avoid by what contacts
 left of it jam (a circle of 64 swapping places: 43 s against never, ``bench/orca_circle.py``).
@@ -83,4 +84,6 @@ class AvoidanceStage:
         if not np.all(np.isfinite(chosen)):
             refuse_non_finite("SteeringSystem (avoidance)", t.entity[:n][avoiding], velocity=chosen)
         t.vel[:n][avoiding] = chosen
-        t.avoid_velocity[:n][avoiding] = chosen
+        # a row that does not avoid keeps the velocity it moves with, so that avoiding again it
+        # starts from its real motion, not from what ORCA chose before it stopped
+        t.avoid_velocity[:n] = t.vel[:n]

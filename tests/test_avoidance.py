@@ -172,3 +172,17 @@ def test_a_scene_files_bad_avoidance_is_reported_by_entity_and_field():
     problems = caught.value.problems
     assert any(p.startswith('bad.toml: entity[0] "walker" Avoidance.time_horizon: must be > 0') for p in problems)
     assert any(p.startswith('bad.toml: entity[1] "other" Avoidance.mask: expected an integer') for p in problems)
+
+
+def test_an_agent_that_does_not_avoid_keeps_its_real_velocity_for_when_it_avoids_again():
+    world = World()
+    avoidance = Avoidance(enabled=False)
+    walker = world.spawn(Position(0.0, 0.0), Velocity(1.0, 0.5), Agent(), Collider(RADIUS), avoidance)
+    world.spawn(Position(50.0, 50.0), Velocity(), Agent(), Collider(RADIUS), Avoidance())  # (one that avoids)
+    world.add_systems(SteeringSystem(), PhysicsSystem())
+    world.run(2)
+    row = world.table.row_of(walker)
+    assert world.table.avoid_velocity[row].tolist() == [1.0, 0.5]
+    avoidance.enabled = True
+    world.run(1)  # alone, it keeps its velocity: ORCA starts from it and changes nothing
+    assert world.table.vel[row].tolist() == [1.0, 0.5]
