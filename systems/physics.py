@@ -23,8 +23,12 @@ Per tick, over the *moving* rows (``is_agent & has_velocity``), with the compile
    floor whose swept box lies on free cells of the map's ``physics.open_cells`` raster touches
    no shape and moves as it would after that sweep, without it;
 4. agent-agent non-penetration: ``physics.relax_agents`` (DetourCrowd's few Jacobi passes over
-   a uniform grid built once per tick; after the first pass only agents still in contact, or
-   near one that moved, are visited) over every row with a Collider; rows that do not move
+   uniform grids built once per tick, one a size class of agents; after the first pass only
+   agents still in contact, or near one that moved, are visited; an agent examines at most
+   ``relax.MAX_PAIR_CHECKS`` others a pass, so no crowd, not even one placed on one point,
+   makes a tick's work grow faster than its agents; two agents at one point part along the
+   line between where they stood before the step, or along their pair's own direction) over
+   every row with a Collider; rows that do not move
    (a Collider without Agent/Velocity) push but are never pushed; two agents push only where
    their bodies overlap in height (``|elevation_i - elevation_j| < body_height``: one on a
    wall top and one at its foot do not) and only on the same ``Collider.layer``
@@ -276,13 +280,16 @@ class PhysicsSystem(System):
         csel, c_radius, c_climb, c_movable, c_ids, c_layer = relax
         if isinstance(sel, slice):  # every row moves: the moved rows are the whole table
             all_pos, all_elev = pos.copy(), elev  # (elev: this tick's copy, no longer needed as it is)
+            all_prev = pos0  # where they stood before this step (two that come to coincide part along it)
         else:
             n = t.n
             all_pos, all_elev = t.pos[:n].copy(), t.elevation[:n].copy()
             all_pos[sel], all_elev[sel] = pos, elev
+            all_prev = t.pos[:n].copy()
+            all_prev[sel] = pos0
         c_pos, c_elev = all_pos[csel], all_elev[csel]  # views when every row collides
-        kernels.relax_layers(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, c_layer,
-                             self.body_height, self.relax_iterations, self.relax_tolerance)
+        kernels.relax_layers(G, F, use_map, c_pos, all_prev[csel], c_elev, c_radius, c_climb, c_movable, c_ids,
+                             c_layer, self.body_height, self.relax_iterations, self.relax_tolerance)
         if not isinstance(csel, slice):
             all_pos[csel], all_elev[csel] = c_pos, c_elev
         relaxed = all_pos[sel]

@@ -1,4 +1,4 @@
-"""Uniform grid neighbour queries and overlap relaxation against O(n^2) references."""
+"""Uniform grid neighbour queries against O(n^2) references."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from ecs_nav.motion.spatial import (
     brute_force_neighbours,
     build_grid,
     neighbours_within,
-    relax_overlaps,
 )
 
 coords = st.floats(-50, 50, allow_nan=False, width=64)
@@ -72,75 +71,6 @@ def test_empty_and_invalid_inputs():
         neighbours_within(np.array([[0.0, np.nan]]), 1.0)
     with pytest.raises(ValueError):
         neighbours_within(np.zeros((2, 2)), -1.0)
-    assert relax_overlaps(np.zeros((0, 2)), 1.0).shape == (0, 2)
-
-
-def _max_overlap(pos, radius):
-    d = np.linalg.norm(pos[:, None] - pos[None], axis=2)
-    overlap = radius[:, None] + radius[None] - d
-    np.fill_diagonal(overlap, -np.inf)
-    return overlap.max(initial=-np.inf)
-
-
-def test_relax_two_agents_moves_each_half_of_the_factor():
-    pos = np.array([[0.0, 0.0], [1.0, 0.0]])
-    out = relax_overlaps(pos, 1.0, iterations=1)
-    # penetration 1, each takes half, DetourCrowd's factor 0.7
-    np.testing.assert_allclose(out, [[-0.35, 0.0], [1.35, 0.0]])
-    out = relax_overlaps(pos, 1.0, iterations=1, movable=[False, True])
-    np.testing.assert_allclose(out, [[0.0, 0.0], [1.7, 0.0]])
-    out = relax_overlaps(pos, 1.0, iterations=1, resolve_factor=1.0)
-    np.testing.assert_allclose(out, [[-0.5, 0.0], [1.5, 0.0]])
-    np.testing.assert_array_equal(pos, [[0.0, 0.0], [1.0, 0.0]])  # input untouched
-
-
-def test_relax_only_agents_whose_bodies_overlap_in_height():
-    pos = np.array([[0.0, 0.0], [1.0, 0.0]])
-    apart = relax_overlaps(pos, 1.0, iterations=1, elevation=[0.0, 2.0], body_height=2.0)
-    np.testing.assert_array_equal(apart, pos)
-    close = relax_overlaps(pos, 1.0, iterations=1, elevation=[0.0, 1.5], body_height=2.0)
-    np.testing.assert_allclose(close, [[-0.35, 0.0], [1.35, 0.0]])
-
-
-def test_relax_coincident_agents_separate_by_id():
-    pos = np.zeros((2, 2))
-    out = relax_overlaps(pos, 0.5, iterations=1, entity_ids=[7, 3], resolve_factor=1.0)
-    np.testing.assert_allclose(out, [[0.5, 0.0], [-0.5, 0.0]])  # id 3 goes to -x
-    assert np.all(np.isfinite(out))
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(2, 40).flatmap(lambda k: st.tuples(
-    arrays(np.float64, (k, 2), elements=st.floats(-4, 4)),
-    arrays(np.float64, (k,), elements=st.floats(0.1, 1.0)))), st.randoms(use_true_random=False))
-def test_relax_is_order_independent_and_finite(case, rnd):
-    pos, radius = case
-    ids = np.arange(len(pos)) * 3 + 11
-    out = relax_overlaps(pos, radius, iterations=4, entity_ids=ids)
-    assert np.all(np.isfinite(out))
-    perm = np.array(rnd.sample(range(len(pos)), len(pos)))
-    out_perm = relax_overlaps(pos[perm], radius[perm], iterations=4, entity_ids=ids[perm])
-    np.testing.assert_allclose(out_perm, out[perm], rtol=0, atol=1e-9)
-    # no claim that the worst overlap shrinks every pass: with several coincident agents a
-    # pass can deepen one contact a little (hypothesis found 1.0 -> 1.02); see the crowd test
-
-
-def test_relax_resolves_a_sparse_crowd():
-    rng = np.random.default_rng(3)
-    pos = rng.uniform(0, 100, (2000, 2))
-    radius = np.full(2000, 0.5)
-    before = _max_overlap(pos, radius)
-    after_4 = _max_overlap(relax_overlaps(pos, radius), radius)
-    after_32 = _max_overlap(relax_overlaps(pos, radius, iterations=32), radius)
-    assert after_32 < 0.05 * before and after_32 < after_4 < before
-
-
-def test_relax_pair_converges_geometrically():
-    pos = np.array([[0.0, 0.0], [0.4, 0.3]])  # distance 0.5, contact 2.0: penetration 1.5
-    out = relax_overlaps(pos, 1.0, iterations=4)
-    residual = 2.0 - np.linalg.norm(out[1] - out[0])
-    assert residual == pytest.approx(1.5 * 0.3**4)
-    assert np.allclose(out.mean(axis=0), pos.mean(axis=0))  # symmetric pushes
 
 
 def test_a_huge_query_radius_clamps_to_the_grid_instead_of_overflowing():

@@ -27,8 +27,8 @@ own. Obstacles are every layer's.
 
 Where RVO2 divides by a length that is zero (two agents at one point moving alike, an agent on
 an obstacle vertex), the kernel takes a direction instead of a NaN: away from the other agent,
-or, at one point, along -x for the lower entity id and +x for the other (as
-``spatial.relax_overlaps`` parts coincident agents); an obstacle line it cannot orient is left out.
+or, at one point, along -x for the lower entity id and +x for the other; an obstacle line it
+cannot orient is left out.
 
 Shapes: positions and velocities (n, 2) float64 (m, m/s); per-agent values (n,).
 """

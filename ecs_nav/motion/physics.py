@@ -21,15 +21,8 @@ import numpy as np
 from ecs_nav.compile.aot import kernel
 from ecs_nav.compile.options import NO_REFCOUNT
 from ecs_nav.geometry.kernels import MIN_COLLISION_RADIUS, resolve_disc
-from ecs_nav.motion.spatial import (
-    COLLISION_RESOLVE_FACTOR,
-    SMALL_LAYER,
-    bin_into_grid,
-    cell_range,
-    layer_runs,
-    relax_displacements,
-    single_layer,
-)
+from ecs_nav.motion.relax import COLLISION_RESOLVE_FACTOR, bin_by_size, reach_cells, relax_displacements
+from ecs_nav.motion.spatial import SMALL_LAYER, layer_runs, single_layer
 
 NO_MAP = (np.zeros((0, 9)), np.zeros((0, 5)), np.zeros(8), np.zeros(3, np.int64), np.zeros(1, np.int64),
           np.zeros(0, np.int64), np.zeros((0, 4)))
@@ -238,36 +231,45 @@ def slide_velocity(start, target, resolved, vel, dt, tolerance):
 
 
 @kernel
-def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
+def relax_agents(G, F, use_map, pos, previous, elevation, radius, max_climb, movable, ids, body_height, iterations,
                  tolerance, resolve_factor=COLLISION_RESOLVE_FACTOR):
     """Agent-agent non-penetration: up to ``iterations`` Jacobi passes (DetourCrowd, as
-    ``spatial.relax_pass``), each followed by the map for the agents it moved (swept from their
+    ``relax.relax_pass``), each followed by the map for the agents it moved (swept from their
     collision-free position, so relaxation never pushes an agent into or through a wall). An
     agent the map held back (it kept less than half of its correction: pinned against a wall)
     is not movable for the remaining passes, so the agents pressing on it take the whole
     overlap. Stops early once a pass moves no agent farther than ``tolerance``.
 
-    The result is that of full passes, at the cost of the contacts: the grid is built once
+    The result is that of full passes, at the cost of the contacts: the grids are built once
     (queries reach further by the farthest any agent has moved since), and a pass after the
     first visits only the agents that touched another in the pass before or lie within reach
     of one that moved -- no other agent can have gained a contact.
 
+    The work is bounded whatever the input: at most ``iterations`` passes, each examining at
+    most ``relax.MAX_PAIR_CHECKS`` other agents an agent (a sample where more are in reach: a
+    stack on one point), and the agents to visit next found cell by cell (O(agents + cells)).
+
+    ``previous`` (k, 2): where the agents stood before this step's motion (two that come to
+    coincide part along the line between those; ``pos`` itself where there is no such step).
     ``pos`` (k, 2) and ``elevation`` (k,) are updated in place; ``movable`` is not modified.
-    Returns the number of passes run."""
+    Returns (passes run, pair checks made, the most candidates one agent's reach held in a
+    pass: above ``MAX_PAIR_CHECKS`` where a sample was taken)."""
     k = pos.shape[0]
     max_radius = 0.0
     for i in range(k):
         max_radius = max(max_radius, radius[i])
     if k < 2 or max_radius == 0.0 or iterations <= 0:
-        return 0
+        return 0, 0, 0
     meta = G[2]
-    ox, oy, cell, cols, rows, cell_start, order = bin_into_grid(pos, pos, 2.0 * max_radius)
-    # The passes run on copies in the grid's order (a point lies in one cell: ``order`` lists
-    # every agent once, cell by cell, each cell by row): an agent's neighbours are then next to
-    # each other in memory. Each agent still meets its neighbours in the same order, so every
-    # sum is the same, bit for bit; only the coincident-centre tie of two equal ``ids`` falls
-    # to the grid order instead of the row order (ids are entity ids: never equal).
+    order, grids = bin_by_size(pos, radius)
+    # The passes run on copies in the grids' order (a point lies in one cell: ``order`` lists
+    # every agent once, size class by class, cell by cell, each cell by row): an agent's
+    # neighbours are then next to each other in memory. Each agent still meets its neighbours
+    # in the same order, so every sum is the same, bit for bit; only the coincident-centre tie
+    # of two equal ``ids`` falls to the grid order instead of the row order (ids are entity ids:
+    # never equal).
     spos = np.empty((k, 2))
+    sprev = np.empty((k, 2))
     selev = np.empty(k)
     srad = np.empty(k)
     sclimb = np.empty(k)
@@ -277,25 +279,34 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
         i = order[p]
         spos[p, 0] = pos[i, 0]
         spos[p, 1] = pos[i, 1]
+        sprev[p, 0] = previous[i, 0]
+        sprev[p, 1] = previous[i, 1]
         selev[p] = elevation[i]
         srad[p] = radius[i]
         sclimb[p] = max_climb[i]
         smov[p] = movable[i]
         sids[p] = ids[i]
-    cell_items = np.arange(k)
-    inv_cell = 1.0 / cell
+    items = np.arange(k)
     start = spos.copy()
     slack = 0.0
     active = np.ones(k, np.bool_)
     disp = np.empty((k, 2))
     touching = np.empty(k, np.bool_)
     moved = np.empty(k, np.int64)
+    # cells within reach of a moved agent (counts), class by class: (rows + 1) x (cols + 1) each
+    near_base = np.zeros(grids.cols.shape[0] + 1, np.int64)
+    for c in range(grids.cols.shape[0]):
+        near_base[c + 1] = near_base[c] + (grids.rows[c] + 1) * (grids.cols[c] + 1)
+    near = np.empty(near_base[-1], np.int64)
     passes = 0
+    checks = 0
+    widest = 0
     for _ in range(iterations):
-        relax_displacements(spos, srad, max_radius, smov, active, sids, selev, body_height,
-                            resolve_factor, slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items,
-                            disp, touching)
+        pass_checks, pass_widest = relax_displacements(spos, sprev, srad, smov, active, sids, selev, body_height,
+                                                       resolve_factor, slack, grids, items, disp, touching)
         passes += 1
+        checks += pass_checks
+        widest = max(widest, pass_widest)
         worst = 0.0
         n_moved = 0
         for i in range(k):
@@ -326,23 +337,40 @@ def relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids,
             slack = max(slack, math.hypot(spos[i, 0] - start[i, 0], spos[i, 1] - start[i, 1]))
         if worst < tolerance * tolerance:
             break
-        # the next pass: agents still touching, and every agent within reach of one that moved
+        # the next pass: agents still touching, and every agent within reach of one that moved:
+        # the agents of every cell in the reach box of a moved agent, the boxes added up as a
+        # 2-D difference array (O(1) a moved agent, however far its reach)
         for i in range(k):
             active[i] = touching[i]
+        near[:] = 0
         for m in range(n_moved):
             i = moved[m]
-            reach = srad[i] + max_radius + slack
-            cx0, cx1 = cell_range(spos[i, 0] - reach, spos[i, 0] + reach, ox, inv_cell, cols)
-            cy0, cy1 = cell_range(spos[i, 1] - reach, spos[i, 1] + reach, oy, inv_cell, rows)
-            for cy in range(cy0, cy1 + 1):
-                for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
-                    active[cell_items[s]] = True
+            for c in range(grids.cols.shape[0]):
+                reach = srad[i] + grids.max_radius[c] + slack
+                cx0, cx1, cy0, cy1 = reach_cells(grids, c, spos[i, 0], spos[i, 1], reach)
+                width = grids.cols[c] + 1
+                near[near_base[c] + cy0 * width + cx0] += 1
+                near[near_base[c] + cy0 * width + cx1 + 1] -= 1
+                near[near_base[c] + (cy1 + 1) * width + cx0] -= 1
+                near[near_base[c] + (cy1 + 1) * width + cx1 + 1] += 1
+        for c in range(grids.cols.shape[0]):
+            cols, width = grids.cols[c], grids.cols[c] + 1
+            for cy in range(grids.rows[c]):
+                run = 0
+                for cx in range(cols):
+                    q = near_base[c] + cy * width + cx
+                    run += near[q]
+                    near[q] = run + near[q - width] if cy > 0 else run
+                    if near[q] > 0:
+                        cell = grids.cell_base[c] + cy * cols + cx
+                        for s in range(grids.cell_start[cell], grids.cell_start[cell + 1]):
+                            active[items[s]] = True
     for p in range(k):
         i = order[p]
         pos[i, 0] = spos[p, 0]
         pos[i, 1] = spos[p, 1]
         elevation[i] = selev[p]
-    return passes
+    return passes, checks, widest
 
 
 @kernel(inline="always")
@@ -361,35 +389,41 @@ def _any_overlap(run, pos, radius):
 
 
 @kernel
-def relax_layers(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, layer, body_height, iterations,
-                 tolerance):
+def relax_layers(G, F, use_map, pos, previous, elevation, radius, max_climb, movable, ids, layer, body_height,
+                 iterations, tolerance):
     """``relax_agents`` with agents on layers (``layer`` (k,), ``Collider.layer``): agents of
     different layers do not push each other. With more than one layer, each layer's agents are
     relaxed on their own, as in a world holding only them (its passes, its early stop, its
     grid); a layer of one agent, or of at most ``SMALL_LAYER`` none of which overlap, is left as
-    the first pass would leave it, untouched. ``pos`` and ``elevation`` are updated in place;
-    nothing is returned (``relax_agents``' count of passes is per layer here)."""
+    the first pass would leave it, untouched. ``pos`` and ``elevation`` are updated in place
+    (``previous``: as ``relax_agents``'). Returns ``relax_agents``' work over the layers: (the
+    most passes a layer ran, the pair checks of all, the most candidates one agent's reach
+    held)."""
     if single_layer(layer):
-        relax_agents(G, F, use_map, pos, elevation, radius, max_climb, movable, ids, body_height, iterations,
-                     tolerance)
-        return
+        return relax_agents(G, F, use_map, pos, previous, elevation, radius, max_climb, movable, ids, body_height,
+                            iterations, tolerance)
+    passes, checks, widest = 0, 0, 0
     order, starts = layer_runs(layer)
     for r in range(starts.shape[0] - 1):
         run = order[starts[r]:starts[r + 1]]
         m = run.shape[0]
         if m < 2 or (m <= SMALL_LAYER and not _any_overlap(run, pos, radius)):
             continue  # no overlap: the first pass would move nobody
-        r_pos, r_elev, r_radius, r_climb = np.empty((m, 2)), np.empty(m), np.empty(m), np.empty(m)
+        r_pos, r_prev, r_elev = np.empty((m, 2)), np.empty((m, 2)), np.empty(m)
+        r_radius, r_climb = np.empty(m), np.empty(m)
         r_movable, r_ids = np.empty(m, np.bool_), np.empty(m, ids.dtype)
         for j in range(m):
             i = run[j]
             r_pos[j, 0], r_pos[j, 1], r_elev[j] = pos[i, 0], pos[i, 1], elevation[i]
+            r_prev[j, 0], r_prev[j, 1] = previous[i, 0], previous[i, 1]
             r_radius[j], r_climb[j], r_movable[j], r_ids[j] = radius[i], max_climb[i], movable[i], ids[i]
-        relax_agents(G, F, use_map, r_pos, r_elev, r_radius, r_climb, r_movable, r_ids, body_height, iterations,
-                     tolerance)
+        work = relax_agents(G, F, use_map, r_pos, r_prev, r_elev, r_radius, r_climb, r_movable, r_ids, body_height,
+                            iterations, tolerance)
+        passes, checks, widest = max(passes, work[0]), checks + work[1], max(widest, work[2])
         for j in range(m):
             i = run[j]
             pos[i, 0], pos[i, 1], elevation[i] = r_pos[j, 0], r_pos[j, 1], r_elev[j]
+    return passes, checks, widest
 
 
 @kernel

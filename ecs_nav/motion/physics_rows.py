@@ -173,7 +173,20 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
         else:
             c_pos, c_elev = np.empty((n_collide, 2)), np.empty(n_collide)
             _take_rows(csel, all_pos, all_elev, c_pos, c_elev)
-        relax_layers(G, F, use_map, c_pos, c_elev, c_radius, c_climb, c_movable, c_ids, c_layer, body_height,
+        # where the colliding rows stood before this step's motion (two that come to coincide part along it)
+        if every:
+            all_prev = moved
+        else:
+            all_prev = pos[:n].copy()
+            for j in range(k):
+                all_prev[sel[j], 0], all_prev[sel[j], 1] = moved[j, 0], moved[j, 1]
+        if every_collides:
+            c_prev = all_prev
+        else:
+            c_prev = np.empty((n_collide, 2))
+            for c in range(n_collide):
+                c_prev[c, 0], c_prev[c, 1] = all_prev[csel[c], 0], all_prev[csel[c], 1]
+        relax_layers(G, F, use_map, c_pos, c_prev, c_elev, c_radius, c_climb, c_movable, c_ids, c_layer, body_height,
                      relax_iterations, relax_tolerance)
         if not every_collides:
             _put_rows(csel, c_pos, c_elev, all_pos, all_elev)

@@ -4,7 +4,8 @@ One mechanism serves three jobs:
 
 * agent neighbours (separation, alignment, cohesion): ``build_grid`` over agent positions, then
   ``neighbours_within`` for every agent, CSR output;
-* agent-agent non-penetration: ``relax_overlaps``, DetourCrowd's few Jacobi relaxation passes;
+* agent-agent non-penetration: ``bin_into_grid`` under ``ecs_nav.motion.relax``'s grids of
+  agents by size and its DetourCrowd relaxation passes;
 * broadphase over static shapes (circle obstacles, wall segments): ``build_grid`` with a box per
   item (``lo``/``hi`` corners); an item is listed in every cell its box touches.
 
@@ -34,18 +35,11 @@ from ecs_nav.compile.aot import kernel
 MAX_CELLS_PER_ITEM = 4
 """The grid never has more than ``max(64, MAX_CELLS_PER_ITEM * items)`` cells."""
 
-COLLISION_RESOLVE_FACTOR = 0.7
-"""DetourCrowd's share of a penetration resolved per relaxation pass (dtCrowd::update)."""
-
 SMALL_LAYER = 16
 """A layer of at most this many agents is first tested pair by pair: when no two of them are
 close enough to meet, its pass (a grid, sums, relaxation) is skipped, the zeros or unchanged
 positions it would give. Many small worlds stepped as layers pay little for those that touch
 nothing (``bench/small_worlds.py --layers``)."""
-
-COINCIDENT_DISTANCE = 1e-9
-"""Two agents closer than this are treated as coincident: pushed apart along ±x by id order."""
-
 
 @dataclass(frozen=True)
 class UniformGrid:
@@ -363,123 +357,3 @@ def brute_force_neighbours(pos, radius, max_neighbours: int | None = None):
         rows.extend(inside.tolist())
         offsets.append(len(rows))
     return np.asarray(offsets, np.int64), np.asarray(rows, np.int64)
-
-
-@kernel
-def relax_displacements(pos, radius, max_radius, movable, active, ids, elevation, body_height, resolve_factor,
-                        slack, ox, oy, inv_cell, cols, rows, cell_start, cell_items, disp, touching):
-    """The displacements of one Jacobi pass (DetourCrowd), written to ``disp`` (k, 2) for the
-    movable, ``active`` agents (others get 0); ``touching[i]`` says whether agent i overlaps
-    another. The grid may have been built from earlier positions: ``slack`` is the farthest any
-    agent moved since, added to the query reach, so no overlap is missed."""
-    k = pos.shape[0]
-    for i in range(k):
-        disp[i, 0] = 0.0
-        disp[i, 1] = 0.0
-        touching[i] = False
-        if not (movable[i] and active[i]):
-            continue
-        reach = radius[i] + max_radius + slack
-        cx0, cx1 = cell_range(pos[i, 0] - reach, pos[i, 0] + reach, ox, inv_cell, cols)
-        cy0, cy1 = cell_range(pos[i, 1] - reach, pos[i, 1] + reach, oy, inv_cell, rows)
-        sx = 0.0
-        sy = 0.0
-        contacts = 0
-        for cy in range(cy0, cy1 + 1):
-            for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
-                j = cell_items[s]
-                if j == i or abs(elevation[i] - elevation[j]) >= body_height:
-                    continue
-                contact = radius[i] + radius[j]
-                dx = pos[i, 0] - pos[j, 0]
-                dy = pos[i, 1] - pos[j, 1]
-                d2 = dx * dx + dy * dy
-                if d2 >= contact * contact:
-                    continue
-                # both movable: each takes half the penetration; against a fixed one, all
-                share = 0.5 if movable[j] else 1.0
-                d = np.sqrt(d2)
-                if d < COINCIDENT_DISTANCE:
-                    first = ids[i] < ids[j] or (ids[i] == ids[j] and i < j)
-                    sx += (-1.0 if first else 1.0) * contact * share * resolve_factor
-                else:
-                    scale = (contact - d) / d * share * resolve_factor
-                    sx += dx * scale
-                    sy += dy * scale
-                contacts += 1
-        if contacts > 0:
-            touching[i] = True
-            disp[i, 0] = sx / contacts
-            disp[i, 1] = sy / contacts
-
-
-@kernel
-def relax_pass(pos, radius, movable, ids, elevation, body_height, resolve_factor):
-    """One Jacobi pass of ``relax_overlaps`` (compiled; arrays trusted): every movable agent's
-    displacement from the same positions, then all applied. Returns the new (k, 2) positions.
-
-    Two agents push only where their bodies overlap in height too: ``|elevation_i -
-    elevation_j| < body_height`` (an agent on a wall top does not push one at its foot)."""
-    k = pos.shape[0]
-    max_radius = 0.0
-    for i in range(k):
-        max_radius = max(max_radius, radius[i])
-    if k < 2 or max_radius == 0.0:
-        return pos.copy()
-    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, 2.0 * max_radius)
-    disp = np.empty((k, 2))
-    touching = np.empty(k, np.bool_)
-    relax_displacements(pos, radius, max_radius, movable, np.ones(k, np.bool_), ids, elevation, body_height,
-                        resolve_factor, 0.0, ox, oy, 1.0 / cell, cols, rows, cell_start, cell_items, disp,
-                        touching)
-    return pos + disp
-
-
-def relax_overlaps(pos, radius, iterations: int = 4, movable=None, *, entity_ids=None,
-                   elevation=None, body_height: float = np.inf,
-                   resolve_factor: float = COLLISION_RESOLVE_FACTOR) -> np.ndarray:
-    """Push overlapping agents (circles) apart, as DetourCrowd's collision passes do.
-
-    Each pass finds, for every movable agent, the agents it overlaps (grid rebuilt from the
-    current positions), sums a push along the centre line of each overlap -- its share of the
-    penetration (half, or all of it against an agent that is not movable) times
-    ``resolve_factor`` -- averages over its contacts, then moves all agents at once (Jacobi),
-    so the result does not depend on row order. Coincident agents are pushed apart along x,
-    the one with the lower entity id toward -x.
-
-    Averaging over contacts (DetourCrowd's ``disp /= w``) is what keeps the passes stable in a
-    packed crowd: a plain sum over six contacts overshoots and oscillates. The price is slower
-    convergence where an agent has several contacts; what a tick leaves is resolved over the
-    following ticks, or ask for more ``iterations``.
-
-    Args:
-        pos: (k, 2) positions. radius: (k,) or scalar agent radii.
-        iterations: number of passes (DetourCrowd: 4).
-        movable: (k,) bool, None = all; agents that are not movable never move but still push.
-        entity_ids: (k,) int ids breaking ties between coincident agents; None = rows.
-        elevation, body_height: (k,) heights the agents stand at (None: all 0) and their body
-            height; agents whose bodies do not overlap in height (``|e_i - e_j| >=
-            body_height``) do not push each other.
-
-    Returns:
-        (k, 2) new positions (``pos`` is not modified).
-    """
-    pos = as_points(pos, "pos").copy()
-    k = pos.shape[0]
-    radius = per_item(radius, k, "radius")
-    movable = np.ones(k, bool) if movable is None else np.ascontiguousarray(
-        np.broadcast_to(np.asarray(movable, dtype=bool), (k,)))
-    ids = np.arange(k, dtype=np.int64) if entity_ids is None else np.ascontiguousarray(
-        entity_ids, dtype=np.int64)
-    if ids.shape != (k,):
-        raise ValueError(f"entity_ids must have shape ({k},)")
-    elevation = np.zeros(k) if elevation is None else np.ascontiguousarray(
-        np.broadcast_to(np.asarray(elevation, dtype=np.float64), (k,)))
-    if not np.all(np.isfinite(elevation)):
-        raise ValueError("elevation must be finite")
-    if not body_height > 0:
-        raise ValueError(f"body_height must be > 0, got {body_height}")
-    for _ in range(int(iterations)):
-        pos = relax_pass(pos, radius, movable, ids, elevation, float(body_height), float(resolve_factor))
-    return pos
-
