@@ -251,7 +251,8 @@ class World:
 
     def spawn_many(self, count: int, components: list[Any], positions=None, tags=None) -> np.ndarray:
         """Spawn ``count`` entities like ``spawn(*components)``, the first at its Position and
-        the others at ``positions[1:]`` ((count, 2), or None: all at the first's), in one pass
+        the others at ``positions[1:]`` ((count, 2); None only for one member or none placed: a
+        crowd on one point is refused), in one pass
         over the table (a crowd of 100,000 in well under 2 s). Each entity gets its own view
         components bound to its row and a shallow copy of each sparse one (``Path`` with its
         own arrays); ``tags`` (callable: index -> list of extra components) adds per-entity
@@ -295,6 +296,10 @@ class World:
         position = next((c for c in first if isinstance(c, Position)), None)
         if pts is not None and position is None:
             raise ValueError("spawn_many: positions given, but no Position among the components")
+        if pts is None and position is not None and count > 1:  # (the scene check's rule: ecs_nav.scene.crowds)
+            raise ValueError(f"spawn_many: positions=None would put all {count} members on one point "
+                             f"({position.x:g}, {position.y:g}): give positions, a ({count}, 2) array, one point a "
+                             "member")
         reported = [c for own in member_tags[1:] for c in own if isinstance(c, (Path, PathRequest))]
         for c in reported:
             check_unowned("World.spawn_many.tags", c, self._owner_of)

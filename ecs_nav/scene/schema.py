@@ -14,7 +14,6 @@ Validation reports every problem at once, one line each, with where it is::
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
@@ -46,6 +45,7 @@ from ecs_nav.core.limits import (
 )
 from ecs_nav.platformer.bots import planned_jump
 from ecs_nav.platformer.world import Bot, PlatformerBody
+from ecs_nav.scene.crowds import crowd_room, measured_map, stacked_crowd
 from ecs_nav.scene.level import check_body, parse_level_table
 from ecs_nav.scene.map import TILE_SOURCES, parse_map
 from ecs_nav.scene.values import construct, did_you_mean, kind_of, number, unknown_keys, vector
@@ -207,6 +207,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
         if merged is not None:
             scene.entities.append(merged)
             written.append((i, entry))
+    geometry_of = measured_map(scene)  # the map's geometry, built once if a crowd's floor is measured
     for (i, own), entry in zip(written, scene.entities):
         where = f"entity[{i}]" + (f' "{entry["name"]}"' if "name" in entry else "")
         told = prefab_problems.get(entry.get("prefab"), set()) if isinstance(entry.get("prefab"), str) else set()
@@ -219,7 +220,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
             inherited = told and comp_name not in own  # taken whole from the prefab
             _check_component(comp_name, fields, where, report_new if inherited else report, check_refs=True,
                              names=names, own_name=entry.get("name"), own_count=entry.get("count", 1))
-        _check_crowd(entry, where, report)
+        _check_crowd(entry, where, report, geometry_of)
         _check_side_view(scene, entry, where, "level" in data, report)
     if total > ENTITY_LIMIT:
         report("entity", f"{total} entities in all (crowds counted member by member): at most {ENTITY_LIMIT}")
@@ -334,7 +335,10 @@ def _check_component(comp_name, fields, where, report, check_refs, names=None, o
     construct(cls, fields, f"{where}", report, prefix=comp_name)
 
 
-def _check_crowd(entry: dict, where: str, report) -> None:
+def _check_crowd(entry: dict, where: str, report, geometry_of) -> None:
+    """A crowd's count, and where its members stand (``ecs_nav.scene.crowds``): a crowd needs a
+    spawn_area (a Position alone would stack it on one point) whose free floor holds its discs;
+    ``geometry_of()`` gives the map's geometry to measure that floor on."""
     count = entry.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= ENTITY_LIMIT:
         report(f"{where} count", f"must be an integer from 1 to {ENTITY_LIMIT}, got {describe(count)}")
@@ -345,38 +349,20 @@ def _check_crowd(entry: dict, where: str, report) -> None:
         if area is not None and not (area[0] <= area[2] and area[1] <= area[3]):
             report(f"{where} spawn_area", f"must be [xmin, ymin, xmax, ymax] with min <= max, got {area}")
         elif area is not None and count > 1:
-            _check_crowd_fits(count, components, area, where, report)
-    elif count > 1 and "Position" not in components:  # a Position stacks them (physics separates)
-        report(f"{where} spawn_area", "a crowd (count > 1) needs a spawn_area or a Position")
+            problem = crowd_room(count, components, area, geometry_of)
+            if problem:
+                report(f"{where} count", problem)
+    elif count > 1 and "Position" in components:
+        report(f"{where} spawn_area", stacked_crowd(count, components))
+    elif count > 1:
+        report(f"{where} spawn_area", "a crowd (count > 1) needs a spawn_area ([xmin, ymin, xmax, ymax]) to place "
+               "its members in")
     elif "Position" not in components:
         views = [c.__name__ for c in VIEW_COMPONENTS if c.__name__ in components]
         if views:
             report(f"{where} {views[0]}", "needs a Position (or a spawn_area): "
                    f"{', '.join(views)} {'lives' if len(views) == 1 else 'live'} in the agent table, whose rows are "
                    "placed entities")
-
-
-HEXAGONAL_PACKING = math.pi / (2.0 * math.sqrt(3.0))
-"""The densest packing of equal discs in the plane covers this fraction of it (about 0.907)."""
-
-
-def _check_crowd_fits(count: int, components: dict, area: list[float], where: str, report) -> None:
-    """A crowd whose members' discs cover more than its spawn area could hold at the densest
-    packing cannot stand apart: it would start overlapped and the physics would spend its ticks
-    pushing it apart (200,000 discs of 0.4 m in 198 x 198 m: seconds a tick). Members without
-    a Collider do not touch, and a radius that fails its own check is reported there."""
-    if "Collider" not in components:
-        return
-    radius = components["Collider"].get("radius", Collider().radius) if isinstance(components["Collider"], dict) \
-        else Collider().radius
-    if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not 0 < radius < math.inf:
-        return
-    need = count * math.pi * radius * radius / HEXAGONAL_PACKING
-    room = (area[2] - area[0]) * (area[3] - area[1])
-    if need > room:
-        report(f"{where} count", f"{count} discs of radius {radius:g} m need at least {need:.4g} m² (packed as "
-               f"densely as discs can be), more than the spawn_area's {room:.4g} m²: at most "
-               f"{int(room * HEXAGONAL_PACKING / (math.pi * radius * radius))} fit")
 
 
 def _check_side_view(scene: Scene, entry: dict, where: str, has_level: bool, report) -> None:
