@@ -432,7 +432,7 @@ def test_every_call_of_the_followers_kernels_has_the_same_argument_types():
         while w.table.capacity == capacity:  # past it: the table grows, its views are made again
             x = float(w.table.n % 20)
             w.spawn(Position(x, 0.0), Velocity(), Agent(), SteeringWeights({"follow_path": 1.0}),
-                    Path(np.array([[x, 5.0], [x, 10.0]])))
+                    Path(waypoints=np.array([[x, 5.0], [x, 10.0]])))
             w.run(1)
         w.run(2)
         w.close()

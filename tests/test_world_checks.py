@@ -273,3 +273,17 @@ def test_a_name_is_a_string_when_made_and_when_assigned():
     with pytest.raises(ValueError, match="Name.value: expected a string, got int 5"):
         tag.value = 5
     assert tag.value == "a"
+
+
+@pytest.mark.parametrize("field, value", [
+    ("waypoints", [[True, 0.0]]), ("waypoints", [["1", 0.0]]), ("waypoints", np.array([[True, False]])),
+    ("nodes", [1.5]), ("nodes", [True]), ("nodes", np.array([[0.0, 5.0]])),
+])
+def test_a_path_takes_numbers_not_booleans_or_text_nor_fractional_node_ids(field, value):
+    """numpy alone would read True as 1, "1" as 1.0 and truncate the node id 1.5 to 1."""
+    with pytest.raises(ValueError, match=f"Path.{field}: expected an array of"):
+        Path(**{field: value})
+    path = Path(waypoints=[(1, 2)], nodes=[4])
+    with pytest.raises(ValueError, match=f"Path.{field}"):
+        setattr(path, field, value)
+    assert path.waypoints.tolist() == [[1.0, 2.0, 0.0]] and path.nodes.tolist() == [4]

@@ -663,15 +663,30 @@ _PATH_RELOADED = frozenset(("waypoints", "radius", "mode"))
 """Path fields whose assignment the PathFollowSystem must see (``World.take_rewritten_paths``)."""
 
 
+def _numbers_only(value, integer: bool = False) -> bool:
+    """Whether ``value`` (an array, or lists and tuples of them) holds numbers only (integers
+    with ``integer``): no booleans, no text."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in ("iu" if integer else "iuf")
+    if isinstance(value, (list, tuple)):
+        return all(_numbers_only(v, integer) for v in value)
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    return isinstance(value, kinds) and not isinstance(value, (bool, np.bool_))
+
+
 def _path_field(name: str, value):
     """``value`` checked (and converted) as Path's field ``name``; ValueError naming it."""
     if name == "nodes":
         try:
+            if not _numbers_only(value, integer=True):  # (asarray would take True as 1 and truncate 1.5)
+                raise ValueError
             return np.asarray(value, dtype=np.int64).reshape(-1)
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f"Path.nodes: expected an array of node ids, got {value!r:.80}") from None
     if name == "waypoints":
         try:
+            if not _numbers_only(value):  # (asarray would take True as 1.0 and "2" as 2.0)
+                raise ValueError
             wp = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):
             raise ValueError("Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got "
