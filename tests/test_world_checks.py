@@ -287,3 +287,16 @@ def test_a_path_takes_numbers_not_booleans_or_text_nor_fractional_node_ids(field
     with pytest.raises(ValueError, match=f"Path.{field}"):
         setattr(path, field, value)
     assert path.waypoints.tolist() == [[1.0, 2.0, 0.0]] and path.nodes.tolist() == [4]
+
+
+def test_a_path_replaced_or_removed_no_longer_reports_its_edits(world):
+    old = world.get(2, Path)
+    world.add_component(2, Path(waypoints=[(1, 1)]))
+    world.take_rewritten_paths()
+    old.waypoints = [(9, 9)]
+    removed = world.remove_component(2, Path)
+    removed.radius = 2.0
+    assert world.take_rewritten_paths().tolist() == []
+    world.add_component(1, removed)  # (free to go to another entity, which it reports to now)
+    removed.radius = 3.0
+    assert world.take_rewritten_paths().tolist() == [1]

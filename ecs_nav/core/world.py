@@ -411,6 +411,9 @@ class World:
             raise NoSuchEntity(f"add_component: no entity {entity} in this World (its {type(component).__name__} "
                                "was not added)")
         check_unowned(f"add_component to entity {entity}", component, self._owner_of, entity)
+        replaced = esper.try_component(entity, type(component))
+        if replaced is not component and isinstance(replaced, (Path, PathRequest)):
+            replaced.__dict__.pop("_owner", None)  # (its edits concern this World no more)
         esper.add_component(entity, component)
         self._structure[type(component)] += 1
         if isinstance(component, Path):
