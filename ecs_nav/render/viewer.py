@@ -55,6 +55,7 @@ from ecs_nav.nav.search_trace import trace_entity
 from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render import draw, side_view_controls
 from ecs_nav.render import panel as draw_panel
+from ecs_nav.render.gif import GifWriter
 
 LAYER_KEYS = ("map", "graph_edges", "graph_nodes", "paths", "agents", "velocity", "steer_targets",
               "flow_field", "heat_map", "hud")
@@ -592,9 +593,10 @@ def record(world: World, ticks: int, out_path: str | os.PathLike, size: tuple[in
     one before the first tick), and write them as a GIF or video (by the extension of
     ``out_path``: .gif, .mp4, .webm, .mkv, .mov, .avi) at ``fps`` frames per second.
 
-    A video is encoded as it goes; a GIF is held in memory until the end (imageio's pillow
-    writer saves every frame at once when it closes, 2.7 MB a 1280x720 frame), so record long
-    runs as .mp4.
+    Both are encoded as they go, in bounded memory: a video by ffmpeg (imageio-ffmpeg), a GIF
+    by :class:`ecs_nav.render.gif.GifWriter` (each frame the rectangle that changed, its own
+    colour table). The progress bar counts a frame once it is written, and the last one once
+    the file is closed (the encoder's tail included).
 
     ``every`` defaults to the ticks in one frame at real-time speed (1 / (fps * world.dt)).
     ``progress`` None shows a progress bar on stderr for recordings of 100 frames or more.
@@ -616,20 +618,23 @@ def record(world: World, ticks: int, out_path: str | os.PathLike, size: tuple[in
     imageio = _imageio()
     check_writable(out, "record")
     if ext == ".gif":
-        writer = imageio.v2.get_writer(out, mode="I", duration=1000.0 / fps, loop=0)
+        writer = GifWriter(out, fps=fps)
+        append = writer.append
     else:
         writer = imageio.v2.get_writer(out, fps=fps, codec="libx264" if ext in (".mp4", ".mkv", ".mov") else None,
                                        quality=7, macro_block_size=1)
+        append = writer.append_data
     try:
-        writer.append_data(render_frame(world, (width, height), layers, hud, camera))
-        done = 1
-        bar(done)
-        for tick in range(1, ticks + 1):
-            world.step()
+        done = 0
+        for tick in range(ticks + 1):
+            if tick:
+                world.step()
             if tick % every == 0:
-                writer.append_data(render_frame(world, (width, height), layers, hud, camera))
+                append(render_frame(world, (width, height), layers, hud, camera))
                 done += 1
-                bar(done)
+                if done < frames:  # (the last frame counts once the file is closed: the encoder's tail)
+                    bar(done)
     finally:
         writer.close()
+    bar(done)
     return out
