@@ -63,10 +63,12 @@ def test_running_the_sweep_again_skips_the_finished_rows(room, local_table):
 
 def test_a_failed_run_is_a_row_with_its_error(room, tmp_path, capsys):
     out = tmp_path / "failing.parquet"
-    # the crowd spawns on the pillar's top (2 m high): with max_climb 3 m it stands there, with
-    # 0.5 m there is no floor it can stand on -- the scene is valid, placing the crowd fails
+    # a crowd of one spawns on the pillar's top (2 m high): with max_climb 3 m it stands there, with
+    # 0.5 m there is no floor it can stand on. The scene is valid (the free-floor check counts the
+    # floor a disc of the area's edge may reach, the corners round the pillar), placing it fails
     on_pillar = tmp_path / "room.toml"
-    on_pillar.write_text(room.read_text().replace("spawn_area = [-5, -5, -2, -2]", "spawn_area = [-1, -1, 1, 1]"))
+    on_pillar.write_text(room.read_text().replace("spawn_area = [-5, -5, -2, -2]", "spawn_area = [-1, -1, 1, 1]")
+                         .replace("count = 8", "count = 1"))
     table = ecs_nav.sweep(on_pillar, {"entity.crowd.Agent.max_climb": [3.0, 0.5]}, ticks=5, out=out, workers=2)
     assert table["error"].isna().tolist() == [True, False]
     assert "room for only" in table["error"].iloc[1]
