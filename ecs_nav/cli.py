@@ -248,11 +248,18 @@ def compile_ahead(scenes: list[str]) -> int:
 
 
 def cmd_plot(args) -> int:
-    from ecs_nav.results.plots import is_sweep_table, plot_recording, plot_sweep_table
+    from ecs_nav.results.plots import is_sweep_table, plot_folder, plot_recording, plot_sweep_table
 
     plot = plot_sweep_table if is_sweep_table(args.recording) else plot_recording
-    for path in plot(args.recording, args.out_dir):
+    folder = plot_folder(args.recording, args.out_dir)
+    before = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    written = plot(args.recording, args.out_dir)
+    for path in written:
         print(path)
+    replaced = [p.name for p in written if p.name in before]
+    print(f"plots of {args.recording}: {counted(len(written), 'PNG')} in {os.path.abspath(folder)}"
+          + (f", replacing {counted(len(replaced), 'earlier file')} of that name: {', '.join(replaced)}"
+             if replaced else ""), file=sys.stderr)
     return 0
 
 
@@ -348,7 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "table (from sweep --out): each metric against each parameter.")
     p.add_argument("recording", help="a .sqlite/.db, .parquet or .csv recording, or a sweep's .parquet table")
     p.add_argument("--out-dir", metavar="DIR", default=None,
-                   help="where the PNGs go (default: RECORDING's name + _plots, beside it)")
+                   help="where the PNGs go (default: RECORDING's whole file name + _plots, beside it: "
+                        "run.sqlite_plots); files of the same name there are replaced, and said so")
     _debug_option(p)
     p.set_defaults(fn=cmd_plot)
 

@@ -42,6 +42,24 @@ def test_ecs_nav_plot_writes_four_pngs_that_show_something(recording, tmp_path, 
         assert np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0).shape[0] > 50  # not a blank canvas
 
 
+def test_plots_of_one_run_in_two_formats_go_to_two_folders_named_after_the_whole_file_name(tmp_path, capsys):
+    for name in ("room.sqlite", "room.csv"):
+        with ecs_nav.load_scene(write_room(tmp_path)) as world, record(world, tmp_path / name, every=20,
+                                                                        background=False):
+            world.run(120)
+    names = ["trajectories.png", "density.png", "arrivals.png", "speeds.png"]
+    for name in ("room.sqlite", "room.csv"):
+        assert main(["plot", str(tmp_path / name)]) == 0
+        out, err = capsys.readouterr()
+        folder = tmp_path / f"{name}_plots"
+        assert out.split() == [str(folder / n) for n in names]
+        assert sorted(p.name for p in folder.iterdir()) == sorted(names)
+        assert f"plots of {tmp_path / name}: 4 PNGs in {folder}" in err and "replacing" not in err
+    assert main(["plot", str(tmp_path / "room.csv")]) == 0
+    assert (f"in {tmp_path / 'room.csv_plots'}, replacing 4 earlier files of that name: "
+            + ", ".join(names)) in capsys.readouterr().err
+
+
 def test_plots_use_perceptually_uniform_colour_maps():
     assert plots.TIME_MAP in ("viridis", "cividis") and plots.DENSITY_MAP in ("viridis", "cividis")
 
@@ -79,4 +97,4 @@ def test_a_sweep_table_plots_each_metric_against_each_parameter(tmp_path, capsys
     written = sorted(p.rsplit("/", 1)[-1] for p in capsys.readouterr().out.split())
     assert written == sorted(f"{m}_vs_{p}.png" for m in ("arrived", "mean_arrival_s")
                              for p in ("world.seed", "prefab.walker.Agent.max_speed"))
-    _png_pixels(tmp_path / "sweep_plots" / "arrived_vs_world.seed.png")
+    _png_pixels(tmp_path / "sweep.parquet_plots" / "arrived_vs_world.seed.png")

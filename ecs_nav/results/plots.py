@@ -169,19 +169,30 @@ def _colour(at: float):
 
 def plot_recording(path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> list[Path]:
     """Write the four PNGs of a recording (trajectories, density, arrivals, speeds) into
-    ``out_dir`` (default: ``<recording>_plots`` beside it); returns their paths."""
+    ``out_dir`` (default: :func:`plot_folder`); returns their paths."""
     require("matplotlib", "pandas", "shapely", what="plotting")
     from ecs_nav.results.read import read_recording
 
     recorded = read_recording(path)
     if recorded.trajectories.empty:
         raise ValueError(f"{os.fspath(path)!r}: the recording holds no trajectory rows to plot")
-    folder = Path(out_dir) if out_dir is not None else Path(path).with_name(Path(path).stem + "_plots")
+    folder = plot_folder(path, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     return [plot_trajectories(recorded, folder / "trajectories.png"),
             plot_density(recorded, folder / "density.png"),
             plot_arrivals(recorded, folder / "arrivals.png"),
             plot_speeds(recorded, folder / "speeds.png")]
+
+
+def plot_folder(path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> Path:
+    """Where the plots of the recording or sweep table at ``path`` go: ``out_dir`` when given,
+    else a folder beside it named after its whole file name and ``_plots`` (``run.sqlite`` ->
+    ``run.sqlite_plots``, ``run.csv`` -> ``run.csv_plots``), so that recordings of one run in
+    two formats do not write over each other's plots."""
+    if out_dir is not None:
+        return Path(out_dir)
+    source = Path(path)
+    return source.with_name(source.name + "_plots")
 
 
 SWEEP_METRICS = ("arrived", "mean_arrival_s", "last_arrival_s", "ms_per_tick")
@@ -190,7 +201,7 @@ SWEEP_METRICS = ("arrived", "mean_arrival_s", "last_arrival_s", "ms_per_tick")
 
 def plot_sweep_table(path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> list[Path]:
     """One PNG per parameter and metric of a sweep's table (``METRIC_vs_PARAMETER.png``) in
-    ``out_dir`` (default: ``<table>_plots`` beside it); returns their paths."""
+    ``out_dir`` (default: :func:`plot_folder`); returns their paths."""
     require("matplotlib", "pandas", "pyarrow", what="plotting")
     import pandas as pd
 
@@ -198,7 +209,7 @@ def plot_sweep_table(path: str | os.PathLike, out_dir: str | os.PathLike | None 
 
     table = pd.read_parquet(path)
     parameters = [c for c in table.columns if c not in RESULT_COLUMNS]
-    folder = Path(out_dir) if out_dir is not None else Path(path).with_name(Path(path).stem + "_plots")
+    folder = plot_folder(path, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for parameter in parameters:
