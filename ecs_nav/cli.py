@@ -168,8 +168,7 @@ def cmd_run(args) -> int:
               f" {counted(summary['agents'], 'agent')}"
               + (f", {counted(summary['characters'], 'side-view character')}" if "characters" in summary else "")
               + f", seed {summary['seed']}")
-        events = ", ".join(f"{k} {v}" for k, v in summary["events"].items()) or "none"
-        print(f"events: {events}")
+        print("events: " + ", ".join(f"{k} {v}" for k, v in summary["events"].items()))
         for name, ms in summary["timings_ms"].items():
             warmup = summary["warmup_ms"].get(name, 0.0)
             print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick"

@@ -50,6 +50,43 @@ def test_run_headless_json_summary(capsys):
     assert summary["version"] == ecs_nav.__version__
 
 
+def test_the_summary_json_and_the_side_panel_list_the_same_five_event_counts_zeros_included(capsys):
+    """One source (``event_count_table``): the steering scene raises no event, the chase some."""
+    from ecs_nav.render.panel import event_lines
+
+    five = ["TargetReached", "WaypointReached", "PathChanged", "PathFailed", "Stuck"]
+    for scene in ("steering", "chase"):
+        assert main(["run", scene, "--headless", "--ticks", "60", "--json"]) == 0
+        events = json.loads(capsys.readouterr().out)["events"]
+        assert list(events) == five
+        assert main(["run", scene, "--headless", "--ticks", "60"]) == 0
+        line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("events: "))
+        assert line == "events: " + ", ".join(f"{name} {events[name]}" for name in five)
+        with ecs_nav.load_scene(scene) as world:
+            world.run(60)
+            panel = [t.split() for t in event_lines(world)[1:]]
+            assert panel == [[name, str(count)] for name, count in world.summary()["events"].items()]
+            assert world.summary()["events"] == events  # (same scene, same seed: the same run)
+    assert sum(events.values()) > 0 and events["PathFailed"] == 0  # the chase: counts, and zeros beside them
+
+
+def test_a_users_own_event_type_is_counted_after_the_five():
+    from dataclasses import dataclass
+
+    from ecs_nav.core.events import event_count_table
+
+    @dataclass(frozen=True)
+    class Cheered:
+        entity: int
+
+    with ecs_nav.World() as world:
+        world.emit(Cheered(1))
+        world.emit(Cheered(2))
+        assert list(world.summary()["events"].items())[-2:] == [("Stuck", 0), ("Cheered", 2)]
+    assert event_count_table({"Zeta": 1, "Alpha": 2, "Stuck": 3}) == {
+        "TargetReached": 0, "WaypointReached": 0, "PathChanged": 0, "PathFailed": 0, "Stuck": 3, "Alpha": 2, "Zeta": 1}
+
+
 def test_version_flag_prints_the_package_version(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--version"])

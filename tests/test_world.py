@@ -101,7 +101,8 @@ def test_events_kept_for_the_tick_and_delivered_to_lambdas():
         world.run(3)
         assert got == [0, 1, 2]
         assert world.events == [TargetReached(7, 2)]
-        assert world.summary()["events"] == {"TargetReached": 3}
+        assert world.summary()["events"] == {"TargetReached": 3, "WaypointReached": 0, "PathChanged": 0,
+                                             "PathFailed": 0, "Stuck": 0}
 
 
 def test_spawn_validates():

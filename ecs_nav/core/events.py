@@ -59,3 +59,15 @@ class Stuck:
 
     entity: int
     tick: int
+
+
+BUILT_IN_EVENTS = (TargetReached, WaypointReached, PathChanged, PathFailed, Stuck)
+"""The events the built-in systems emit, in the order reports list them."""
+
+
+def event_count_table(counts: dict[str, int]) -> dict[str, int]:
+    """Event counts by type name as every report lists them (the run summary, ``--json``, the
+    viewer's side panel): the BUILT_IN_EVENTS in their order, zeros included, then any other
+    type counted (a user's own events), by name."""
+    names = [event.__name__ for event in BUILT_IN_EVENTS]
+    return {name: int(counts.get(name, 0)) for name in names + sorted(set(counts) - set(names))}

@@ -24,6 +24,7 @@ from ecs_nav.compile.watch import warmup_seconds
 from ecs_nav.compile.watch import watch as watch_compilation
 from ecs_nav.core.behaviours import BEHAVIOURS
 from ecs_nav.core.components import Agent, Collider, Path, PathRequest, Position, TableView, Velocity, bound_copies
+from ecs_nav.core.events import event_count_table
 from ecs_nav.core.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
 from ecs_nav.core.resource_names import PLATFORMER
 from ecs_nav.core.table import AgentTable, default_columns
@@ -745,14 +746,15 @@ class World:
 
     def summary(self) -> dict[str, Any]:
         """Counts and timings for reports: ticks, agents (side-view characters too, when there
-        is a level), events by type, ms per system (``timings_ms``, the work) and ms its kernels
+        is a level), events by type (``event_count_table``: the five built-in ones always, zeros
+        included), ms per system (``timings_ms``, the work) and ms its kernels
         took to compile or load from numba's cache on their first calls (``warmup_ms``)."""
         return {
             "ticks": self.tick,
             "agents": int(np.count_nonzero(self.table.live("is_agent"))),
             "entities": len(self.entities()),
             **({"characters": self.resources[PLATFORMER].count} if PLATFORMER in self.resources else {}),
-            "events": dict(sorted(self.event_counts.items())),
+            "events": event_count_table(self.event_counts),
             "timings_ms": {s.name: round(self.timings_ms[s.name], 3) for s in self._systems},
             "warmup_ms": {s.name: round(self.warmup_ms[s.name], 3) for s in self._systems},
         }

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ecs_nav.core.events import event_count_table
 from ecs_nav.core.resource_names import SEARCH_TRACE
 from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render.colours import viridis
@@ -32,9 +33,6 @@ SIDE_PANEL_PIXELS = 270
 
 PANEL_FONT_SIZE = 9
 """Points: the side panel's font size."""
-
-EVENT_NAMES = ("TargetReached", "WaypointReached", "PathChanged", "PathFailed", "Stuck")
-"""Events the panel always lists (with 0 until one happens); others appear once counted."""
 
 LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
     "map": ("map (lighter: taller)", PALETTE["high"]),
@@ -94,10 +92,10 @@ def hud_lines(world: Any, fps: float | None = None, ms_per_tick: dict[str, float
 
 
 def event_lines(world: Any) -> list[str]:
-    """``events`` and one line per event type: the EVENT_NAMES always, others once counted."""
-    counts = dict(getattr(world, "event_counts", {}))
-    names = list(EVENT_NAMES) + sorted(set(counts) - set(EVENT_NAMES))
-    return ["events"] + [f"  {name:<16}{counts.get(name, 0):>7}" for name in names]
+    """``events`` and one line per event type, as the run summary lists them
+    (``ecs_nav.core.events.event_count_table``: the five built-in ones always, others once counted)."""
+    counts = event_count_table(dict(getattr(world, "event_counts", {})))
+    return ["events"] + [f"  {name:<16}{count:>7}" for name, count in counts.items()]
 
 
 def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None) -> list[PanelLine]:
