@@ -34,10 +34,12 @@ from ecs_nav.core.world import World
 from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render import draw
+from ecs_nav.render import label_layout as draw_label_layout
 from ecs_nav.render import labels as draw_labels
 from ecs_nav.render import panel as draw_panel
 from ecs_nav.render import paths as draw_paths
 from ecs_nav.render import platformer as draw_platformer
+from ecs_nav.render import scale_bar as draw_scale_bar
 from ecs_nav.render import side_labels as draw_side_labels
 from ecs_nav.render.colours import agent_groups
 
@@ -235,14 +237,22 @@ class Renderer:
         program.stop()
         left = draw_panel.side_panel_width(camera.width) if "hud" in layers else 0
         side = world.resources.get(PLATFORMER)
+        bar = draw_scale_bar.scale_bar(camera) if "hud" in layers and side is None else None
+        labels, rows = [], []
         if "labels" in layers and self.groups is not None:
-            labels = (draw_labels.agent_labels(world, camera, self.groups, left) if side is None
-                      else draw_side_labels.side_labels(world, side, camera, self.groups, left))
-            if labels:  # a dark backing keeps light text readable on a light wall
-                self._overlay(np.concatenate([draw.rectangles(
-                    [label.x - 2, label.y - 3], [label.x + draw_labels.label_width(label.text) + 2,
-                                                 label.y + draw_labels.LABEL_HEIGHT_PIXELS - 1],
-                    draw.PALETTE["label_backing"]) for label in labels]), camera)
+            labels = (draw_labels.agent_labels(world, camera, self.groups, left, avoid=[bar.box] if bar else ())
+                      if side is None else draw_side_labels.side_labels(world, side, camera, self.groups, left))
+            # leader lines, then a dark backing that keeps light text readable on a light wall
+            rows.append(draw_label_layout.leader_triangles(labels, draw_labels.label_width,
+                                                           draw_labels.LABEL_HEIGHT_PIXELS))
+            rows += [draw.rectangles(*np.reshape(draw_labels.label_box(label), (2, 2)), draw.PALETTE["label_backing"])
+                     for label in labels]
+        if bar is not None:
+            rows.append(draw_scale_bar.scale_bar_triangles(bar))
+            labels = [*labels, draw_scale_bar.scale_bar_label(bar)]
+        if rows:
+            self._overlay(np.concatenate(rows), camera)
+        if labels:
             self.text.draw_labels(labels, draw_labels.LABEL_FONT_SIZE)
         if "hud" in layers and overlay is not None:
             entities = world.table.live("entity") if side is None else side.entity[:side.count]
@@ -301,10 +311,15 @@ class Renderer:
         ``draw_panel.PanelLine``s from its top, a colour swatch before each line that has one."""
         pad, swatch = 8, 12
         text = "\n".join(" " * 2 + line.text if line.swatch is not None else line.text for line in lines)
-        label = self.text.block("panel", text, draw_panel.PANEL_FONT_SIZE)
+        shown = self.text.blocks.get("panel")  # (its metrics: pixels a line per point, as laid out last)
+        per_point = (self.text.line_height(shown) / shown.font_size if shown is not None and shown.text
+                     else draw_panel.PANEL_LINE_PIXELS_PER_POINT)
+        size = draw_panel.panel_font_size(len(lines), camera.height - 2 * pad, per_point)
+        label = self.text.block("panel", text, size)
         top = camera.height - pad
         label.x, label.y = pad, top
         line_height = self.text.line_height(label)
+        swatch = min(swatch, line_height - 1)  # (a smaller font: smaller swatches)
         rows = [draw.rectangles([0, 0], [width, camera.height], draw.PALETTE["hud_panel"])]
         for i, line in enumerate(lines):
             if line.swatch is not None:

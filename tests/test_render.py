@@ -474,8 +474,8 @@ def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
     window = image[row - 6:row + 7, col - 6:col + 7].astype(int)
     floor = np.round(np.array(draw.PALETTE["floor"][:3]) * 255)
     covered = int((np.abs(window - floor).max(axis=2) > 30).sum())
-    # a disc of MIN_AGENT_PIXELS (3) radius and its 1 px edge cover about 50 pixels; the 1.5 px
-    # floor the shader had before covered 29, the true 0.8 px size fewer
+    # a disc of MIN_AGENT_PIXELS radius and its 1 px edge (about 64 pixels at 4); the true 0.8 px
+    # size covers a few
     assert covered >= np.pi * (draw.MIN_AGENT_PIXELS + 0.5) ** 2, covered
 
 

@@ -172,7 +172,7 @@ def test_one_way_edges_get_an_arrowhead_in_their_kind_colour():
 # --- labels and the panel -------------------------------------------------------------------------
 
 
-def test_labels_name_each_group_with_what_it_runs_and_skip_overlaps():
+def test_labels_name_each_group_with_what_it_runs_and_do_not_overlap():
     world = named_world()
     groups = draw_colours.agent_groups(world, draw.PALETTE)
     camera = draw.Camera(width=800, height=600)
@@ -182,11 +182,15 @@ def test_labels_name_each_group_with_what_it_runs_and_skip_overlaps():
     assert texts == ["player", "crowd ×3", "hunter: pursuit"]
     np.testing.assert_allclose(labels[2].colour, draw_colours.GROUP_COLOURS[2])
     x, y = camera.world_to_screen((0, 6))[0]
-    assert 0 < labels[2].x - x < 20 and 0 <= labels[2].y - y < 20  # beside the hunter
-    far = draw.Camera(width=800, height=600, scale=0.5)  # 20 m is 10 px: the labels would overlap
-    stacked = draw_labels.agent_labels(world, far, groups)
-    assert [label.text for label in stacked] == ["player", "crowd ×3"]  # the second a line up; no room for a third
-    assert stacked[1].y - stacked[0].y >= draw_labels.LABEL_HEIGHT_PIXELS  # stacked, not overlapping
+    box = draw_labels.label_box(labels[2])
+    assert 0 < box[0] - x < 20 and box[1] < y < box[3] and labels[2].leader is None  # right of the hunter
+    far = draw.Camera(width=800, height=600, scale=0.5)  # 20 m is 10 px: beside each other they would overlap
+    spread = draw_labels.agent_labels(world, far, groups)
+    assert [label.text for label in spread] == ["player", "crowd ×3", "hunter: pursuit"]
+    boxes = [draw_labels.label_box(label) for label in spread]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])  # none over another
     assert draw_labels.agent_labels(world, camera, groups, left=800) == []  # all under the panel
 
 

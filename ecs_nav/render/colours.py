@@ -3,8 +3,16 @@ agent group. No pyglet, no GL, no matplotlib.
 
 - :func:`viridis`: matplotlib's viridis colour map as a 16-entry lookup table, interpolated
   linearly (the ramp's lightness rises steadily, so near and far read the same in grey).
+- :func:`group_colours`: as many group colours as asked for, each as far from the ones before
+  it as it can be in OKLab (a perceptually uniform space: equal distances look equally
+  different), within a band of lightness and chroma that reads on the dark floor and in a
+  label: farthest-point sampling of the sRGB colours in that band, starting from seed 000's
+  red-orange and kept away from the colours the viewer uses for other things (walls, the
+  player, velocity lines, the floor). Any prefix is spread as well as the greedy choice
+  allows: the first 8 are at least 0.15 apart in OKLab (CIE76 ΔE*ab 38), the first 24 at least
+  0.09 (ΔE*ab 14), where 0.02 is about the least difference one sees.
 - :func:`agent_groups`: every table row's group (the entities that share a scene ``name``: one
-  agent, or a crowd) and its colour from :data:`GROUP_COLOURS`, given out in the order the
+  agent, or a crowd) and its colour from :func:`group_colours`, given out in the order the
   groups' first entities were spawned, so a scene always gets the same colours. A path, its
   steering line, its label and the agent's disc all use the row's colour.
 """
@@ -26,18 +34,81 @@ VIRIDIS = np.array([
 HEAT_ALPHA = 0.75
 """Opacity of the heat map over the floor (the map's walls stay readable under it)."""
 
-GROUP_COLOURS: tuple[tuple[float, float, float, float], ...] = (
-    (0.95, 0.38, 0.22, 1.0),  # orange-red (seed 000's NPC)
-    (0.35, 0.85, 0.40, 1.0),  # green
-    (0.98, 0.80, 0.18, 1.0),  # yellow
-    (0.80, 0.45, 1.00, 1.0),  # violet
-    (0.25, 0.88, 0.92, 1.0),  # cyan
-    (1.00, 0.55, 0.78, 1.0),  # pink
-    (0.70, 0.92, 0.25, 1.0),  # lime
-    (1.00, 0.68, 0.30, 1.0),  # amber
-)
-"""Colours of named groups, in the order the groups appear; after the last they repeat. The
-player keeps its own blue (``draw.PALETTE["player"]``), unnamed agents ``PALETTE["agent"]``."""
+GROUP_LIGHTNESS = (0.68, 0.88)
+"""OKLab lightness range of group colours: light enough on the dark floor and label backing,
+dark enough to tell from the walls' beige and the velocity lines' white."""
+
+GROUP_MIN_CHROMA = 0.09
+"""OKLab chroma a group colour has at least (greys are the map's)."""
+
+FIRST_GROUP_COLOUR = (0.95, 0.38, 0.22)
+"""The first group's colour: seed 000's NPC red-orange."""
+
+RESERVED_COLOURS = ((0.88, 0.83, 0.72), (0.25, 0.55, 1.0), (0.92, 0.92, 0.92), (0.20, 0.22, 0.25))
+"""Colours group colours keep away from: the tallest walls, the player, velocity lines, the
+floor (``draw.PALETTE`` "high", "player", "velocity", "floor")."""
+
+CANDIDATE_LEVELS = 21
+"""Group colours are chosen from the sRGB grid of this many levels a channel (0, 0.05, ... 1)
+that lies in the lightness and chroma band: 2,7xx colours. Past that many groups, colours repeat."""
+
+
+def srgb_to_oklab(rgb: Any) -> np.ndarray:
+    """(..., 3) sRGB colours in 0..1 → (..., 3) OKLab (L, a, b) (Björn Ottosson's 2020
+    definition: L 0 black .. 1 white; distances approximate perceived differences)."""
+    c = np.asarray(rgb, dtype=np.float64)
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    lms = np.cbrt(linear @ np.array([[0.4122214708, 0.5363325363, 0.0514459929],
+                                     [0.2119034982, 0.6806995451, 0.1073969566],
+                                     [0.0883024619, 0.2817188376, 0.6299787005]]).T)
+    return lms @ np.array([[0.2104542553, 0.7936177850, -0.0040720468],
+                           [1.9779984951, -2.4285922050, 0.4505937099],
+                           [0.0259040371, 0.7827717662, -0.8086757660]]).T
+
+
+class _GroupPalette:
+    """The farthest-point sequence of group colours, extended on demand (deterministic)."""
+
+    def __init__(self) -> None:
+        levels = np.linspace(0.0, 1.0, CANDIDATE_LEVELS)
+        rgb = np.stack(np.meshgrid(levels, levels, levels, indexing="ij"), axis=-1).reshape(-1, 3)
+        lab = srgb_to_oklab(rgb)
+        keep = ((lab[:, 0] >= GROUP_LIGHTNESS[0]) & (lab[:, 0] <= GROUP_LIGHTNESS[1])
+                & (np.hypot(lab[:, 1], lab[:, 2]) >= GROUP_MIN_CHROMA))
+        self.rgb, self.lab = rgb[keep], lab[keep]
+        first = np.asarray(FIRST_GROUP_COLOUR)
+        self.chosen = [first]
+        taken = srgb_to_oklab(np.vstack([RESERVED_COLOURS, first]))
+        self.nearest = np.min(np.linalg.norm(self.lab[:, None, :] - taken[None, :, :], axis=2), axis=1)
+
+    def colours(self, n: int) -> np.ndarray:
+        while len(self.chosen) < n:
+            i = int(np.argmax(self.nearest))  # the candidate farthest from every colour taken
+            if self.nearest[i] <= 0.0:  # every candidate taken: repeat the sequence
+                self.chosen.append(self.chosen[len(self.chosen) % (len(self.rgb) + 1)])
+                continue
+            self.chosen.append(self.rgb[i])
+            self.nearest = np.minimum(self.nearest, np.linalg.norm(self.lab - self.lab[i], axis=1))
+        return np.array(self.chosen[:n], dtype=np.float64).reshape(-1, 3)
+
+
+_palette: _GroupPalette | None = None
+
+
+def group_colours(n: int) -> np.ndarray:
+    """(n, 4) RGBA colours (0..1, opaque) for ``n`` agent groups, the same for the same index
+    whatever ``n`` (see the module docstring)."""
+    global _palette
+    if _palette is None:
+        _palette = _GroupPalette()
+    rgb = _palette.colours(int(n))
+    return np.concatenate([rgb, np.ones((len(rgb), 1))], axis=1)
+
+
+GROUP_COLOURS: tuple[tuple[float, float, float, float], ...] = tuple(
+    tuple(float(v) for v in c) for c in group_colours(24))
+"""The first 24 group colours (:func:`group_colours` gives more). The player keeps its own
+blue (``draw.PALETTE["player"]``), unnamed agents ``PALETTE["agent"]``."""
 
 
 def viridis(t: Any, alpha: float = HEAT_ALPHA) -> np.ndarray:
@@ -89,8 +160,7 @@ def agent_groups(world: Any, palette: dict, player_rows: Any = ()) -> AgentGroup
         rows = table.rows_of(ids)
         ok = (rows >= 0) & (rows < n)
         row_group[rows[ok]] = groups[ok]
-    colours = np.array([GROUP_COLOURS[i % len(GROUP_COLOURS)] for i in range(len(names))],
-                       dtype=np.float64).reshape(-1, 4)
+    colours = group_colours(len(names))
     row_colour = np.where(table.live("is_agent")[:, None], palette["agent"], palette["body"]).astype(np.float64)
     has = row_group >= 0
     row_colour[has] = colours[row_group[has]]

@@ -59,8 +59,9 @@ PALETTE: dict[str, tuple[float, float, float, float]] = {
 VELOCITY_SECONDS = 0.5
 """Velocity arrows show where an agent will be this many seconds ahead."""
 
-MIN_AGENT_PIXELS = 3.0
-"""Screen pixels: an agent's disc is drawn at least this radius however far the view zooms out."""
+MIN_AGENT_PIXELS = 4.0
+"""Screen pixels: an agent's disc is drawn at least this radius (8 pixels across) however far
+the view zooms out, so a crowd seen whole is dots, not specks."""
 
 VELOCITY_MIN_PIXELS = 4.0
 """Screen pixels: agents whose radius shows smaller than this get no velocity line (at crowd

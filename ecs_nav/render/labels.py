@@ -4,20 +4,21 @@ Each group (the agents that share a scene ``name``, see ``draw_colours.agent_gro
 one label in its colour: a single agent's label names it and the behaviours it runs
 ("hunter: pursuit"; path following says where to: "npc: follow path to player", "guard:
 patrol path"), a crowd's names it, counts it and says what its members run ("flock ×30:
-flocking") next to the member nearest the crowd's mean. Labels are placed in group
-order, right of their agent (left of it at the window's right edge); one that would overlap
-a placed label, leave the window or fall under the side panel is left out, so a crowded view
-shows a few readable labels instead of a smear.
+flocking"), anchored at the member nearest the crowd's mean. Labels are placed in group
+order by ``ecs_nav.render.label_layout``: the nearest place round the anchor where the label
+covers no wall, no agent and no other label, with a leader line back to the agent when that
+place is not beside it; one with no place in the window (or past LABEL_LIMIT) is left out.
+The side view places its labels with :func:`place_labels` (beside the character, stacked).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ecs_nav.motion.steering import BEHAVIOURS
+from ecs_nav.render.label_layout import AgentLabel, WantedLabel, backing_box, layout_labels, screen_clutter
 
 LABEL_FONT_SIZE = 10
 """Points: the labels' font size."""
@@ -26,6 +27,7 @@ LABEL_CHAR_PIXELS = 8.0
 """Pixels per character of the monospaced label font at LABEL_FONT_SIZE (for the overlap test)."""
 
 LABEL_HEIGHT_PIXELS = 14.0
+"""Pixels from a label's baseline box bottom to its top (one line of LABEL_FONT_SIZE)."""
 
 LABEL_LIMIT = 40
 """At most this many labels at once."""
@@ -38,20 +40,14 @@ SUPPORTING_BEHAVIOURS = frozenset({"wall_avoidance", "obstacle_avoidance", "sepa
 and others; the other says what it is doing)."""
 
 
-@dataclass(frozen=True)
-class AgentLabel:
-    """One label: ``text`` with its bottom-left corner at pixel (``x``, ``y``) (origin bottom
-    left) in ``colour`` (RGBA 0..1)."""
-
-    text: str
-    x: float
-    y: float
-    colour: tuple[float, float, float, float]
-
-
 def label_width(text: str) -> float:
     """Pixels a label of ``text`` takes (an estimate: LABEL_CHAR_PIXELS a character)."""
     return LABEL_CHAR_PIXELS * len(text)
+
+
+def label_box(label: AgentLabel) -> tuple[float, float, float, float]:
+    """The pixel box (x0, y0, x1, y1) ``label`` covers, its dark backing included."""
+    return backing_box(label.x, label.y, label_width(label.text), LABEL_HEIGHT_PIXELS)
 
 
 def behaviour_names(weights: np.ndarray, limit: int = LABEL_BEHAVIOURS, main_only: bool = False) -> list[str]:
@@ -87,15 +83,16 @@ def path_words(world: Any, entity: int) -> str:
     return "follow path"
 
 
-def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> list[AgentLabel]:
+def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0, avoid: Any = ()) -> list[AgentLabel]:
     """The labels to draw for ``world`` seen through ``camera`` (``groups``: its
-    ``AgentGroups``); ``left`` pixels at the left edge are covered by the side panel."""
+    ``AgentGroups``); ``left`` pixels at the left edge are covered by the side panel;
+    ``avoid``: pixel boxes (x0, y0, x1, y1) of other things no label may cover (the scale bar)."""
     table = world.table
     if not len(groups.names) or table.n == 0:
         return []
     pos = table.live("pos")
     radius = table.live("radius")
-    wanted: list[tuple[str, tuple[float, float], float, tuple[float, float, float, float]]] = []
+    wanted: list[WantedLabel] = []
     for group, name in enumerate(groups.names):
         rows = np.flatnonzero(groups.row_group == group)
         if not len(rows):
@@ -110,11 +107,12 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0) -> lis
         doing = behaviour_names(table.weights[row], main_only=True)
         if "follow path" in doing:
             doing[doing.index("follow path")] = path_words(world, int(table.entity[row]))
-        if doing:
-            text += f": {', '.join(doing)}"
-        wanted.append((text, (float(pos[row, 0]), float(pos[row, 1])), float(radius[row]),
-                       tuple(float(c) for c in groups.colours[group])))
-    return place_labels(wanted, camera, left, stack=1)
+        texts = [text + f": {', '.join(doing)}"] if doing else []
+        texts.append(text)  # (the name alone where the whole label finds no clear place)
+        wanted.append(WantedLabel(tuple((t, label_width(t)) for t in texts), (float(pos[row, 0]), float(pos[row, 1])),
+                                  float(radius[row]), tuple(float(c) for c in groups.colours[group]),
+                                  LABEL_HEIGHT_PIXELS))
+    return layout_labels(wanted, camera, screen_clutter(world, camera), left, avoid, limit=LABEL_LIMIT)
 
 
 def place_labels(wanted: list, camera: Any, left: float = 0.0, stack: int = 0,

@@ -34,6 +34,13 @@ SIDE_PANEL_PIXELS = 270
 PANEL_FONT_SIZE = 9
 """Points: the side panel's font size."""
 
+PANEL_MIN_FONT_SIZE = 6
+"""Points: the smallest font the panel shrinks to so that all its lines (every group of the
+legend among them) fit the window's height; past that the last lines are cut."""
+
+PANEL_LINE_PIXELS_PER_POINT = 1.45
+"""Pixels between the panel's lines per point of font size (DejaVu Sans Mono: 13 px at 9 pt)."""
+
 LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
     "map": ("map (lighter: taller)", PALETTE["high"]),
     "heat_map": ("heat map: distance near..far", tuple(viridis(0.6, 1.0))),
@@ -50,16 +57,19 @@ each agent's colour, listed under the groups)."""
 
 GRAPH_KIND_LEGEND = (("  one-way drop (arrow)", PALETTE["graph_drop"]), ("  off-mesh link", PALETTE["graph_link"]))
 
-GROUP_LINES = 8
-"""The legend lists at most this many agent groups."""
-
-
 @dataclass(frozen=True)
 class PanelLine:
     """One line of the side panel and the colour of the swatch before it (None: no swatch)."""
 
     text: str
     swatch: tuple[float, float, float, float] | None = None
+
+
+def panel_font_size(lines: int, height: float, pixels_per_point: float = PANEL_LINE_PIXELS_PER_POINT) -> int:
+    """The panel's font size (points) for ``lines`` lines in ``height`` pixels: PANEL_FONT_SIZE
+    when they fit, else the largest size at which they do, at least PANEL_MIN_FONT_SIZE."""
+    fits = int(height / (max(lines, 1) * pixels_per_point))
+    return int(np.clip(fits, PANEL_MIN_FONT_SIZE, PANEL_FONT_SIZE))
 
 
 def side_panel_width(window_width: int) -> int:
@@ -102,7 +112,8 @@ def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any 
     """``legend``, then a line per layer that is on and has a LEGEND entry (the graph's edge
     kinds when its edges are on and it has one-way edges; under "search", whose search it
     shows: ``trace``, an ``ecs_nav.nav.search_trace.SearchTrace``, or a hint to select an agent),
-    then each agent group with its colour and size."""
+    then every agent group with its colour and size (the renderer sets the panel's font smaller
+    when its lines would not fit the window's height, see ``panel_font_size``)."""
     lines = [PanelLine("legend")]
     for layer, (words, swatch) in LEGEND.items():
         if layer in layers:
@@ -113,10 +124,8 @@ def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any 
             if layer == "graph_edges" and graph is not None and np.any(np.asarray(getattr(graph, "kinds", ())) > 0):
                 lines.extend(PanelLine(w, c) for w, c in GRAPH_KIND_LEGEND)
     if groups is not None and ("agents" in layers or "paths" in layers) and len(groups.names):
-        for name, colour, size in list(zip(groups.names, groups.colours, groups.sizes, strict=True))[:GROUP_LINES]:
+        for name, colour, size in zip(groups.names, groups.colours, groups.sizes, strict=True):
             lines.append(PanelLine(f"{name}" + (f" ×{size}" if size > 1 else ""), tuple(float(c) for c in colour)))
-        if len(groups.names) > GROUP_LINES:
-            lines.append(PanelLine(f"  ... {len(groups.names) - GROUP_LINES} more groups"))
     return lines
 
 

@@ -3,7 +3,7 @@ legend and the selected character's state. No pyglet, no GL.
 
 The same treatment as a top-down scene: every named group of characters (a scene ``name``) has
 one colour for its box, its path, its goal rings, its label and its legend line; the player is
-blue. Bots take :data:`SIDE_BOT_COLOURS` (the group colours without those a side view uses for
+blue. Bots take :data:`SIDE_BOT_COLOURS` (five colours without those a side view uses for
 jumps and one-way platforms). A label says who a character is and what it is doing: "bot-left: chasing
 player", "bot-high: reached player", "player: W A S D".
 """
@@ -17,13 +17,18 @@ import numpy as np
 
 from ecs_nav.platformer.bot import MOVE_TO
 from ecs_nav.platformer.physics import GO_DOWN, GO_LEFT, GO_RIGHT, JUMP
-from ecs_nav.render.colours import GROUP_COLOURS
 from ecs_nav.render.labels import AgentLabel, place_labels
 from ecs_nav.render.platformer import SIDE_PALETTE
 
-SIDE_BOT_COLOURS = tuple(c for i, c in enumerate(GROUP_COLOURS) if i not in (2, 4, 7))
-"""Bot groups' colours in order: GROUP_COLOURS less yellow and amber (a side view's jumps are
-yellow) and cyan (its one-way platforms are light blue)."""
+SIDE_BOT_COLOURS = (
+    (0.95, 0.38, 0.22, 1.0),  # orange-red
+    (0.35, 0.85, 0.40, 1.0),  # green
+    (0.80, 0.45, 1.00, 1.0),  # violet
+    (1.00, 0.55, 0.78, 1.0),  # pink
+    (0.70, 0.92, 0.25, 1.0),  # lime
+)
+"""Bot groups' colours in order: no yellow or amber (a side view's jumps are yellow) and no
+cyan (its one-way platforms are light blue); after the last they repeat (a level has a few bots)."""
 
 SIDE_LABEL_STACK = 2
 """A side-view label that would overlap another moves up to this many lines up (then down):
