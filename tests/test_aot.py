@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import warnings
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import numba
@@ -22,7 +23,7 @@ from numba.core import types
 
 from ecs_nav.compile import aot, aot_build
 from ecs_nav.compile.aot_build import BuildError, manifest_entries
-from ecs_nav.compile.manifest import dispatcher_of, signature_of
+from ecs_nav.compile.manifest import dispatcher_of, scene_entries, signature_of
 from ecs_nav.compile.watch import PROGRESS_HEADER
 from ecs_nav.scene.files import builtin_scenes
 
@@ -144,7 +145,7 @@ def test_the_build_requires_the_numba_the_manifest_was_recorded_with():
 
 
 def test_the_build_refuses_a_kernel_option_its_export_would_drop():
-    from ecs_nav.compile.aot_build import unexported_options
+    from ecs_nav.compile.aot_part import unexported_options
 
     def twice(x):
         return x * 2.0
@@ -255,10 +256,10 @@ def test_not_used_warns_with_the_reason_and_the_remedy():
 
 
 def test_the_build_refuses_a_manifest_of_another_numba(monkeypatch):
-    monkeypatch.setattr("ecs_nav.compile.aot_build.read_manifest", lambda: {"numba": "0.1", "scenes": {}})
+    monkeypatch.setattr("ecs_nav.compile.aot_part.read_manifest", lambda: {"numba": "0.1", "scenes": {}})
     with pytest.raises(BuildError, match="recorded with numba 0.1"):
         manifest_entries()
-    monkeypatch.setattr("ecs_nav.compile.aot_build.read_manifest", lambda: None)
+    monkeypatch.setattr("ecs_nav.compile.aot_part.read_manifest", lambda: None)
     with pytest.raises(BuildError, match="no kernel manifest"):
         manifest_entries()
 
@@ -301,40 +302,162 @@ def test_a_read_only_install_with_the_library_compiles_nothing_and_writes_nothin
             path.chmod(path.stat().st_mode | 0o200)
 
 
-def test_a_build_with_reuse_copies_the_library_built_from_these_sources_and_nothing_else(tmp_path, monkeypatch):
+def test_a_build_keeps_the_current_parts_and_copies_them_elsewhere_compiling_nothing(tmp_path, monkeypatch):
     needs_library()
-    entries = manifest_entries()
-    current = aot_build.reusable_library(entries)
-    assert current is not None and current.parent == aot.PACKAGE_DIR
-    # another kernel list, another CPU level or a changed source is built, not copied
-    assert aot_build.reusable_library(entries[:-1]) is None
-    assert aot_build.reusable_library(entries[::-1]) is None
+    parts = aot_build.plan(manifest_entries())
+    current = aot_build.current_library()
+    assert current is not None and [path.parent for path in current] == [aot.PACKAGE_DIR] * len(parts)
+    # another kernel list, another CPU level or a changed source is built, not kept
+    assert not aot_build.is_current(current[0], parts[0]._replace(entries=parts[0].entries[:-1]))
+    assert not aot_build.is_current(current[0], parts[0]._replace(entries=parts[0].entries[::-1]))
+    assert not aot_build.is_current(current[0], parts[1])
     with monkeypatch.context() as patch:
         patch.setattr(aot_build, "cpu_level", lambda: "" if aot.cpu_level() else aot.X86_64_V3)
-        assert aot_build.reusable_library(entries) is None
+        assert not aot_build.is_current(current[0], parts[0])
     with monkeypatch.context() as patch:
         patch.setattr(aot_build, "mismatch", lambda index: "motion/physics.py changed since it was built")
-        assert aot_build.reusable_library(entries) is None
+        assert not aot_build.is_current(current[0], parts[0])
 
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = [out / f"{aot.LIBRARY}_{len(parts) + 1}{suffix}" for suffix in EXTENSION_SUFFIXES[:1]] + \
+        [out / f"{aot.LIBRARY}{EXTENSION_SUFFIXES[0]}", out / "aot_kernels_notes.txt"]  # fmt: skip
+    for path in stale:
+        path.write_bytes(b"not a part of this build")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "ecs_nav.compile.aot_build", str(tmp_path / "out"), "--reuse"],
-                          capture_output=True, text=True, cwd=ROOT, env=env)  # fmt: skip
+    build = [sys.executable, "-m", "ecs_nav.compile.aot_build", str(out)]
+    proc = subprocess.run([*build, "--scenes", "chase"], capture_output=True, text=True, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "copied" in proc.stderr and "compiling" not in proc.stderr
-    copied = tmp_path / "out" / current.name
-    assert copied.read_bytes() == current.read_bytes()
-    assert [p.name for p in (tmp_path / "out").iterdir()] == [current.name]  # (no scratch folder left)
-    assert aot_build.copy_library(current, current.parent) == current  # (onto itself: left as it is)
-    bad = subprocess.run([sys.executable, "-m", "ecs_nav.compile.aot_build", "--reuse"], capture_output=True, text=True,
-                         cwd=ROOT)  # fmt: skip
-    assert bad.returncode == 2 and "usage" in bad.stderr
+    assert "compiling" not in proc.stderr and proc.stderr.count("copied") == 2, proc.stderr  # the chase scene's two
+    assert sorted(p.name for p in out.iterdir()) == sorted([current[0].name, current[1].name, "aot_kernels_notes.txt"])
+    proc = subprocess.run(build, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "compiling" not in proc.stderr and proc.stderr.count("copied") == len(parts) - 2, proc.stderr
+    for path in current:
+        assert (out / path.name).read_bytes() == path.read_bytes()
+    assert aot_build.copy_library(current[0], current[0].parent) == current[0]  # (onto itself: left as it is)
+    for bad in (["--scenes", "chese"], ["--processes", "two"]):
+        proc = subprocess.run([*build, *bad], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert proc.returncode in (1, 2) and ("chese" in proc.stderr or "usage" in proc.stderr), proc.stderr
 
 
 def test_the_wheel_carries_the_current_library_copied_not_compiled_again(ecs_nav_wheel):
     import zipfile
 
     needs_library()
-    current = aot_build.reusable_library(manifest_entries())
+    current = aot_build.current_library()
     assert current is not None
-    held = zipfile.ZipFile(ecs_nav_wheel).read(f"ecs_nav/{current.name}")
-    assert held == current.read_bytes()
+    wheel = zipfile.ZipFile(ecs_nav_wheel)
+    for path in current:
+        assert wheel.read(f"ecs_nav/{path.name}") == path.read_bytes()
+    assert not [name for name in wheel.namelist() if ".aot-build-" in name]
+
+
+def test_the_parts_hold_every_kernel_once_the_demo_scenes_first_each_stage_balanced():
+    entries = manifest_entries()
+    parts = aot_build.plan(entries)
+    assert aot_build.plan(entries) == parts  # the same every time: what a build can keep
+    assert [part.number for part in parts] == list(range(1, len(parts) + 1))
+    held = [(e.kernel, e.signature) for part in parts for e in part.entries]
+    assert sorted(held) == sorted((e.kernel, e.signature) for e in entries)  # each once
+    chase = {(e.kernel, e.signature) for e in scene_entries(list(aot_build.FIRST_SCENES))}
+    first = [part for part in parts if {(e.kernel, e.signature) for e in part.entries} & chase]
+    assert first == parts[: aot_build.PARTS_PER_STAGE]
+    assert {(e.kernel, e.signature) for part in first for e in part.entries} == chase
+    # the two costliest of the demo scene's kernels (with their helpers) compile side by side
+    costliest = sorted(scene_entries(list(aot_build.FIRST_SCENES)), key=lambda e: -e.seconds_alone)[:2]
+    assert [next(p.number for p in parts if e in p.entries) for e in costliest] in ([1, 2], [2, 1])
+
+
+def test_a_plan_splits_a_function_of_two_signatures_where_that_finishes_sooner():
+    from ecs_nav.compile.manifest import KernelEntry
+    from ecs_nav.compile.split import shares
+
+    def entry(name: str, signature: str, seconds: float) -> KernelEntry:
+        return KernelEntry(f"m.{name}", signature, "", seconds, seconds_alone=seconds)
+
+    # f is compiled for two sets of argument types: the first-run split keeps them in one process
+    # (numba's cache index is shared), the library's build need not (a numba cache a process)
+    f1, f2, g, h = entry("f", "(int64,)", 5.0), entry("f", "(float64,)", 5.0), entry("g", "(int64,)", 4.0), \
+        entry("h", "(int64,)", 1.0)  # fmt: skip
+    parts = aot_build.plan([f1, f2, g, h], first=[])
+    assert [sum(e.kernel == "m.f" for e in part.entries) for part in parts] == [1, 1]
+    assert max(aot_build.part_seconds(part) for part in parts) == 9.0  # 5 + 4 | 5 + 1: none finishes sooner
+    jit = shares([f1, f2, g, h], 2, start_s=0.0)
+    assert max(sum(e.seconds for e in share) for share in jit) == 10.0  # f's two together
+    staged = aot_build.plan([f1, f2, g, h], first=[g])
+    assert staged[0].entries == (g,) and sorted(len(part.entries) for part in staged[1:]) == [1, 2]
+
+
+def test_the_library_is_every_part_that_matches_and_a_part_that_does_not_is_named(monkeypatch):
+    import importlib
+    import types as namespaces
+
+    import numpy as np
+
+    def part(index: dict, **exports) -> namespaces.SimpleNamespace:
+        payload = np.frombuffer(json.dumps(index).encode(), np.uint8)
+        return namespaces.SimpleNamespace(index=lambda: payload.copy(), **exports)
+
+    index = {"numba": numba.__version__, "numpy": aot.numpy_release(), "sources": {},
+             "kernels": [{"kernel": "m.f", "export": "k000", "signature_pickle": "F"}]}  # fmt: skip
+    parts = {"ecs_nav.aot_kernels_1": part(index, k000=len),
+             "ecs_nav.aot_kernels_2": part({**index, "numba": "0.1"}, k000=abs),
+             "ecs_nav.aot_kernels_3": part({**index, "kernels": [{"kernel": "m.g", "export": "k000",
+                                                                  "signature_pickle": "G"}]}, k000=max)}  # fmt: skip
+    monkeypatch.setenv(aot.AOT_VARIABLE, "1")
+    real = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module", lambda name, package=None: parts.get(name) or real(name, package))
+    monkeypatch.setattr(aot, "part_paths", lambda folder=aot.PACKAGE_DIR: {n.partition(".")[2]: Path(n) for n in parts})
+    aot.library.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found = aot.library()
+    finally:
+        aot.library.cache_clear()  # (read again, as installed, where asked next)
+    assert found == {"m.f": (("F", len),), "m.g": (("G", max),)}
+    assert [w.category for w in caught] == [aot.AotWarning]
+    assert f"it was built with numba 0.1, and numba {numba.__version__} is installed (aot_kernels_2)" in \
+        str(caught[0].message)  # fmt: skip
+
+
+def test_parts_compile_side_by_side_saying_how_far_they_are_and_link_one_runtime(tmp_path, monkeypatch, capfd):
+    import importlib.util
+
+    import numpy as np
+
+    from ecs_nav.compile.aot_part import short_name
+
+    picked = ("ecs_nav.platformer.level.tile_at", "ecs_nav.platformer.level.is_ground",
+              "ecs_nav.motion.arrival._count_still")  # (three that compile in about a second)
+    entries = [e for e in manifest_entries() if e.kernel in picked]
+    parts = [aot_build.Part(1, tuple(entries[:2])), aot_build.Part(2, tuple(entries[2:]))]
+    monkeypatch.setenv(aot.AOT_VARIABLE, "0")  # (as the build's own command sets it)
+    try:
+        written = aot_build.build_parts(tmp_path, parts, 2, 2)
+    except BuildError as exc:  # (no C compiler or Python headers here)
+        if os.environ.get("ECS_NAV_EXPECT_AOT") == "1":
+            raise
+        pytest.skip(f"numba.pycc cannot build here: {exc}")
+    err = capfd.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in written)  # (no scratch left)
+    for part in parts:
+        path = aot.part_paths(tmp_path)[part.name]
+        assert aot_build.is_current(path, part)
+        for k, entry in enumerate(part.entries, 1):
+            assert f"ecs_nav: part {part.number}/2: kernel {k}/{len(part.entries)} {short_name(entry.kernel)}\n" in err
+    assert err.count("optimising and writing the machine code") == 2
+    assert err.count("compiling the C runtime every part links") == 1, err
+    assert err.count("parts compiled") == 2 and "2 of 2 parts compiled" in err
+
+    holder = next(part for part in parts if any(e.kernel.endswith(".tile_at") for e in part.entries))
+    path = aot.part_paths(tmp_path)[holder.name]  # the exported function answers as the kernel does
+    spec = importlib.util.spec_from_file_location(f"ecs_nav.{holder.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    export = next(k["export"] for k in aot.part_index(module)["kernels"] if k["kernel"].endswith(".tile_at"))
+    level = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    tile_at = dispatcher_of(next(e for e in entries if e.kernel.endswith(".tile_at")))
+    for x, y in [(0, 0), (3, 2), (1, 1), (-1, 0), (4, 3)]:
+        assert getattr(module, export)(level, x, y) == tile_at.py_func(level, x, y)

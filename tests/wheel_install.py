@@ -28,17 +28,17 @@ def skip_if_index_unreachable(proc: subprocess.CompletedProcess, doing: str) -> 
 
 def build_wheel(folder: Path) -> Path:
     """The project's wheel, built into ``folder`` (pip fetches the build backend from the index).
-    Where the checkout's library of kernels compiled ahead of time is what a build would write
-    (``aot_build.reusable_library``), the wheel carries it, as a user's does: the build copies it
-    (``aot_build --reuse``) in seconds. Else the wheel is built without one (``ECS_NAV_AOT=0``),
-    not compiled again for a minute and a half; its kernels then compile on first use.
+    Where every part of the checkout's library of kernels compiled ahead of time is what a build
+    would write (``aot_build.current_library``), the wheel carries them, as a user's does: the
+    build copies them in seconds. Else the wheel is built without one (``ECS_NAV_AOT=0``), not
+    compiled again for a minute; its kernels then compile on first use.
     setuptools copies into the checkout's build/lib and never removes what a package layout no
     longer has, so a stale build/lib (an older layout) is cleared first: build/ is generated."""
     import numpy
 
     from ecs_nav.compile import aot_build
     try:
-        current = aot_build.reusable_library(aot_build.manifest_entries())
+        current = aot_build.current_library()
     except aot_build.BuildError:
         current = None
     # the isolated build's numpy pinned to this one: its reuse check then agrees with this one

@@ -5,10 +5,11 @@ numba compiles a kernel on its first call with new argument types (0.15 s of CPU
 function, about 25 s for the largest): on an empty cache the chase scene waits about 39 s before
 its first tick on the 2-core machine of ``bench/RESULTS.md`` (its first-run table, without the
 library). ``ecs_nav.compile.aot_build`` compiles every kernel the built-in scenes call from
-Python, for the argument types they call it with (``kernel_manifest``), ahead of time into one
-extension module, ``aot_kernels`` (numba's AOT compiler, ``numba.pycc``), which carries its
-own index. Installing the package builds it (``setup.py``); ``ecs-nav compile --ahead``
-builds it again in place.
+Python, for the argument types they call it with (``kernel_manifest``), ahead of time into a
+few extension modules, its parts ``aot_kernels_1``, ``aot_kernels_2``, ... (numba's AOT
+compiler, ``numba.pycc``, one process a part), each carrying its own index. Installing the
+package builds them (``setup.py``; ``make`` runs the build as a step of its own, where its
+progress shows); ``ecs-nav compile --ahead`` builds again in place the parts that changed.
 
 ``kernel`` is the decorator of every kernel in the package: ``numba.njit(cache=True, ...)``, with
 the library's code for the argument types it holds put in the dispatcher's own table of compiled
@@ -20,13 +21,15 @@ state both ways).
 A type a kernel's argument types name (a NamedTuple) must be defined above the kernel, or in a
 module imported before it: the library's versions are attached as the decorator runs.
 
-The library is used only when its index matches what is installed: the numba release and numpy
+A part is used only when its index matches what is installed: the numba release and numpy
 major.minor release that built it, a CPU with the instruction set it was compiled for
 (``cpu_level``), and every module of the package its build imported (the kernels, and the
 constants they read), byte for byte; and not under numba's debugging settings (bounds checks,
-debug information, another optimisation level). Otherwise a warning says why, once, and every
-kernel compiles on first use as without it. ``ECS_NAV_AOT=0``
-turns it off (the kernel recorder and the tests of numba's cache run so).
+debug information, another optimisation level). Otherwise a warning says why and which parts,
+once, and their kernels compile on first use as without them; the other parts are used. A
+missing part (``make demo`` builds only the parts of its scene's kernels) only means its
+kernels compile on first use. ``ECS_NAV_AOT=0`` turns the library off (the kernel recorder and
+the tests of numba's cache run so).
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import importlib.util
+import importlib.machinery
 import json
 import os
 import platform
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -53,7 +57,10 @@ except ImportError:  # pragma: no cover
     compute_fingerprint = numba.typeof
 
 LIBRARY = "aot_kernels"
-"""The compiled library's module name, in the package (``ecs_nav.aot_kernels``)."""
+"""The first part of the name of the library's modules, its parts, in the package
+(``ecs_nav.aot_kernels_1``, ``ecs_nav.aot_kernels_2``, ...)."""
+PART_NAME = re.compile(rf"{LIBRARY}_([1-9][0-9]*)")
+"""A part's module name; the group is its number."""
 INDEX_EXPORT = "index"
 """The library's function returning its index (JSON bytes, as a uint8 array)."""
 PACKAGE_DIR = Path(__file__).parents[1]
@@ -150,38 +157,58 @@ def mismatch(index: dict) -> str | None:
     return None
 
 
+def part_paths(folder: Path = PACKAGE_DIR) -> dict[str, Path]:
+    """The library's parts in ``folder`` (default: the package's), ``{"aot_kernels_1": file,
+    ...}`` in the order of their numbers: the files named as modules of this Python's extension
+    suffixes (the first suffix that names one, as an import takes)."""
+    found: dict[str, Path] = {}
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for path in folder.glob(f"{LIBRARY}_*{suffix}"):
+            name = path.name[: -len(suffix)]
+            if PART_NAME.fullmatch(name):
+                found.setdefault(name, path)
+    return dict(sorted(found.items(), key=lambda item: int(PART_NAME.fullmatch(item[0]).group(1))))
+
+
+def part_index(module) -> dict:
+    """The index a part's module carries (its function ``index``: JSON bytes)."""
+    return json.loads(bytes(getattr(module, INDEX_EXPORT)()))
+
+
 @functools.lru_cache(maxsize=1)
 def library() -> dict[str, tuple[tuple[str, Callable], ...]]:
-    """The installed library: ``{"module.function": ((pickled argument types, compiled function),
-    ...)}``; {} when there is none, ``$ECS_NAV_AOT`` is 0, or it does not match (a warning says
-    why). The argument types are decoded as each kernel is decorated (``kernel``): they may name
-    a type of the kernel's own module."""
+    """The installed library, every part that matches what is installed together: ``{"module.function":
+    ((pickled argument types, compiled function), ...)}``; {} when there is none or ``$ECS_NAV_AOT``
+    is 0. A part that does not match is left out, and a warning says why and which (once per
+    reason). The argument types are decoded as each kernel is decorated (``kernel``): they may
+    name a type of the kernel's own module."""
     if not enabled():
         return {}
-    name = f"ecs_nav.{LIBRARY}"
-    try:
-        module = importlib.import_module(name)
-        index = json.loads(bytes(getattr(module, INDEX_EXPORT)()))
-        reason = mismatch(index)
-        if reason is None:
-            found: dict[str, list] = {}
-            for entry in index["kernels"]:
-                compiled = getattr(module, entry["export"])
-                found.setdefault(entry["kernel"], []).append((entry["signature_pickle"], compiled))
-            return {kernel_name: tuple(versions) for kernel_name, versions in found.items()}
-    except ModuleNotFoundError as exc:
-        if exc.name == name:  # not built: kernels compile on first use, as they always could
-            return {}
-        reason = f"it does not load ({exc})"
-    except Exception as exc:  # (a library of another layout or platform is only not used)
-        reason = f"it does not load ({type(exc).__name__}: {exc})"
-    not_used(reason)
-    return {}
+    found: dict[str, list] = {}
+    refused: dict[str, list[str]] = {}  # reason -> parts
+    for name in part_paths():
+        try:
+            module = importlib.import_module(f"ecs_nav.{name}")
+            index = part_index(module)
+            reason = mismatch(index)
+            if reason is None:
+                versions = [(entry["kernel"], entry["signature_pickle"], getattr(module, entry["export"]))
+                            for entry in index["kernels"]]  # fmt: skip
+        except Exception as exc:  # (a part of another layout or platform is only not used)
+            reason = f"it does not load ({type(exc).__name__}: {exc})"
+        if reason is not None:
+            refused.setdefault(reason, []).append(name)
+            continue
+        for kernel_name, types, compiled in versions:
+            found.setdefault(kernel_name, []).append((types, compiled))
+    for reason, names in refused.items():
+        not_used(f"{reason} ({', '.join(names)})")
+    return {kernel_name: tuple(versions) for kernel_name, versions in found.items()}
 
 
 def installed() -> bool:
-    """Whether the library's module is installed (used or not)."""
-    return importlib.util.find_spec(f"ecs_nav.{LIBRARY}") is not None
+    """Whether any part of the library is installed (used or not)."""
+    return bool(part_paths())
 
 
 def not_used(reason: str) -> None:

@@ -11,6 +11,11 @@ pays for compiling it, which the others recorded with it do not. ``shares`` mini
 finish: a greedy start, then moves, swaps and this process taking a worker's whole list, from a
 few orders (``tests/test_precompile.py`` compares it with every assignment on small cases). It
 counts in whole milliseconds, so a move is taken only when it really finishes sooner.
+
+The build of the kernels compiled ahead of time (``ecs_nav.compile.aot_build``) splits its kernels
+the same way into parts compiled side by side, but entry by entry (``together=False``: each of its
+processes has a numba cache of its own, so no function need stay in one) and with every process
+starting at once (``start_s=0``).
 """
 
 from __future__ import annotations
@@ -120,25 +125,26 @@ class _Share:
         self.finish, other.finish = self.start + other.finish - other.start, other.start + mine
 
 
-def shares(entries: Sequence[KernelEntry], parts: int) -> list[list[KernelEntry]]:
-    """``entries`` split into ``parts`` lists, each of ``units(entries)`` whole, that should all
-    be compiled soonest. The first list is this process's; the others start ``WORKER_START_S``
-    behind. Lists are compared by their finishes, the last first, then the total (see
-    ``_split``); the best of ``ORDERS`` greedy starts is kept (the first that finishes as soon
-    as possible at all ends the search). A list may be empty: nothing left that would finish
-    sooner there."""
+def shares(entries: Sequence[KernelEntry], parts: int, together: bool = True,
+           start_s: float = WORKER_START_S) -> list[list[KernelEntry]]:
+    """``entries`` split into ``parts`` lists, each of ``units(entries)`` whole (or, where not
+    ``together``, of single entries), that should all be compiled soonest. The first list is
+    this process's; the others start ``start_s`` seconds behind. Lists are compared by their
+    finishes, the last first, then the total (see ``_split``); the best of ``ORDERS`` greedy
+    starts is kept (the first that finishes as soon as possible at all ends the search). A list
+    may be empty: nothing left that would finish sooner there."""
     recorded: dict[str, list[float]] = {}
     for entry in entries:
         for function, seconds in function_seconds(entry).items():
             recorded.setdefault(function, []).append(seconds)
     cost = {function: round(statistics.median(seconds) * 1000) for function, seconds in recorded.items()}  # ms
     todo = []
-    for group in units(entries):
+    for group in units(entries) if together else [[entry] for entry in entries]:
         functions = sorted({f for e in group for f in function_seconds(e)})
         todo.append(_Unit(group, tuple(functions), frozenset(functions)))
     todo.sort(key=lambda u: (-sum(cost[f] for f in u.functions), u.entries[0].kernel, u.entries[0].signature))
     # no split finishes before its largest unit nor before an even spread of every function once
-    start = round(WORKER_START_S * 1000)
+    start = round(start_s * 1000)
     bound = max(max((sum(cost[f] for f in u.functions) for u in todo), default=0),
                 (sum(cost.values()) + (parts - 1) * start) / parts)
     best = None
