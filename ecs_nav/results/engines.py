@@ -21,6 +21,20 @@ from typing import Any
 from ecs_nav.results.formats import SPAWNED_MAIN, require
 
 ENGINES = ("local", "dask", "ray")
+ENGINE_PACKAGES = {"dask": "distributed", "ray": "ray"}
+"""The package each engine beyond local processes needs, installed by the extra of the engine's name."""
+
+
+def check_engine(engine: str) -> None:
+    """Raise ValueError for an unknown ``engine``, and ResultsUnavailable naming the package and
+    the extra to install when its package is missing (a sweep checks this before any run)."""
+    if engine not in ENGINES:
+        from ecs_nav.scene.values import did_you_mean
+
+        raise ValueError(f"sweep.engine: unknown engine {engine!r}{did_you_mean(engine, ENGINES)} "
+                         f"(engines: {', '.join(ENGINES)})")
+    if engine in ENGINE_PACKAGES:
+        require(ENGINE_PACKAGES[engine], what=f"the {engine} engine", extra=engine)
 
 
 def run_local(fn: Callable[..., dict], specs: list[tuple], workers: int | None) -> Iterator[tuple[int, dict]]:
@@ -42,7 +56,7 @@ def run_local(fn: Callable[..., dict], specs: list[tuple], workers: int | None) 
 
 def run_dask(fn: Callable[..., dict], specs: list[tuple], workers: int | None,
              scheduler: str | None) -> Iterator[tuple[int, dict]]:
-    require("distributed", what="the dask engine")
+    require("distributed", what="the dask engine", extra="dask")
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -63,7 +77,7 @@ def run_dask(fn: Callable[..., dict], specs: list[tuple], workers: int | None,
 
 def run_ray(fn: Callable[..., dict], specs: list[tuple], workers: int | None,
             address: str | None) -> Iterator[tuple[int, dict]]:
-    require("ray", what="the ray engine")
+    require("ray", what="the ray engine", extra="ray")
     import ray
 
     started = not ray.is_initialized()

@@ -67,13 +67,14 @@ processes (no fork of a process that holds numba's threads). The recording's wri
 and needs no guard."""
 
 
-def require(*modules: str, what: str = "recording") -> None:
-    """Raise ResultsUnavailable naming the missing ``modules`` and the extra that installs them."""
+def require(*modules: str, what: str = "recording", extra: str = "results") -> None:
+    """Raise ResultsUnavailable naming the missing ``modules`` and ``extra``, the extra of
+    pyproject.toml that installs them (``pip install 'ecs-nav[results]'``)."""
     import importlib.util
 
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise ResultsUnavailable(f"{what} needs {', '.join(missing)}: pip install 'ecs-nav[results]'")
+        raise ResultsUnavailable(f"{what} needs {', '.join(missing)}: pip install 'ecs-nav[{extra}]'")
 
 
 def format_of(path: str | os.PathLike, what: str = "--out") -> str:

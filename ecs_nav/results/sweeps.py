@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ecs_nav.core.limits import SWEEP_RUN_LIMIT
-from ecs_nav.results.engines import run_specs
+from ecs_nav.results.engines import check_engine, run_specs
 from ecs_nav.results.formats import require
 from ecs_nav.results.params import check_count, check_params, check_run_count, combinations, parse_param, parse_values
 
@@ -100,6 +100,7 @@ def sweep(scene: str | os.PathLike, params: dict[str, Any] | list[str], ticks: i
     for ``ticks`` ticks; returns the table (a pandas DataFrame, also written to ``out``). Bad
     paths or values raise SceneError before any run."""
     require("pandas", "pyarrow", what="sweeps")
+    check_engine(engine)  # (before any run, and before the table is written)
     if isinstance(ticks, bool) or not isinstance(ticks, int) or ticks < 0:
         raise ValueError(f"sweep.ticks: must be an integer >= 0, got {ticks!r}")
     if isinstance(params, (list, tuple)):
