@@ -167,6 +167,21 @@ def test_a_label_with_room_beside_its_agent_stays_there_without_a_leader():
     world.close()
 
 
+def test_leader_lines_run_from_each_labels_box_to_its_agents_disc_over_a_dark_casing():
+    near = label_layout.AgentLabel("a", 100.0, 100.0, (1.0, 0.0, 0.0, 1.0))
+    first = label_layout.AgentLabel("bb", 100.0, 200.0, (0.0, 1.0, 0.0, 1.0), leader=(110.0, 150.0))
+    second = label_layout.AgentLabel("ccc", 300.0, 40.0, (0.0, 0.0, 1.0, 1.0), leader=(250.0, 45.0))
+    rows = label_layout.leader_triangles([near, first, second], labels.label_width, labels.LABEL_HEIGHT_PIXELS)
+    assert rows.shape == (2 * 2 * 6, 6)  # two leaders, each a casing and a line (two triangles each)
+    casing, line = rows[:6], rows[6:12]
+    np.testing.assert_allclose(casing[:, 2:], [draw.PALETTE["label_backing"]] * 6, atol=1e-6)
+    np.testing.assert_allclose(line[:, 2:5], [(0.0, 1.0, 0.0)] * 6, atol=1e-6)
+    box = labels.label_box(first)  # the line runs from the box's point nearest the agent to the disc
+    ends = np.unique(np.round(line[:, :2], 3), axis=0)
+    assert np.allclose(ends[:, 1].min(), 150.0, atol=1.0) and np.allclose(ends[:, 1].max(), box[1], atol=1.0)
+    np.testing.assert_allclose(np.abs(ends[:, 0] - 110.0), label_layout.LEADER_WIDTH_PIXELS / 2, atol=1e-3)
+
+
 # --- the scale bar ------------------------------------------------------------------------------
 
 

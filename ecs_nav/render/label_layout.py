@@ -310,8 +310,8 @@ def leader_triangles(labels: list[AgentLabel], width: float, height: float) -> n
         if length < 1e-9:
             continue
         across = np.array([-along[1], along[0]]) / length
-        for width, colour in ((LEADER_WIDTH_PIXELS + 2.0, PALETTE["label_backing"]), (LEADER_WIDTH_PIXELS,
-                                                                                     tuple(label.colour[:3]) + (0.9,))):
-            side = across * width / 2  # (a dark casing under the line: it shows over its own crowd)
+        for thickness, colour in ((LEADER_WIDTH_PIXELS + 2.0, PALETTE["label_backing"]),
+                                  (LEADER_WIDTH_PIXELS, tuple(label.colour[:3]) + (0.9,))):
+            side = across * thickness / 2  # (a dark casing under the line: it shows over its own crowd)
             rows.append(quads(np.array([start - side, end - side, end + side, start + side]), colour))
     return np.concatenate(rows) if rows else np.zeros((0, 6), dtype=np.float32)
