@@ -16,8 +16,10 @@ leader line back to it. The search:
 3. Boxes off the window, under the side panel or over a label already placed are dropped; of
    the rest the one covering the fewest marked cells wins, then the nearest to the disc. So a label covers
    something only where every place in the window would. A crowd's label tries its name alone
-   too ("flock ×30" for "flock ×30: alignment, cohesion"), taken where it covers less, or as
-   little and stands SHORTER_TEXT_PIXELS nearer.
+   too ("flock ×30" for "flock ×30: alignment, cohesion"): the whole text wins where it covers
+   as little and stands beside its agent less than SHORTER_TEXT_PIXELS farther than the name
+   would; moved away from its agent, the nearer of the two wins (a long label with a leader
+   line fences off the margins the labels after it need).
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ RING_SPACING_PIXELS = 12.0
 RING_MOST = 96
 
 SHORTER_TEXT_PIXELS = 60.0
-"""A label's shorter text (its name alone) is taken where it stands at least this much nearer
-its agent than the whole text could, both covering nothing."""
+"""Beside its agent, a label's whole text is kept over its name alone unless the name stands
+this much nearer (both covering nothing)."""
 
 LEADER_AFTER_PIXELS = 12.0
 """A label whose box stands farther than this from its agent's disc gets a leader line."""
@@ -242,8 +244,8 @@ def _candidate_boxes(anchor: np.ndarray, disc: float, width: float, height: floa
 def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left: float = 0.0, avoid: Any = (),
                   limit: int | None = None) -> list[AgentLabel]:
     """Place ``wanted`` labels in order (see the module docstring): for each, of its texts and
-    their places, the one covering the fewest cells, then the nearest (a shorter text counting
-    SHORTER_TEXT_PIXELS farther than it stands for each text before it), whose leader line
+    their places, the one covering the fewest cells, then the nearest (beside its agent, a
+    longer text counting SHORTER_TEXT_PIXELS nearer for each text after it), whose leader line
     crosses no label placed before (of the LEADER_TRIES best; else the best). ``avoid``: more
     pixel boxes no label may overlap; ``left``: pixels at the left edge under the side panel.
     A label with no place in the window is left out; at most ``limit``."""
@@ -267,7 +269,10 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
         boxes, gaps, cover, text_index = (np.concatenate(parts) for parts in zip(*options, strict=True))
         if not len(boxes):
             continue
-        tries = np.lexsort((gaps + SHORTER_TEXT_PIXELS * text_index, cover))[:LEADER_TRIES]
+        # a longer text counts SHORTER_TEXT_PIXELS nearer for each text after it, but only beside
+        # its agent: moved away, its leader would fence the margins off from the labels after it
+        longer = (len(want.texts) - 1 - text_index) * np.where(gaps > LEADER_AFTER_PIXELS, 0.0, SHORTER_TEXT_PIXELS)
+        tries = np.lexsort((gaps - longer, cover))[:LEADER_TRIES]
         ends = _leaders(anchor, disc, boxes[tries])
         starts = np.clip(ends, boxes[tries, :2], boxes[tries, 2:])
         crossing = taken.crossed_each(starts, ends) & (gaps[tries] > LEADER_AFTER_PIXELS)
