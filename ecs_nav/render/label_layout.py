@@ -14,12 +14,14 @@ leader line back to it. The search:
    candidates every RING_SPACING_PIXELS along each ring; each box touches its ring from
    outside in its direction.
 3. Boxes off the window, under the side panel or over a label already placed are dropped; of
-   the rest the one covering the fewest marked cells wins, then the nearest to the disc. So a label covers
-   something only where every place in the window would. A crowd's label tries its name alone
-   too ("flock ×30" for "flock ×30: alignment, cohesion"): the whole text wins where it covers
-   as little and stands beside its agent less than SHORTER_TEXT_PIXELS farther than the name
-   would; moved away from its agent, the nearer of the two wins (a long label with a leader
-   line fences off the margins the labels after it need).
+   the rest the one covering the fewest marked cells wins, then the nearest to the disc. So a
+   label covers something only where every place in the window would.
+4. A crowd's label stands round the member nearest the crowd's mean; its leader line runs to
+   the member nearest the label (none where it stands beside one). It tries its name alone too
+   ("flock ×30" for "flock ×30: alignment, cohesion"): the whole text wins where it covers as
+   little and stands beside the anchor less than SHORTER_TEXT_PIXELS farther than the name
+   would; moved away, the nearer of the two wins (a long label with a leader line fences off
+   the margins the labels after it need).
 """
 
 from __future__ import annotations
@@ -217,7 +219,7 @@ def ring_candidates(radius: float, reach: float) -> tuple[np.ndarray, np.ndarray
 @dataclass(frozen=True)
 class WantedLabel:
     """A label to place: ``texts`` to try in turn (the full one first, then shorter ones), each
-    with its width in pixels, all ``height`` pixels tall; anchored at the agent at ``point``
+    with its width in pixels, all ``height`` pixels tall; placed round the agent at ``point``
     (world units) of ``radius`` (world units); in ``colour``."""
 
     texts: tuple[tuple[str, float], ...]
@@ -225,6 +227,9 @@ class WantedLabel:
     radius: float
     colour: tuple[float, float, float, float]
     height: float
+    members: Any = None
+    """A crowd's (m, 2) member positions and (m,) radii (world units), or None: its leader line
+    runs to the member nearest the label, and a label beside any member needs none."""
 
 
 def _candidate_boxes(anchor: np.ndarray, disc: float, width: float, height: float,
@@ -258,6 +263,12 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
             break
         anchor = camera.world_to_screen(want.point)[0]
         disc = max(float(want.radius) * camera.scale, MIN_AGENT_PIXELS)
+        if want.members is None:
+            discs = (anchor[None, :], np.array([disc]))
+        else:
+            positions, radii = want.members
+            discs = (camera.world_to_screen(positions),
+                     np.maximum(np.asarray(radii, dtype=np.float64) * camera.scale, MIN_AGENT_PIXELS))
         options = []  # per text: (boxes, gaps, cells covered, text index)
         for k, (_, width) in enumerate(want.texts):
             boxes, gaps = _candidate_boxes(anchor, disc, width, want.height, reach)
@@ -273,13 +284,13 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
         # its agent: moved away, its leader would fence the margins off from the labels after it
         longer = (len(want.texts) - 1 - text_index) * np.where(gaps > LEADER_AFTER_PIXELS, 0.0, SHORTER_TEXT_PIXELS)
         tries = np.lexsort((gaps - longer, cover))[:LEADER_TRIES]
-        ends = _leaders(anchor, disc, boxes[tries])
+        ends, apart = _leaders(discs, boxes[tries])
         starts = np.clip(ends, boxes[tries, :2], boxes[tries, 2:])
-        crossing = taken.crossed_each(starts, ends) & (gaps[tries] > LEADER_AFTER_PIXELS)
+        crossing = taken.crossed_each(starts, ends) & (apart > LEADER_AFTER_PIXELS)
         pick = int(np.argmin(crossing))  # the first whose leader crosses no label (else the best)
         i = tries[pick]
         box = boxes[i]
-        leader = ends[pick] if gaps[i] > LEADER_AFTER_PIXELS else None
+        leader = ends[pick] if apart[pick] > LEADER_AFTER_PIXELS else None
         taken.add_boxes([box])
         if leader is not None:
             taken.add_segment(starts[pick], leader)
@@ -290,12 +301,20 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
     return labels
 
 
-def _leaders(anchor: np.ndarray, disc: float, boxes: np.ndarray) -> np.ndarray:
-    """(m, 2): the point of the agent's disc (centre ``anchor``, radius ``disc``) a leader line
-    from each of (m, 4) ``boxes`` runs to: where the line from the box's point nearest the
-    agent meets the disc."""
-    toward = np.clip(anchor, boxes[:, :2], boxes[:, 2:]) - anchor
-    return anchor + toward / np.maximum(np.hypot(toward[:, 0], toward[:, 1]), 1e-9)[:, None] * disc
+def _leaders(discs: tuple[np.ndarray, np.ndarray], boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of (t, 4) pixel ``boxes``, the disc of ``discs`` ((m, 2) centres, (m,) radii)
+    nearest it: (t, 2) the point of that disc a leader line from the box runs to (where the
+    line from the box's point nearest the centre meets the disc) and (t,) the gap between the
+    box and the disc."""
+    centres, radii = discs
+    lower, upper = boxes[:, None, :2], boxes[:, None, 2:]
+    toward = np.clip(centres[None, :, :], lower, upper) - centres[None, :, :]  # (t, m, 2)
+    gap = np.hypot(toward[..., 0], toward[..., 1]) - radii[None, :]
+    nearest = np.argmin(gap, axis=1)
+    rows = np.arange(len(boxes))
+    toward = toward[rows, nearest]
+    length = np.maximum(np.hypot(toward[:, 0], toward[:, 1]), 1e-9)
+    return centres[nearest] + toward / length[:, None] * radii[nearest][:, None], gap[rows, nearest]
 
 
 def leader_triangles(labels: list[AgentLabel], width: float, height: float) -> np.ndarray:

@@ -111,7 +111,7 @@ def agent_labels(world: Any, camera: Any, groups: Any, left: float = 0.0, avoid:
         texts.append(text)  # (the name alone where the whole label finds no clear place)
         wanted.append(WantedLabel(tuple((t, label_width(t)) for t in texts), (float(pos[row, 0]), float(pos[row, 1])),
                                   float(radius[row]), tuple(float(c) for c in groups.colours[group]),
-                                  LABEL_HEIGHT_PIXELS))
+                                  LABEL_HEIGHT_PIXELS, (pos[rows], radius[rows]) if len(rows) > 1 else None))
     return layout_labels(wanted, camera, screen_clutter(world, camera), left, avoid, limit=LABEL_LIMIT)
 
 
