@@ -157,6 +157,21 @@ def test_clutter_counts_the_cells_a_box_touches_as_a_cell_by_cell_count_does():
             assert count > 0
 
 
+def test_segments_cross_a_box_where_points_along_them_fall_inside_it():
+    rng = np.random.default_rng(11)
+    segments = rng.uniform(0, 100, (200, 4))
+    segments[:20, 3] = segments[:20, 1]  # horizontal ones
+    segments[20:40, 2] = segments[20:40, 0]  # vertical ones
+    corners = rng.uniform(0, 100, (30, 2, 2))
+    boxes = np.column_stack([corners.min(axis=1), corners.max(axis=1)])
+    t = np.linspace(0.0, 1.0, 4001)
+    points = segments[:, None, :2] + t[None, :, None] * (segments[:, None, 2:] - segments[:, None, :2])
+    inside = ((points[:, :, None, 0] > boxes[:, 0]) & (points[:, :, None, 0] < boxes[:, 2])
+              & (points[:, :, None, 1] > boxes[:, 1]) & (points[:, :, None, 1] < boxes[:, 3])).any(axis=1)
+    np.testing.assert_array_equal(label_layout.segments_cross(segments, boxes), inside)
+    assert inside.sum() > 100 and (~inside).sum() > 100
+
+
 def test_a_label_with_room_beside_its_agent_stays_there_without_a_leader():
     world = World()
     world.spawn(Position(0, 0), Agent(), Collider(radius=0.5), Name("scout"))

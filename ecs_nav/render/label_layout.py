@@ -64,6 +64,7 @@ LEADER_WIDTH_PIXELS = 1.5
 
 LEADER_TRIES = 64
 """Places (best first) tried for one whose leader line crosses no label already placed."""
+LEADER_BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -123,21 +124,6 @@ class Clutter:
         radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (len(centres),))
         self.add_boxes(np.column_stack([centres - radii[:, None], centres + radii[:, None]]))
 
-    def add_segment(self, start: Any, end: Any) -> None:
-        """Mark the cells a pixel segment passes through."""
-        points = segment_points(start, end, self.cell / 2.0)
-        self.add_boxes(np.column_stack([points, points]))
-
-    def crossed_each(self, starts: Any, ends: Any) -> np.ndarray:
-        """(m,) bool: whether each of m pixel segments passes through a marked cell."""
-        starts, ends = np.asarray(starts, dtype=np.float64), np.asarray(ends, dtype=np.float64)
-        if not len(starts):
-            return np.zeros(0, dtype=bool)
-        longest = float(np.max(np.hypot(*(ends - starts).T)))
-        t = np.linspace(0.0, 1.0, int(np.ceil(longest / (self.cell / 2.0))) + 1)
-        points = (starts[:, None, :] + t[None, :, None] * (ends - starts)[:, None, :]).reshape(-1, 2)
-        return self.covered(np.column_stack([points, points])).reshape(len(starts), len(t)).any(axis=1)
-
     def covered(self, boxes: Any) -> np.ndarray:
         """(m,) int: how many marked cells each of (m, 4) pixel boxes touches (0: it covers
         nothing that was added)."""
@@ -155,11 +141,26 @@ class Clutter:
         return s[y1, x1] - s[y0, x1] - s[y1, x0] + s[y0, x0]
 
 
-def segment_points(start: Any, end: Any, spacing: float) -> np.ndarray:
-    """(k, 2) points from ``start`` to ``end`` (pixels), both included, at most ``spacing`` apart."""
-    start, end = np.asarray(start, dtype=np.float64), np.asarray(end, dtype=np.float64)
-    count = int(np.ceil(np.hypot(*(end - start)) / spacing)) + 1
-    return start + np.linspace(0.0, 1.0, count)[:, None] * (end - start)
+def boxes_overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n, m) bool: whether box i of (n, 4) ``a`` and box j of (m, 4) ``b`` (x0, y0, x1, y1)
+    overlap (share more than an edge)."""
+    a, b = a[:, None, :], b[None, :, :]
+    return (a[..., 0] < b[..., 2]) & (b[..., 0] < a[..., 2]) & (a[..., 1] < b[..., 3]) & (b[..., 1] < a[..., 3])
+
+
+def segments_cross(segments: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """(s, b) bool: whether segment i of (s, 4) ``segments`` (x0, y0, x1, y1) passes through the
+    inside of box j of (b, 4) ``boxes`` (the slab test: the parameter ranges where the segment
+    is within each axis' slab overlap within [0, 1])."""
+    start, delta = segments[:, None, :2], segments[:, None, 2:] - segments[:, None, :2]
+    low, high = boxes[None, :, :2], boxes[None, :, 2:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t0, t1 = (low - start) / delta, (high - start) / delta
+    flat = delta == 0.0  # parallel to a slab: inside it for all t, or never
+    inside = (start > low) & (start < high)
+    enter = np.where(flat, np.where(inside, -np.inf, np.inf), np.minimum(t0, t1)).max(axis=-1)
+    leave = np.where(flat, np.where(inside, np.inf, -np.inf), np.maximum(t0, t1)).min(axis=-1)
+    return (enter < leave) & (leave > 0.0) & (enter < 1.0)
 
 
 def wall_boxes(geometry: Any, camera: Any) -> np.ndarray:
@@ -251,11 +252,12 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
     """Place ``wanted`` labels in order (see the module docstring): for each, of its texts and
     their places, the one covering the fewest cells, then the nearest (beside its agent, a
     longer text counting SHORTER_TEXT_PIXELS nearer for each text after it), whose leader line
-    crosses no label placed before (of the LEADER_TRIES best; else the best). ``avoid``: more
+    crosses no label placed before (of the LEADER_TRIES best; else the best), and whose box no
+    leader line placed before crosses. ``avoid``: more
     pixel boxes no label may overlap; ``left``: pixels at the left edge under the side panel.
     A label with no place in the window is left out; at most ``limit``."""
-    taken = Clutter(camera.width, camera.height, clutter.cell)  # labels placed, their leader lines
-    taken.add_boxes(avoid)
+    placed = np.asarray(avoid, dtype=np.float64).reshape(-1, 4)  # the labels' boxes so far, and ``avoid``
+    leaders = np.zeros((0, 4))  # their leader lines: x0, y0, x1, y1
     labels: list[AgentLabel] = []
     reach = math.hypot(camera.width, camera.height)
     for want in wanted:
@@ -275,7 +277,8 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
             ok = ((boxes[:, 0] >= left) & (boxes[:, 1] >= 0) & (boxes[:, 2] <= camera.width)
                   & (boxes[:, 3] <= camera.height))
             index = np.flatnonzero(ok)
-            index = index[taken.covered(boxes[index]) == 0]
+            free = ~boxes_overlap(boxes[index], placed).any(axis=1) & ~segments_cross(leaders, boxes[index]).any(axis=0)
+            index = index[free]
             options.append((boxes[index], gaps[index], clutter.covered(boxes[index]), np.full(len(index), k)))
         boxes, gaps, cover, text_index = (np.concatenate(parts) for parts in zip(*options, strict=True))
         if not len(boxes):
@@ -284,16 +287,24 @@ def layout_labels(wanted: list[WantedLabel], camera: Any, clutter: Clutter, left
         # its agent: moved away, its leader would fence the margins off from the labels after it
         longer = (len(want.texts) - 1 - text_index) * np.where(gaps > LEADER_AFTER_PIXELS, 0.0, SHORTER_TEXT_PIXELS)
         tries = np.lexsort((gaps - longer, cover))[:LEADER_TRIES]
-        ends, apart = _leaders(discs, boxes[tries])
-        starts = np.clip(ends, boxes[tries, :2], boxes[tries, 2:])
-        crossing = taken.crossed_each(starts, ends) & (apart > LEADER_AFTER_PIXELS)
-        pick = int(np.argmin(crossing))  # the first whose leader crosses no label (else the best)
-        i = tries[pick]
+        chosen = None
+        for first in range(0, len(tries), LEADER_BATCH):  # (the first batch mostly holds the answer)
+            batch = tries[first:first + LEADER_BATCH]
+            ends, apart = _leaders(discs, boxes[batch])
+            starts = np.clip(ends, boxes[batch, :2], boxes[batch, 2:])
+            crossing = (segments_cross(np.column_stack([starts, ends]), placed).any(axis=1)
+                        & (apart > LEADER_AFTER_PIXELS))
+            if chosen is None or not crossing.all():  # the best of all when every leader crosses
+                pick = int(np.argmin(crossing))  # the first whose leader crosses no label
+                chosen = (batch[pick], ends[pick], starts[pick], apart[pick])
+            if not crossing.all():
+                break
+        i, end, start, gap = chosen
         box = boxes[i]
-        leader = ends[pick] if apart[pick] > LEADER_AFTER_PIXELS else None
-        taken.add_boxes([box])
+        leader = end if gap > LEADER_AFTER_PIXELS else None
+        placed = np.vstack([placed, box])
         if leader is not None:
-            taken.add_segment(starts[pick], leader)
+            leaders = np.vstack([leaders, np.concatenate([start, leader])])
         text = want.texts[int(text_index[i])][0]
         x, y = box[0] + BACKING_PIXELS[0], box[1] + BACKING_PIXELS[1]
         labels.append(AgentLabel(text, float(x), float(y), want.colour,
