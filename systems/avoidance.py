@@ -78,8 +78,8 @@ class AvoidanceStage:
         orca_velocities(t.pos[:n], velocity, preferred, radius, t.max_speed[:n], avoiding, visible, t.entity[:n],
                         t.layer[:n], t.elevation[:n], self.body_height, t.avoid_neighbour_dist[:n],
                         t.avoid_max_neighbours[:n], t.avoid_time_horizon[:n], t.avoid_time_horizon_obst[:n],
-                        t.avoid_layers[:n], t.avoid_mask[:n], t.avoid_priority[:n], float(world.dt),
-                        self.obstacles(world), out)
+                        t.avoid_layers[:n], t.avoid_mask[:n], t.avoid_priority[:n], t.avoid_side[:n],
+                        float(world.dt), self.obstacles(world), out)
         chosen = out[avoiding]
         if not np.all(np.isfinite(chosen)):
             refuse_non_finite("SteeringSystem (avoidance)", t.entity[:n][avoiding], velocity=chosen)

@@ -99,6 +99,8 @@ def test_avoidance_fields_are_checked_and_named():
                             ({"time_horizon_obst": float("nan")}, "Avoidance.time_horizon_obst: must be a finite"),
                             ({"layers": -1}, "Avoidance.layers: must be a bit set"),
                             ({"priority": 1.5}, "Avoidance.priority: must be from 0 to 1"),
+                            ({"side": "up"}, "Avoidance.side: must be one of 'right', 'left', 'none', got 'up'"),
+                            ({"side": 1}, "Avoidance.side: must be one of 'right', 'left', 'none'"),
                             ({"enabled": 1}, "Avoidance.enabled: expected true or false")):
         with pytest.raises(ValueError, match=message.replace(".", r"\.")):
             Avoidance(**fields)
@@ -112,6 +114,10 @@ def test_a_spawned_avoidance_reads_and_writes_its_row():
     assert world.table.avoid_time_horizon[row] == 3.0 and world.table.avoids[row]
     avoidance.mask = 6
     assert world.table.avoid_mask[row] == 6
+    avoidance.side = "right"
+    assert world.table.avoid_side[row] == 1.0 and avoidance.side == "right"
+    with pytest.raises(ValueError, match=r"Avoidance\.side"):
+        avoidance.side = "ahead"
     with pytest.raises(ValueError, match=r"Avoidance\.mask"):
         avoidance.mask = -2
     world.despawn(entity)
@@ -132,7 +138,7 @@ Velocity = {}
 Agent = { max_speed = 1.4, mass = 0.0167 }
 Collider = { radius = 0.3 }
 SteeringWeights = { weights = { arrive = 1.0 }, target = [5, 0] }
-Avoidance = { time_horizon = 3.0, max_neighbours = 4, layers = 2, mask = 3, priority = 0.5 }
+Avoidance = { time_horizon = 3.0, max_neighbours = 4, layers = 2, mask = 3, priority = 0.5, side = "left" }
 
 [[entity]]
 name = "other"
@@ -151,8 +157,8 @@ def test_a_scene_file_gives_avoidance_and_saving_keeps_it():
 
     world = build_world(parse_text(SCENE))
     walker = world.get(world.find(Avoidance)[0], Avoidance)
-    assert (walker.time_horizon, walker.max_neighbours, walker.layers, walker.mask, walker.priority) == (3.0, 4, 2, 3,
-                                                                                                          0.5)
+    assert (walker.time_horizon, walker.max_neighbours, walker.layers, walker.mask, walker.priority,
+            walker.side) == (3.0, 4, 2, 3, 0.5, "left")
     text = save_scene(world)
     again = build_world(parse_text(text))
     assert again.state_digest() == world.state_digest() and save_scene(again) == text
@@ -166,12 +172,13 @@ def test_a_scene_files_bad_avoidance_is_reported_by_entity_and_field():
     from ecs_nav.scene.schema import SceneError, parse_text
 
     bad = SCENE.replace("time_horizon = 3.0", "time_horizon = 0")
-    bad = bad.replace("Avoidance = {}", "Avoidance = { mask = 1.5 }")
+    bad = bad.replace("Avoidance = {}", "Avoidance = { mask = 1.5 }").replace('side = "left"', 'side = "north"')
     with pytest.raises(SceneError) as caught:
         parse_text(bad, source="bad.toml")
     problems = caught.value.problems
     assert any(p.startswith('bad.toml: entity[0] "walker" Avoidance.time_horizon: must be > 0') for p in problems)
     assert any(p.startswith('bad.toml: entity[1] "other" Avoidance.mask: expected an integer') for p in problems)
+    assert any(p.startswith('bad.toml: entity[0] "walker" Avoidance.side: must be one of') for p in problems)
 
 
 def test_an_agent_that_does_not_avoid_keeps_its_real_velocity_for_when_it_avoids_again():

@@ -88,8 +88,8 @@ def chosen(pos, velocity, preferred, obstacles=NO_OBSTACLES, **given):
                     np.ascontiguousarray(preferred, dtype=np.float64), ones * RADIUS, ones * SPEED, np.ones(n, bool),
                     np.ones(n, bool), np.arange(n, dtype=np.int64), np.zeros(n, np.int64), np.zeros(n), 2.0,
                     ones * p["neighbour_dist"], np.full(n, p["max_neighbours"], np.int64), ones * p["time_horizon"],
-                    ones * p["time_horizon_obst"], np.ones(n, np.int64), np.ones(n, np.int64), ones, DT, obstacles,
-                    out)
+                    ones * p["time_horizon_obst"], np.ones(n, np.int64), np.ones(n, np.int64), ones,
+                    ones * p.get("side", 0.0), DT, obstacles, out)
     return out
 
 
@@ -192,7 +192,7 @@ def test_agents_apart_in_height_or_on_other_layers_do_not_avoid_each_other():
         orca_velocities(pos, preferred, preferred, ones * RADIUS, ones * SPEED, np.ones(n, bool), np.ones(n, bool),
                         np.arange(n, dtype=np.int64), np.asarray(layer, np.int64), np.asarray(elevation, float), 2.0,
                         ones * 5.0, np.full(n, 10, np.int64), ones * 2.0, ones * 1.0, np.ones(n, np.int64),
-                        np.ones(n, np.int64), ones, DT, NO_OBSTACLES, out)
+                        np.ones(n, np.int64), ones, np.zeros(n), DT, NO_OBSTACLES, out)
         return out
 
     assert not np.array_equal(velocities([0, 0], [0.0, 1.9]), preferred)  # bodies overlap in height: they part

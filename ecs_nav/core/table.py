@@ -104,6 +104,7 @@ def avoidance_columns() -> dict[str, ColumnSpec]:
         "avoid_layers": ColumnSpec((), i8, 1),
         "avoid_mask": ColumnSpec((), i8, 1),
         "avoid_priority": ColumnSpec((), f8, 1.0),
+        "avoid_side": ColumnSpec((), f8, 0.0),  # Avoidance.side: +1 right, -1 left, 0 none
         "avoid_velocity": ColumnSpec((2,), f8),  # the velocity ORCA chose last tick (RVO2's velocity_)
     }
 

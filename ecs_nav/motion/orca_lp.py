@@ -29,6 +29,11 @@ from ecs_nav.compile.aot import kernel
 RVO_EPSILON = 1e-5
 """RVO2's ``RVO_EPSILON``: two lines are parallel when ``|det(d_i, d_j)|`` is at most this."""
 
+ZERO_LENGTH = 1e-12
+"""A vector shorter than this (m/s) has no direction: where RVO2 divides by its length, the
+ORCA kernels take a direction instead of a NaN (``ecs_nav.motion.orca``) or leave the line out
+(``ecs_nav.motion.orca_walls``)."""
+
 
 @kernel
 def det(ax, ay, bx, by):
