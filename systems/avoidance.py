@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecs_nav.core.resource_names import AVOIDANCE_TRACE
 from ecs_nav.core.world import refuse_non_finite
-from ecs_nav.motion.orca import orca_velocities
+from ecs_nav.motion.orca import agent_half_planes, orca_velocities
+from ecs_nav.motion.orca_neighbours import Crowd
 from ecs_nav.motion.orca_obstacles import NO_OBSTACLES, map_obstacles
 
 BODY_HEIGHT = 2.0
@@ -60,6 +62,17 @@ class AvoidanceStage:
             self._obstacles = map_obstacles(gmap, self.wall_min_height)
         return self._obstacles
 
+    def record(self, world, trace, crowd) -> None:
+        """Keep the traced entity's half-planes, preferred and chosen velocity in ``trace``
+        (``ecs_nav.motion.avoidance_trace``), from this tick's inputs ``crowd``; nothing when it
+        does not avoid this tick."""
+        t = world.table
+        row = t.row_of(trace.entity) if t.has(trace.entity) else -1
+        if not 0 <= row < crowd.pos.shape[0] or not crowd.avoids[row]:
+            return
+        view = agent_half_planes(row, crowd, self.body_height, float(world.dt), self.obstacles(world))
+        trace.record(crowd.pos[row], view, float(crowd.max_speed[row]), world.tick)
+
     def update(self, world) -> None:
         """Replace the avoiding rows' steered velocity by ORCA's choice."""
         t = world.table
@@ -75,11 +88,17 @@ class AvoidanceStage:
         radius = t.radius[:n]
         visible = (t.has_collider[:n] & (radius > 0)) | avoiding
         out = np.empty_like(preferred)
-        orca_velocities(t.pos[:n], velocity, preferred, radius, t.max_speed[:n], avoiding, visible, t.entity[:n],
-                        t.layer[:n], t.elevation[:n], self.body_height, t.avoid_neighbour_dist[:n],
-                        t.avoid_max_neighbours[:n], t.avoid_time_horizon[:n], t.avoid_time_horizon_obst[:n],
-                        t.avoid_layers[:n], t.avoid_mask[:n], t.avoid_priority[:n], t.avoid_side[:n],
-                        float(world.dt), self.obstacles(world), out)
+        c = Crowd(t.pos[:n], velocity, preferred, radius, t.max_speed[:n], avoiding, visible, t.entity[:n], t.layer[:n],
+                  t.elevation[:n], t.avoid_neighbour_dist[:n], t.avoid_max_neighbours[:n], t.avoid_time_horizon[:n],
+                  t.avoid_time_horizon_obst[:n], t.avoid_layers[:n], t.avoid_mask[:n], t.avoid_priority[:n],
+                  t.avoid_side[:n])
+        orca_velocities(c.pos, c.velocity, c.preferred, c.radius, c.max_speed, c.avoids, c.visible, c.ids, c.layer,
+                        c.elevation, self.body_height, c.neighbour_dist, c.max_neighbours, c.time_horizon,
+                        c.time_horizon_obst, c.avoid_layers, c.avoid_mask, c.priority, c.side, float(world.dt),
+                        self.obstacles(world), out)
+        trace = world.resources.get(AVOIDANCE_TRACE)
+        if trace is not None:  # the viewer's "avoidance" layer
+            self.record(world, trace, c)
         chosen = out[avoiding]
         if not np.all(np.isfinite(chosen)):
             refuse_non_finite("SteeringSystem (avoidance)", t.entity[:n][avoiding], velocity=chosen)

@@ -29,10 +29,11 @@ from ecs_nav.systems.render_gl import (
 from ecs_nav.systems.render_text import TextPainter
 
 from ecs_nav.core.components import Path, PathRequest, Player
-from ecs_nav.core.resource_names import SEARCH_TRACE
+from ecs_nav.core.resource_names import AVOIDANCE_TRACE, SEARCH_TRACE
 from ecs_nav.core.world import World
 from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer.world import PLATFORMER
+from ecs_nav.render import avoidance as draw_avoidance
 from ecs_nav.render import draw
 from ecs_nav.render import label_layout as draw_label_layout
 from ecs_nav.render import labels as draw_labels
@@ -94,6 +95,7 @@ class Renderer:
             "paths": Mesh(gl.GL_LINES),
             "steer_targets": Mesh(gl.GL_LINES),
             "velocity": Mesh(gl.GL_LINES),
+            "avoidance": Mesh(gl.GL_LINES),
             "side_characters": Mesh(gl.GL_TRIANGLES),  # a side view's boxes and held keys
             "side_inputs": Mesh(gl.GL_LINES),
         }
@@ -157,6 +159,8 @@ class Renderer:
             self.meshes["steer_targets"].upload(draw_paths.steer_target_lines(table, groups.row_colour))
         if "velocity" in layers:
             self.meshes["velocity"].upload(draw.velocity_lines(table, pixels_per_unit=pixels_per_unit))
+        if "avoidance" in layers:
+            self.meshes["avoidance"].upload(draw_avoidance.half_plane_lines(world.resources.get(AVOIDANCE_TRACE)))
         if "agents" in layers:
             self.agents.upload(draw.agent_instances(table, players, selected_rows, groups.row_colour))
 

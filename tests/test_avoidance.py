@@ -193,3 +193,34 @@ def test_an_agent_that_does_not_avoid_keeps_its_real_velocity_for_when_it_avoids
     avoidance.enabled = True
     world.run(1)  # alone, it keeps its velocity: ORCA starts from it and changes nothing
     assert world.table.vel[row].tolist() == [1.0, 0.5]
+
+
+def test_a_traced_walker_records_its_half_planes_and_the_velocity_orca_chose_without_changing_the_run():
+    from ecs_nav.core.resource_names import AVOIDANCE_TRACE
+    from ecs_nav.geometry.shapes import Box
+    from ecs_nav.motion.avoidance_trace import trace_avoidance
+    from ecs_nav.motion.orca_lp import linear_program2
+
+    wall = Box((0.0, 1.6), (8.0, 0.6), 2.0)  # beside their way, within the walkers' reach
+    plain, plain_trace = head_on((Avoidance(), Avoidance()), ticks=150, boxes=[wall])
+    world, _ = head_on((Avoidance(), Avoidance()), ticks=0, boxes=[wall])
+    walker = int(world.table.entity[0])
+    trace = trace_avoidance(world, walker)
+    assert world.resources[AVOIDANCE_TRACE] is trace and trace.tick == -1
+    walls = agents = 0
+    for tick in range(150):
+        world.step()
+        row = world.table.row_of(walker)
+        assert trace.tick == tick
+        # the velocity recorded is the one ORCA chose for it this tick, and it is the best in the lines
+        assert np.array_equal(trace.chosen, world.table.avoid_velocity[row])
+        lines = np.ascontiguousarray(trace.lines)
+        best = np.empty(2)
+        if linear_program2(lines, len(lines), trace.max_speed, *trace.preferred, False, best) == len(lines):
+            assert np.allclose(best, trace.chosen, rtol=0, atol=1e-12)
+        walls = max(walls, trace.obstacle_lines)
+        agents = max(agents, trace.lines.shape[0] - trace.obstacle_lines)
+    assert walls > 0 and agents == 1  # the wall, and the other walker once within 5 m
+    assert world.state_digest() == plain.state_digest()
+    trace_avoidance(world, None)
+    assert AVOIDANCE_TRACE not in world.resources

@@ -263,12 +263,13 @@ def test_the_scene_page_names_every_key_a_scene_file_takes():
 
 def test_the_viewer_page_gives_every_layer_its_key_and_default():
     from ecs_nav.render.draw import DEFAULT_LAYERS, LAYERS
-    from ecs_nav.render.viewer import LABELS_KEY, LAYER_KEYS, SEARCH_KEY
+    from ecs_nav.render.viewer import AVOIDANCE_KEY, LABELS_KEY, LAYER_KEYS, SEARCH_KEY
 
     rows = {row[0].strip("`"): row for row in table_rows(sections(page_text("guide/viewer.md"))["Layers"])}
     assert set(rows) == set(LAYERS)
     keys = {layer: str((i + 1) % 10) for i, layer in enumerate(LAYER_KEYS)} | {"labels": LABELS_KEY,
-                                                                                "search": SEARCH_KEY}
+                                                                                "search": SEARCH_KEY,
+                                                                                "avoidance": AVOIDANCE_KEY}
     for layer, row in rows.items():
         assert row[1] == keys[layer], f"{layer}: the page says key {row[1]}, the viewer {keys[layer]}"
         assert (row[2] == "yes") == (layer in DEFAULT_LAYERS), f"{layer}: on by default?"

@@ -585,6 +585,34 @@ def test_e_toggles_the_search_layer_and_the_viewer_traces_the_selected_agent_onl
     assert "search" not in viewer.layers
 
 
+def test_o_toggles_the_avoidance_layer_and_the_viewer_traces_the_selected_agents_orca_choice(viewer):
+    from ecs_nav.systems.steering import SteeringSystem
+
+    from ecs_nav import Avoidance, SteeringWeights
+    from ecs_nav.core.resource_names import AVOIDANCE_TRACE
+
+    key, _ = keys()
+    world = viewer.world
+    walkers = [world.spawn(Position(x, -9.0), Velocity(), Agent(max_speed=1.4), Collider(radius=0.3),
+                           SteeringWeights({"seek": 1.0}, target=(-x, -9.0)), Avoidance()) for x in (-2.0, 2.0)]
+    world.add_systems(SteeringSystem())
+    viewer.selected = [walkers[0]]
+    viewer.run_ticks(1)
+    assert AVOIDANCE_TRACE not in world.resources  # layer off: nothing recorded
+    press(viewer, key.O)
+    assert "avoidance" in viewer.layers
+    viewer.run_ticks(1)
+    trace = world.resources[AVOIDANCE_TRACE]
+    assert trace.entity == walkers[0] and trace.tick == world.tick - 1 and len(trace.lines) >= 1
+    send(viewer.window, "on_draw")  # the layer and its legend lines draw without error
+    viewer.selected = []
+    viewer.run_ticks(1)
+    assert AVOIDANCE_TRACE not in world.resources
+    press(viewer, key.O)
+    assert "avoidance" not in viewer.layers
+    assert "avoidance" not in draw.DEFAULT_LAYERS
+
+
 def test_the_panel_shows_the_selected_agents_behaviour_forces_from_the_steering_system(viewer):
     from ecs_nav.systems.steering import SteeringSystem
 

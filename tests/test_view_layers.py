@@ -256,3 +256,64 @@ def test_a_path_followers_label_says_where_its_path_leads():
                      "crowd ×3: follow field to nearest goal"}
     world.add_component(npc, PathRequest(goal=(5.0, 5.0)))
     assert draw_labels.path_words(world, npc) == "follow path to goal"
+
+
+# --- the avoidance layer ---------------------------------------------------------------------------
+
+
+def test_the_avoidance_layer_draws_each_half_plane_its_forbidden_side_and_both_velocities():
+    from ecs_nav.motion.avoidance_trace import AvoidanceTrace
+    from ecs_nav.render.avoidance import AVOIDANCE_SECONDS, HATCH_LENGTH, LINE_REACH, half_plane_lines
+
+    assert half_plane_lines(None).shape == (0, 6) and half_plane_lines(AvoidanceTrace(entity=3)).shape == (0, 6)
+    speed, origin = 2.0, np.array([10.0, -4.0])
+    trace = AvoidanceTrace(entity=3, position=origin, max_speed=speed, obstacle_lines=1, tick=5,
+                           lines=np.array([[0.0, 1.0, -1.0, 0.0],     # a wall's: vy <= 1 (the left of -x)
+                                           [0.5, 0.0, 0.0, 1.0],      # an agent's: vx <= 0.5
+                                           [0.0, 9.0, 1.0, 0.0]]),    # beyond the drawn disc: not drawn
+                           preferred=np.array([1.5, 0.0]), chosen=np.array([0.5, 0.2]))
+    rows = half_plane_lines(trace)
+    assert rows.dtype == np.float32
+    xy, rgba = rows[:, :2].astype(np.float64), rows[:, 2:].astype(np.float64)
+
+    def lines_of(colour):
+        mask = np.all(np.isclose(rgba, colour, atol=1e-6), axis=1)
+        return xy[mask].reshape(-1, 2, 2)
+
+    def velocity(p):
+        return (p - origin) / AVOIDANCE_SECONDS
+
+    def cross(a, b):
+        return a[..., 0] * b[1] - a[..., 1] * b[0]
+
+    reach = LINE_REACH * speed
+    for colour, (point, direction) in ((draw.PALETTE["orca_wall"], ([0.0, 1.0], [-1.0, 0.0])),
+                                       (draw.PALETTE["orca_agent"], ([0.5, 0.0], [0.0, 1.0]))):
+        drawn = velocity(lines_of(colour))
+        boundary, ticks = drawn[0], drawn[1:]
+        # the boundary runs along the line, from rim to rim of the disc LINE_REACH times the speed
+        assert np.allclose(np.hypot(*boundary.T), reach)
+        assert np.allclose(cross(boundary - np.array(point), direction), 0.0)
+        # each tick starts on the boundary and points to its forbidden side, the right of its direction
+        assert len(ticks) >= 4 and np.allclose(cross(ticks[:, 0] - np.array(point), direction), 0.0)
+        right = np.array([direction[1], -direction[0]])
+        assert np.allclose(ticks[:, 1] - ticks[:, 0], HATCH_LENGTH * right)
+    for colour, tip in ((draw.PALETTE["orca_preferred"], trace.preferred), (draw.PALETTE["orca_chosen"],
+                                                                             trace.chosen)):
+        drawn = velocity(lines_of(colour))
+        assert np.allclose(drawn[0], [[0.0, 0.0], tip])  # a line from the agent to the velocity's point
+        assert np.allclose(drawn[1:].reshape(-1, 2).mean(axis=0), tip)  # its + or ring round the tip
+    ring = velocity(lines_of(draw.PALETTE["orca_speed"]))
+    assert np.allclose(np.hypot(*ring.reshape(-1, 2).T), speed)
+    assert rows.shape[0] == sum(len(lines_of(draw.PALETTE[c])) * 2 for c in
+                                ("orca_wall", "orca_agent", "orca_preferred", "orca_chosen", "orca_speed"))
+
+
+def test_the_panel_says_whose_avoidance_it_shows_or_asks_for_a_selection():
+    from ecs_nav.motion.avoidance_trace import AvoidanceTrace
+
+    hint = [line.text for line in draw_panel.legend_lines({"avoidance"})]
+    assert "  select an agent to see its" in hint
+    trace = AvoidanceTrace(entity=4, lines=np.zeros((3, 4)), obstacle_lines=1, chosen=np.array([0.6, 0.8]), tick=9)
+    shown = [line.text for line in draw_panel.legend_lines({"avoidance"}, avoidance=trace)]
+    assert "  #4: 2 agents, 1 wall, 1.00 m/s, tick 9" in shown

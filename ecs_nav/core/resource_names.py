@@ -6,3 +6,8 @@ PLATFORMER = "platformer"
 SEARCH_TRACE = "search_trace"
 """The key of the :class:`ecs_nav.nav.search_trace.SearchTrace` in ``world.resources``: whose path
 searches the PathfindSystem records (the viewer's "search" layer). Absent: nothing is recorded."""
+
+AVOIDANCE_TRACE = "avoidance_trace"
+"""The key of the :class:`ecs_nav.motion.avoidance_trace.AvoidanceTrace` in ``world.resources``:
+whose ORCA choice the SteeringSystem's avoidance stage records (the viewer's "avoidance" layer).
+Absent: nothing is recorded."""

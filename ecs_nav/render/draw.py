@@ -23,15 +23,17 @@ from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render.colours import viridis
 
 LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "search", "paths", "steer_targets",
-          "velocity", "agents", "labels", "hud")
+          "velocity", "agents", "avoidance", "labels", "hud")
 """Every drawable layer, in drawing order (later layers are drawn on top). "hud" is the side
 panel: tick, time, events, the legend and the selected agent; "search" the nodes the selected
-agent's last path search expanded (``ecs_nav.nav.search_trace``)."""
+agent's last path search expanded (``ecs_nav.nav.search_trace``); "avoidance" the selected
+agent's ORCA half-planes, preferred and chosen velocity (``ecs_nav.render.avoidance``)."""
 
-DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map", "graph_edges", "graph_nodes", "flow_field", "search"}
+DEFAULT_LAYERS = frozenset(LAYERS) - {"heat_map", "graph_edges", "graph_nodes", "flow_field", "search", "avoidance"}
 """Layers drawn unless the scene's ``[view] layers`` says otherwise: the map, paths, steering
 targets, velocities, agents, their labels and the HUD. The nav graph and the flow field are
-for scenes whose point they are (they cover the map); the search layer is a debugging aid."""
+for scenes whose point they are (they cover the map); the search and avoidance layers are
+debugging aids."""
 
 PALETTE: dict[str, tuple[float, float, float, float]] = {
     "background": (0.07, 0.08, 0.10, 1.0),
@@ -48,6 +50,11 @@ PALETTE: dict[str, tuple[float, float, float, float]] = {
     "goal": (1.0, 1.0, 1.0, 0.95),
     "flow_arrow": (0.30, 0.85, 1.0, 0.75),
     "search": (0.60, 0.35, 1.0, 0.45),  # a node the traced agent's last search expanded
+    "orca_speed": (1.0, 1.0, 1.0, 0.35),  # the traced agent's maximum speed (the avoidance layer)
+    "orca_agent": (1.0, 0.45, 0.75, 0.9),  # a half-plane of velocities an agent neighbour leaves it
+    "orca_wall": (0.55, 0.70, 1.0, 0.9),  # a half-plane a wall leaves it
+    "orca_preferred": (1.0, 0.85, 0.20, 1.0),  # its preferred velocity
+    "orca_chosen": (0.40, 1.0, 0.45, 1.0),  # the velocity ORCA chose
     "agent": (0.95, 0.38, 0.22, 1.0),  # seed 000's NPC: red-orange
     "player": (0.25, 0.55, 1.0, 1.0),  # seed 000's player: blue
     "body": (0.62, 0.62, 0.66, 1.0),  # a table row that is not an Agent (a moving obstacle)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ecs_nav.core.events import event_count_table
-from ecs_nav.core.resource_names import SEARCH_TRACE
+from ecs_nav.core.resource_names import AVOIDANCE_TRACE, SEARCH_TRACE
 from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render.colours import viridis
 from ecs_nav.render.draw import PALETTE
@@ -48,6 +48,7 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
     "graph_nodes": ("graph nodes", PALETTE["graph_node"]),
     "flow_field": ("flow field", PALETTE["flow_arrow"]),
     "search": ("search: nodes expanded", PALETTE["search"]),
+    "avoidance": ("ORCA: agents' half-planes", PALETTE["orca_agent"]),
     "paths": ("paths, goal rings: agent colour", None),
     "steer_targets": ("steering targets: same", None),
     "velocity": ("velocity (0.5 s ahead)", PALETTE["velocity"]),
@@ -56,6 +57,10 @@ LEGEND: dict[str, tuple[str, tuple[float, float, float, float] | None]] = {
 each agent's colour, listed under the groups)."""
 
 GRAPH_KIND_LEGEND = (("  one-way drop (arrow)", PALETTE["graph_drop"]), ("  off-mesh link", PALETTE["graph_link"]))
+AVOIDANCE_LEGEND = (("  walls' half-planes", PALETTE["orca_wall"]),
+                    ("  preferred velocity (1 s)", PALETTE["orca_preferred"]),
+                    ("  chosen velocity (1 s)", PALETTE["orca_chosen"]))
+"""The avoidance layer's other colours, under its legend line."""
 
 @dataclass(frozen=True)
 class PanelLine:
@@ -108,10 +113,13 @@ def event_lines(world: Any) -> list[str]:
     return ["events"] + [f"  {name:<16}{count:>7}" for name, count in counts.items()]
 
 
-def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None) -> list[PanelLine]:
+def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None,
+                 avoidance: Any = None) -> list[PanelLine]:
     """``legend``, then a line per layer that is on and has a LEGEND entry (the graph's edge
     kinds when its edges are on and it has one-way edges; under "search", whose search it
-    shows: ``trace``, an ``ecs_nav.nav.search_trace.SearchTrace``, or a hint to select an agent),
+    shows: ``trace``, an ``ecs_nav.nav.search_trace.SearchTrace``, or a hint to select an agent;
+    under "avoidance", its other colours and whose choice it shows: ``avoidance``, an
+    ``ecs_nav.motion.avoidance_trace.AvoidanceTrace``, or the same hint),
     then every agent group with its colour and size (the renderer sets the panel's font smaller
     when its lines would not fit the window's height, see ``panel_font_size``)."""
     lines = [PanelLine("legend")]
@@ -120,6 +128,10 @@ def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any 
             lines.append(PanelLine(f"{words}", swatch))
             if layer == "search":
                 lines.append(PanelLine("  " + (trace.describe() if trace is not None and trace.entity >= 0
+                                               else "select an agent to see its")))
+            if layer == "avoidance":
+                lines.extend(PanelLine(w, c) for w, c in AVOIDANCE_LEGEND)
+                lines.append(PanelLine("  " + (avoidance.describe() if avoidance is not None and avoidance.entity >= 0
                                                else "select an agent to see its")))
             if layer == "graph_edges" and graph is not None and np.any(np.asarray(getattr(graph, "kinds", ())) > 0):
                 lines.extend(PanelLine(w, c) for w, c in GRAPH_KIND_LEGEND)
@@ -202,7 +214,7 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
                   side_legend(groups if isinstance(groups, SideGroups) else None)]
     else:
         lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
-                                                world.resources.get(SEARCH_TRACE))
+                                                world.resources.get(SEARCH_TRACE), world.resources.get(AVOIDANCE_TRACE))
     for entity in list(selected)[:1]:
         state = (character_state_lines(world, side, int(entity)) if side is not None
                  else agent_state_lines(world, int(entity), forces))

@@ -51,6 +51,7 @@ import numpy as np
 
 from ecs_nav.core.components import PathRequest, Player
 from ecs_nav.core.world import World
+from ecs_nav.motion.avoidance_trace import trace_avoidance
 from ecs_nav.nav.search_trace import trace_entity
 from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render import draw, side_view_controls
@@ -67,13 +68,17 @@ LABELS_KEY = "L"
 SEARCH_KEY = "E"
 """The key that toggles the "search" layer (the selected agent's last search)."""
 
+AVOIDANCE_KEY = "O"
+"""The key that toggles the "avoidance" layer (the selected agent's ORCA half-planes)."""
+
 
 def layer_key_help() -> str:
     """The help overlay's layer lines, from LAYER_KEYS and LABELS_KEY."""
     names = [f"{(i + 1) % 10} {layer.replace('_', ' ').replace('steer ', 'steering ')}"
              for i, layer in enumerate(LAYER_KEYS)]
     return ("layers  " + "  ".join(names[:5]) + "\n        " + "  ".join(names[5:])
-            + f"\n        {LABELS_KEY} labels  {SEARCH_KEY} search (selected agent)")
+            + f"\n        {LABELS_KEY} labels  {SEARCH_KEY} search (selected agent)"
+            + f"\n        {AVOIDANCE_KEY} avoidance: ORCA half-planes (selected agent)")
 
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
@@ -187,10 +192,14 @@ class Viewer:
 
     def sync_search_trace(self) -> None:
         """With the "search" layer on, the PathfindSystem records the first selected entity's
-        searches (``ecs_nav.nav.search_trace``); otherwise nothing is recorded (input, like a
-        click: what the searches find is the same either way)."""
+        searches (``ecs_nav.nav.search_trace``); with the "avoidance" layer on, the avoidance
+        stage records its ORCA choice (``ecs_nav.motion.avoidance_trace``); otherwise nothing is
+        recorded (input, like a click: what the searches find and ORCA chooses is the same either
+        way)."""
         traced = self.selected[0] if "search" in self.layers and self.selected else None
         trace_entity(self.world, traced)
+        traced = self.selected[0] if "avoidance" in self.layers and self.selected else None
+        trace_avoidance(self.world, traced)
 
     def step_once(self) -> None:
         """One tick (the N key while paused)."""
@@ -242,6 +251,8 @@ class Viewer:
             self.toggle_layer("labels")
         elif symbol == getattr(key, SEARCH_KEY):
             self.toggle_layer("search")
+        elif symbol == getattr(key, AVOIDANCE_KEY):
+            self.toggle_layer("avoidance")
         elif symbol == key.R:
             self.reload()
         elif symbol in (key.H, key.F1, key.QUESTION, key.SLASH):
