@@ -261,10 +261,12 @@ def test_a_manifest_of_another_numba_release_is_ignored(tmp_path):
     assert entries_for("no such scene") == ()
 
 
-def loaded_kernels(scene: str) -> set[tuple[str, str]]:
-    """What ``scene`` loads from numba's cache in its first RECORD_TICKS ticks, in a new process
-    (run twice when the first run had to compile: the second then loads everything)."""
-    env = {**JIT_ONLY, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT)}
+def loaded_kernels(scene: str, cache: Path) -> set[tuple[str, str]]:
+    """What ``scene`` loads from numba's cache folder ``cache`` in its first RECORD_TICKS ticks, in
+    a new process (run twice when the first run had to compile: the second then loads everything).
+    A folder of its own: in the package's cache, another test process compiling the same kernel
+    for other types at the same time can rewrite its index and drop this run's entry."""
+    env = {**JIT_ONLY, WORKERS_VARIABLE: "0", "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(cache)}
     for _ in range(2):
         proc = subprocess.run(
             [sys.executable, "-m", "ecs_nav.compile.recorder", "--list", scene, str(RECORD_TICKS)],
@@ -279,9 +281,9 @@ def loaded_kernels(scene: str) -> set[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("scene", builtin_scenes() if SOAK else ["chase"])
-def test_the_manifest_is_what_the_scene_calls(scene):
+def test_the_manifest_is_what_the_scene_calls(scene, tmp_path):
     listed = {(e.kernel, e.signature) for e in entries_for(scene)}
-    used = loaded_kernels(scene)
+    used = loaded_kernels(scene, tmp_path)
     assert listed == used, (
         f"{scene}: run `python -m ecs_nav.compile.recorder` (missing: {sorted(used - listed)}, "
         f"not used: {sorted(listed - used)})"
