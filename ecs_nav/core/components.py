@@ -278,8 +278,8 @@ class Collider(TableView):
     cohesion count only them as neighbours, the PhysicsSystem pushes apart only their overlaps,
     and group arrival settles only against them. Agents of other layers pass through each other,
     each layer moving as a World of its own on the same map would, apart from what the layers
-    share (the README's "Many small worlds as one: layers"). An entity without a Collider is on
-    layer 0. A box is part of the map, for every layer."""
+    share (the user guide's Crowds page, "Many small worlds as one: layers"). An entity without a
+    Collider is on layer 0. A box is part of the map, for every layer."""
 
     _fields = ("radius", "layer")
     radius = Column("radius", check=_length)

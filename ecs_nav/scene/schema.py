@@ -154,7 +154,7 @@ def scene_from_dict(data: dict[str, Any], source: str = "<dict>", base_dir: File
     _parse_world(data.get("world", {}), scene, report)
     if "view" in data:
         scene.view = _parse_view(data["view"], report)
-    if "map" in data:  # no [map]: no ground, no walls, no nav graph (README: Scene files)
+    if "map" in data:  # no [map]: no ground, no walls, no nav graph (docs: guide/scenes.md)
         scene.map = parse_map(data["map"], base_dir, report)
     if "level" in data:
         scene.level = parse_level_table(data["level"], base_dir, report)
