@@ -25,7 +25,7 @@ RVO2's half (reciprocity) when the other agent avoids too and would take the pai
 all of it when the other does not (an agent without avoidance, a static body, an agent whose
 ``avoidance_mask`` misses this one's layers, or one of higher ``priority``: Godot's rules).
 
-Which agents meet: ``orca_neighbours.sees`` (the same ``Collider.layer``, bodies that overlap in
+Which agents meet: ``orca_neighbours.sees_rows`` (the same ``Collider.layer``, bodies that overlap in
 height, Godot's mask and priority). Obstacles are every layer's (``ecs_nav.motion.orca_walls``).
 
 Where RVO2 divides by a length that is zero (two agents at one point moving alike, an agent on
@@ -47,9 +47,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ecs_nav.compile.aot import kernel
-from ecs_nav.motion.orca_lanes import SIDE_TOLERANCE, drifted, heading, passing_side
+from ecs_nav.motion.orca_lanes import SIDE_TOLERANCE, drifted, heading, oncoming_rows, passing_side
 from ecs_nav.motion.orca_lp import ZERO_LENGTH, det, linear_program2, linear_program3
-from ecs_nav.motion.orca_neighbours import Crowd, agent_grid, nearest_agents, sees
+from ecs_nav.motion.orca_neighbours import Crowd, agent_grid, nearest_rows, sees_rows
 from ecs_nav.motion.orca_walls import obstacle_lines, obstacle_neighbours
 
 
@@ -136,34 +136,55 @@ def agent_line(rpx, rpy, rvx, rvy, vx, vy, combined, share, inv_tau, inv_dt, fir
 
 
 @kernel
-def agent_velocity(i, C, body_height, dt, O, G, S):
-    """Agent i's new velocity (the module docstring), written to ``S.result``; returns (how many
-    half-planes it has in ``S.lines``, how many of them are the obstacles', first; its preferred
-    velocity's x and y after the drift of its side)."""
-    px, py = C.pos[i, 0], C.pos[i, 1]
-    vx, vy = C.velocity[i, 0], C.velocity[i, 1]
-    m = 0
-    if O.point.shape[0] > 0:
-        obstacle_range = C.time_horizon_obst[i] * C.max_speed[i] + C.radius[i]
-        count = obstacle_neighbours(px, py, obstacle_range * obstacle_range, O, S.stamp, i, S.found, S.found_d2)
-        m = obstacle_lines(px, py, vx, vy, C.radius[i], 1.0 / C.time_horizon_obst[i], O, S.found, count, S.lines)
-    obstacle_count = m
-    k = nearest_agents(i, C, body_height, G, S.near, S.near_d2)
-    hx, hy, _ = heading(C.preferred[i, 0], C.preferred[i, 1])
-    inv_tau = 1.0 / C.time_horizon[i]
+def choose_velocities(C, body_height, dt, O, G, S, out, only):
+    """Every avoiding row's new velocity (the module docstring) written to ``out`` (n, 2), or,
+    with ``only`` >= 0, that row's alone (its half-planes then stay in ``S.lines``). Returns, for
+    the last row chosen, (how many half-planes it has, how many of them, first, are the
+    obstacles'; its preferred velocity's x and y after the drift of its side)."""
+    # every array once, as a local: numba would count a reference to each array of a named tuple
+    # handed to a function per agent, or read from it in the loops (orca_neighbours.nearest_rows)
+    pos, velocity, preferred, radius, max_speed, avoids, visible, ids, layer, elevation, neighbour_dist, \
+        max_neighbours, time_horizon, time_horizon_obst, avoid_layers, avoid_mask, priority, side = C
+    lines, projected, stamp, found, found_d2, near, near_d2, result = S
+    origin_x, origin_y, cell, inv_cell, cols, rows, cell_start, cell_items = G
+    has_obstacles = O.point.shape[0] > 0
     inv_dt = 1.0 / dt
-    for a in range(k):
-        j = S.near[a]
-        reciprocal = C.avoids[j] and sees(j, i, C, body_height)
-        agent_line(C.pos[j, 0] - px, C.pos[j, 1] - py, vx - C.velocity[j, 0], vy - C.velocity[j, 1], vx, vy,
-                   C.radius[i] + C.radius[j], 0.5 if reciprocal else 1.0, inv_tau, inv_dt,
-                   C.ids[i] < C.ids[j] or (C.ids[i] == C.ids[j] and i < j), passing_side(i, j, hx, hy, C),
-                   S.lines, m)
-        m += 1
-    prx, pry = drifted(i, C.preferred[i, 0], C.preferred[i, 1], C, G)
-    failed = linear_program2(S.lines, m, C.max_speed[i], prx, pry, False, S.result)
-    if failed < m:
-        linear_program3(S.lines, m, obstacle_count, failed, C.max_speed[i], S.result, S.projected)
+    m, obstacle_count, prx, pry = 0, 0, 0.0, 0.0
+    for i in range(pos.shape[0]):
+        if not avoids[i] or (only >= 0 and i != only):
+            continue
+        px, py = pos[i, 0], pos[i, 1]
+        vx, vy = velocity[i, 0], velocity[i, 1]
+        m = 0
+        if has_obstacles:
+            obstacle_range = time_horizon_obst[i] * max_speed[i] + radius[i]
+            count = obstacle_neighbours(px, py, obstacle_range * obstacle_range, O, stamp, i, found, found_d2)
+            m = obstacle_lines(px, py, vx, vy, radius[i], 1.0 / time_horizon_obst[i], O, found, count, lines)
+        obstacle_count = m
+        k = nearest_rows(i, max_neighbours[i], neighbour_dist[i] * neighbour_dist[i], body_height, pos, visible, layer,
+                         elevation, avoid_layers, avoid_mask, priority, origin_x, origin_y, cell, inv_cell, cols, rows,
+                         cell_start, cell_items, near, near_d2)
+        prx, pry = preferred[i, 0], preferred[i, 1]
+        hx, hy, speed = heading(prx, pry) if side[i] != 0.0 else (0.0, 0.0, 0.0)
+        inv_tau = 1.0 / time_horizon[i]
+        for a in range(k):
+            j = near[a]
+            reciprocal = avoids[j] and sees_rows(j, i, layer, elevation, body_height, avoid_layers, avoid_mask,
+                                                 priority)
+            agent_line(pos[j, 0] - px, pos[j, 1] - py, vx - velocity[j, 0], vy - velocity[j, 1], vx, vy,
+                       radius[i] + radius[j], 0.5 if reciprocal else 1.0, inv_tau, inv_dt,
+                       ids[i] < ids[j] or (ids[i] == ids[j] and i < j), passing_side(i, j, hx, hy, pos, velocity, side),
+                       lines, m)
+            m += 1
+        if side[i] != 0.0 and speed > 0.0:
+            flow = oncoming_rows(i, hx, hy, pos, velocity, visible, max_speed[i], origin_x, origin_y, inv_cell, cols,
+                                 rows, cell_start, cell_items)
+            prx, pry = drifted(side[i], prx, pry, flow)
+        failed = linear_program2(lines, m, max_speed[i], prx, pry, False, result)
+        if failed < m:
+            linear_program3(lines, m, obstacle_count, failed, max_speed[i], result, projected)
+        out[i, 0] = result[0]
+        out[i, 1] = result[1]
     return m, obstacle_count, prx, pry
 
 
@@ -210,13 +231,8 @@ def orca_velocities(pos, velocity, preferred, radius, max_speed, avoids, visible
     reach, most_neighbours, any_avoid = crowd_reach(C)
     if not any_avoid:
         return
-    G = agent_grid(pos, reach)
-    S = scratch(O.point.shape[0], most_neighbours)
-    for i in range(n):
-        if avoids[i]:
-            agent_velocity(i, C, body_height, dt, O, G, S)
-            out[i, 0] = S.result[0]
-            out[i, 1] = S.result[1]
+    choose_velocities(C, body_height, dt, O, agent_grid(pos, reach), scratch(O.point.shape[0], most_neighbours), out,
+                      -1)
 
 
 def agent_half_planes(row: int, crowd: Crowd, body_height: float, dt: float, obstacles) -> dict:
@@ -230,8 +246,9 @@ def agent_half_planes(row: int, crowd: Crowd, body_height: float, dt: float, obs
     if not crowd.avoids[row]:
         return {"lines": np.zeros((0, 4)), "obstacle_lines": 0, "preferred": preferred, "chosen": preferred.copy()}
     reach, most_neighbours, _ = crowd_reach(crowd)
-    grid = agent_grid(crowd.pos, reach)
     work = scratch(obstacles.point.shape[0], most_neighbours)
-    m, obstacle_count, prx, pry = agent_velocity(row, crowd, float(body_height), float(dt), obstacles, grid, work)
+    out = np.array(crowd.preferred, dtype=np.float64)
+    m, obstacle_count, prx, pry = choose_velocities(crowd, float(body_height), float(dt), obstacles,
+                                                    agent_grid(crowd.pos, reach), work, out, int(row))
     return {"lines": work.lines[:m].copy(), "obstacle_lines": int(obstacle_count), "preferred": np.array([prx, pry]),
-            "chosen": work.result.copy()}
+            "chosen": out[row].copy()}

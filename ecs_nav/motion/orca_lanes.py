@@ -58,30 +58,37 @@ other side by more than this fraction of the sum of their radii."""
 @kernel
 def oncoming_flow(i, hx, hy, C, G):
     """The flow against agent i's unit heading (hx, hy) in its way: the module docstring's sum,
-    before the division by ``LANE_FULL``."""
-    px, py = C.pos[i, 0], C.pos[i, 1]
+    before the division by ``LANE_FULL``. ``oncoming_rows`` over a ``Crowd`` and an ``AgentGrid``."""
+    return oncoming_rows(i, hx, hy, C.pos, C.velocity, C.visible, C.max_speed[i], G.origin_x, G.origin_y,
+                         G.inv_cell, G.cols, G.rows, G.cell_start, G.cell_items)
+
+
+@kernel(inline="always")
+def oncoming_rows(i, hx, hy, pos, velocity, visible, max_speed, origin_x, origin_y, inv_cell, cols, rows, cell_start,
+                  cell_items):
+    """``oncoming_flow`` on the columns themselves, for the loop over every agent
+    (``orca_neighbours.nearest_rows`` says why); ``max_speed``: agent i's, m/s."""
+    px, py = pos[i, 0], pos[i, 1]
     ex, ey = px + LANE_LOOKAHEAD * hx, py + LANE_LOOKAHEAD * hy
-    cx0, cx1 = cell_range(min(px, ex) - LANE_HALF_WIDTH, max(px, ex) + LANE_HALF_WIDTH, G.origin_x, G.inv_cell,
-                          G.cols)
-    cy0, cy1 = cell_range(min(py, ey) - LANE_HALF_WIDTH, max(py, ey) + LANE_HALF_WIDTH, G.origin_y, G.inv_cell,
-                          G.rows)
+    cx0, cx1 = cell_range(min(px, ex) - LANE_HALF_WIDTH, max(px, ex) + LANE_HALF_WIDTH, origin_x, inv_cell, cols)
+    cy0, cy1 = cell_range(min(py, ey) - LANE_HALF_WIDTH, max(py, ey) + LANE_HALF_WIDTH, origin_y, inv_cell, rows)
     flow = 0.0
     for cy in range(cy0, cy1 + 1):
-        for s in range(G.cell_start[cy * G.cols + cx0], G.cell_start[cy * G.cols + cx1 + 1]):
-            j = G.cell_items[s]
-            if j == i or not C.visible[j]:
+        for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
+            j = cell_items[s]
+            if j == i or not visible[j]:
                 continue
-            dx, dy = C.pos[j, 0] - px, C.pos[j, 1] - py
+            dx, dy = pos[j, 0] - px, pos[j, 1] - py
             ahead = dx * hx + dy * hy
             if ahead <= 0.0 or ahead > LANE_LOOKAHEAD or abs(dx * hy - dy * hx) >= LANE_HALF_WIDTH:
                 continue
-            against = -(C.velocity[j, 0] * hx + C.velocity[j, 1] * hy)
+            against = -(velocity[j, 0] * hx + velocity[j, 1] * hy)
             if against > 0.0:
                 flow += against
-    return flow / C.max_speed[i]
+    return flow / max_speed
 
 
-@kernel
+@kernel(inline="always")
 def heading(prx, pry):
     """The unit direction of a preferred velocity and its speed: (hx, hy, speed); (0, 0, 0) for
     one shorter than 1e-12 m/s."""
@@ -91,32 +98,27 @@ def heading(prx, pry):
     return prx / speed, pry / speed, speed
 
 
-@kernel
-def drifted(i, prx, pry, C, G):
-    """Agent i's preferred velocity with its drift (the module docstring): (x, y), m/s; the
-    velocity itself for an agent without a side or standing still."""
-    side = C.side[i]
-    if side == 0.0:
-        return prx, pry
+@kernel(inline="always")
+def drifted(side, prx, pry, flow):
+    """A preferred velocity (prx, pry), m/s, with the drift of ``side`` (+1, -1) for the oncoming
+    ``flow`` in its way (``oncoming_flow``): (x, y), m/s (the module docstring)."""
     hx, hy, speed = heading(prx, pry)
-    if speed == 0.0:
-        return prx, pry
-    f = min(1.0, oncoming_flow(i, hx, hy, C, G) / LANE_FULL)
-    if f <= 0.0:
+    f = min(1.0, flow / LANE_FULL)
+    if speed == 0.0 or f <= 0.0:
         return prx, pry
     shift = side * LANE_DRIFT * speed * f
     return prx + shift * hy, pry - shift * hx  # (hy, -hx): the heading's right
 
 
-@kernel
-def passing_side(i, j, hx, hy, C):
-    """The side on which agent i (unit heading (hx, hy)) passes neighbour j: i's ``side`` when j
-    is ahead of it and walks against its heading, else 0 (ORCA's own choice)."""
-    side = C.side[i]
-    if side == 0.0:
+@kernel(inline="always")
+def passing_side(i, j, hx, hy, pos, velocity, side):
+    """The side on which agent i (unit heading (hx, hy)) passes neighbour j: i's ``side`` (the
+    Crowd's column) when j is ahead of it and walks against its heading, else 0 (ORCA's own
+    choice). ``pos``, ``velocity``: the Crowd's columns."""
+    if side[i] == 0.0:
         return 0.0
-    if (C.pos[j, 0] - C.pos[i, 0]) * hx + (C.pos[j, 1] - C.pos[i, 1]) * hy <= 0.0:
+    if (pos[j, 0] - pos[i, 0]) * hx + (pos[j, 1] - pos[i, 1]) * hy <= 0.0:
         return 0.0
-    if C.velocity[j, 0] * hx + C.velocity[j, 1] * hy >= 0.0:
+    if velocity[j, 0] * hx + velocity[j, 1] * hy >= 0.0:
         return 0.0
-    return side
+    return side[i]

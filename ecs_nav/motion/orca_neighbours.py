@@ -1,6 +1,7 @@
 """Which agents an avoiding agent takes into account (ORCA's agent neighbours, RVO2's
 ``KdTree::computeAgentNeighbors``): the (at most ``max_neighbours``) nearest within
-``neighbour_dist``, centre to centre, nearest first, ties by row, among those it ``sees``.
+``neighbour_dist``, centre to centre, nearest first, ties by row, among those it sees
+(``sees_rows``).
 
 The agents are binned into a uniform grid (``agent_grid``) whose cells are a quarter of the
 largest ``neighbour_dist``. ``nearest_agents`` walks the cells ring by ring outward from the
@@ -11,6 +12,12 @@ crowd the ten nearest lie within about a metre and a half, so it reads a few doz
 where one pass over every agent within ``neighbour_dist`` reads hundreds. The neighbours found
 do not depend on the order the cells are read in: the same agents, in the same order, as a
 scan of every agent within range.
+
+The loop over every agent (``ecs_nav.motion.orca.choose_velocities``) reads the ``Crowd``'s and
+the grid's arrays once and hands them to ``nearest_rows`` as arrays: handing the named tuples to a
+function called for every agent, or reading their fields in the inner loops, costs numba a
+reference count on each of their arrays at each call or read, and made the kernel two to five
+times slower.
 
 Shapes: positions and velocities (n, 2) float64 (m, m/s); per-agent values (n,).
 """
@@ -87,82 +94,77 @@ def agent_grid(pos, reach):
     return AgentGrid(ox, oy, cell, 1.0 / cell, cols, rows, cell_start, cell_items)
 
 
-@kernel
-def sees(i, j, C, body_height):
+@kernel(inline="always")
+def sees_rows(i, j, layer, elevation, body_height, avoid_layers, avoid_mask, priority):
     """Whether agent i takes agent j into account: the same ``Collider.layer``, bodies that
     overlap in height (``|elevation_i - elevation_j| < body_height``), i's ``avoid_mask`` sharing
     a bit with j's ``avoid_layers``, and j's ``priority`` not below i's (Godot's rules)."""
-    return (C.layer[i] == C.layer[j] and abs(C.elevation[i] - C.elevation[j]) < body_height
-            and (C.avoid_mask[i] & C.avoid_layers[j]) != 0 and C.priority[j] >= C.priority[i])
-
-
-@kernel
-def cell_distance_sq(px, py, G, cx, cy):
-    """Squared distance from (px, py) to the nearest point of cell (cx, cy) of ``G``."""
-    x0 = G.origin_x + cx * G.cell
-    y0 = G.origin_y + cy * G.cell
-    dx = x0 - px if px < x0 else (px - x0 - G.cell if px > x0 + G.cell else 0.0)
-    dy = y0 - py if py < y0 else (py - y0 - G.cell if py > y0 + G.cell else 0.0)
-    return dx * dx + dy * dy
-
-
-@kernel
-def take_cell(i, px, py, C, body_height, G, c, range_sq, cap, k, near, near_d2):
-    """Offer the rows of cell ``c`` to i's nearest list ``near[:k]`` (ascending by (distance,
-    row)); returns the new count."""
-    for s in range(G.cell_start[c], G.cell_start[c + 1]):
-        j = G.cell_items[s]
-        if j == i or not C.visible[j]:
-            continue
-        dx, dy = C.pos[j, 0] - px, C.pos[j, 1] - py
-        d2 = dx * dx + dy * dy
-        if d2 >= range_sq or (k == cap and (d2 > near_d2[k - 1] or (d2 == near_d2[k - 1] and j > near[k - 1]))):
-            continue
-        if not sees(i, j, C, body_height):
-            continue
-        b = k if k < cap else cap - 1
-        while b > 0 and (near_d2[b - 1] > d2 or (near_d2[b - 1] == d2 and near[b - 1] > j)):
-            near[b] = near[b - 1]
-            near_d2[b] = near_d2[b - 1]
-            b -= 1
-        near[b] = j
-        near_d2[b] = d2
-        if k < cap:
-            k += 1
-    return k
+    return (layer[i] == layer[j] and abs(elevation[i] - elevation[j]) < body_height
+            and (avoid_mask[i] & avoid_layers[j]) != 0 and priority[j] >= priority[i])
 
 
 @kernel
 def nearest_agents(i, C, body_height, G, near, near_d2):
     """Agent i's neighbours (the module docstring) written to ``near`` (rows) and ``near_d2``
-    (squared distances, m²), nearest first; returns how many (at most ``C.max_neighbours[i]``)."""
-    cap = C.max_neighbours[i]
+    (squared distances, m²), nearest first; returns how many (at most ``C.max_neighbours[i]``).
+    ``nearest_rows`` over a ``Crowd`` and an ``AgentGrid``."""
+    return nearest_rows(i, C.max_neighbours[i], C.neighbour_dist[i] * C.neighbour_dist[i], body_height, C.pos,
+                        C.visible, C.layer, C.elevation, C.avoid_layers, C.avoid_mask, C.priority, G.origin_x,
+                        G.origin_y, G.cell, G.inv_cell, G.cols, G.rows, G.cell_start, G.cell_items, near, near_d2)
+
+
+@kernel(inline="always")
+def nearest_rows(i, cap, range_sq, body_height, pos, visible, layer, elevation, avoid_layers, avoid_mask, priority,
+                 origin_x, origin_y, cell, inv_cell, cols, rows, cell_start, cell_items, near, near_d2):
+    """``nearest_agents`` on the columns themselves (``Crowd``'s and ``AgentGrid``'s fields),
+    for the loop over every agent: at most ``cap`` neighbours closer than ``sqrt(range_sq)``."""
     if cap <= 0:
         return 0
-    px, py = C.pos[i, 0], C.pos[i, 1]
-    range_sq = C.neighbour_dist[i] * C.neighbour_dist[i]
-    cx, _ = cell_range(px, px, G.origin_x, G.inv_cell, G.cols)
-    cy, _ = cell_range(py, py, G.origin_y, G.inv_cell, G.rows)
+    px, py = pos[i, 0], pos[i, 1]
+    cx, _ = cell_range(px, px, origin_x, inv_cell, cols)
+    cy, _ = cell_range(py, py, origin_y, inv_cell, rows)
     # the nearest any cell of ring r (r >= 1) can be: r - 1 cells and the way to its own cell's edge
-    x0, y0 = G.origin_x + cx * G.cell, G.origin_y + cy * G.cell
-    edge = max(min(px - x0, x0 + G.cell - px, py - y0, y0 + G.cell - py), 0.0)
-    last_ring = max(cx, G.cols - 1 - cx, cy, G.rows - 1 - cy)
+    x0, y0 = origin_x + cx * cell, origin_y + cy * cell
+    edge = max(min(px - x0, x0 + cell - px, py - y0, y0 + cell - py), 0.0)
+    last_ring = max(cx, cols - 1 - cx, cy, rows - 1 - cy)
     k = 0
     for ring in range(last_ring + 1):
         if ring > 0:
-            nearest = (ring - 1) * G.cell + edge
+            nearest = (ring - 1) * cell + edge
             cut = range_sq if k < cap else min(range_sq, near_d2[k - 1])
             if nearest * nearest > cut or nearest * nearest >= range_sq:
                 break
-        for yy in range(max(cy - ring, 0), min(cy + ring, G.rows - 1) + 1):
-            on_edge_row = yy == cy - ring or yy == cy + ring
-            step = 1 if on_edge_row or ring == 0 else 2 * ring
+        for yy in range(max(cy - ring, 0), min(cy + ring, rows - 1) + 1):
+            step = 1 if yy == cy - ring or yy == cy + ring or ring == 0 else 2 * ring
+            ly = origin_y + yy * cell
+            dy = ly - py if py < ly else (py - ly - cell if py > ly + cell else 0.0)
             xx = cx - ring
             while xx <= cx + ring:
-                if 0 <= xx < G.cols:
-                    d2 = cell_distance_sq(px, py, G, xx, yy)
-                    if d2 < range_sq and (k < cap or d2 <= near_d2[k - 1]):
-                        k = take_cell(i, px, py, C, body_height, G, yy * G.cols + xx, range_sq, cap, k, near,
-                                      near_d2)
+                if 0 <= xx < cols:
+                    lx = origin_x + xx * cell
+                    dx = lx - px if px < lx else (px - lx - cell if px > lx + cell else 0.0)
+                    box_d2 = dx * dx + dy * dy  # to the cell's nearest point
+                    if box_d2 < range_sq and (k < cap or box_d2 <= near_d2[k - 1]):
+                        c = yy * cols + xx
+                        for s in range(cell_start[c], cell_start[c + 1]):
+                            j = cell_items[s]
+                            if j == i or not visible[j]:
+                                continue
+                            ex, ey = pos[j, 0] - px, pos[j, 1] - py
+                            d2 = ex * ex + ey * ey
+                            if d2 >= range_sq or (k == cap and (d2 > near_d2[k - 1] or (d2 == near_d2[k - 1]
+                                                                                       and j > near[k - 1]))):
+                                continue
+                            if not sees_rows(i, j, layer, elevation, body_height, avoid_layers, avoid_mask, priority):
+                                continue
+                            b = k if k < cap else cap - 1
+                            while b > 0 and (near_d2[b - 1] > d2 or (near_d2[b - 1] == d2 and near[b - 1] > j)):
+                                near[b] = near[b - 1]
+                                near_d2[b] = near_d2[b - 1]
+                                b -= 1
+                            near[b] = j
+                            near_d2[b] = d2
+                            if k < cap:
+                                k += 1
                 xx += step
     return k
