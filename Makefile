@@ -93,15 +93,18 @@ test: $(TESTS) $(KERNELS)
 # turns on) after SHOT_TICKS ticks to a small PNG under docs/screenshots/ (the README and the
 # gallery show them). The platformer is taken after SHOT_TICKS_PLATFORMER: its bots catch the player (who
 # stands still without a driver) within 5 s, and a picture of them all in one place shows no
-# path or jump. SHOT_SIZE is the frame size in pixels.
+# path or jump. The doorway is taken after SHOT_TICKS_DOORWAY, once its crowd has come through
+# the doorway and spread round its goal. SHOT_SIZE is the frame size in pixels.
 SCENES := $(basename $(notdir $(wildcard scenes/*.toml)))
 SHOT_SIZE ?= 800 450
 SHOT_TICKS ?= 600
 SHOT_TICKS_PLATFORMER ?= 120
+SHOT_TICKS_DOORWAY ?= 4800
 screenshots: $(MEDIA) $(KERNELS)
 	@mkdir -p docs/screenshots
 	@for scene in $(SCENES); do \
 		ticks=$(SHOT_TICKS); [ $$scene = platformer ] && ticks=$(SHOT_TICKS_PLATFORMER); \
+		[ $$scene = doorway ] && ticks=$(SHOT_TICKS_DOORWAY); \
 		$(VENV)/bin/ecs-nav run $$scene --headless --ticks $$ticks --size $(SHOT_SIZE) \
 			--screenshot docs/screenshots/$$scene.png >/dev/null || exit 1; \
 		echo "docs/screenshots/$$scene.png"; \

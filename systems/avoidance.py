@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.core.resource_names import AVOIDANCE_TRACE
+from ecs_nav.core.table import FOLLOW_STOPPED
 from ecs_nav.core.world import refuse_non_finite
 from ecs_nav.motion.orca import agent_half_planes, orca_velocities
 from ecs_nav.motion.orca_neighbours import Crowd
@@ -81,6 +82,9 @@ class AvoidanceStage:
             return
         n = t.n
         avoiding = avoids[:n] & t.has_velocity[:n]
+        slot = getattr(t, "goal_slot_index", None)
+        if slot is not None:  # a crowd's member at rest on its slot holds its place (systems/goal_spreading.py)
+            avoiding &= (slot[:n] < 0) | (t.follow_state[:n] != FOLLOW_STOPPED)
         if not np.any(avoiding):
             return
         preferred = t.vel[:n]

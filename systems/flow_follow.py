@@ -16,16 +16,19 @@ Arrival, the same rules as paths (``ecs_nav.motion.arrival``):
   arrived at the same field (group arrival): STOPPED, one ``TargetReached``, and the entity is
   despawned at the end of the tick when its request says ``despawn_on_arrival`` (the field
   counts arrivals per goal point: ``SharedField.arrivals``);
+- goal spreading for a field toward one point, as for paths (``systems/goal_spreading.py``):
+  near the stopped crowd an agent leaves the field and walks down the slot field to a free place;
 - a STOPPED agent re-arms when pushed away (as for paths);
 - no field yet, or a position from which the field reaches no goal: no steering target, and one
   ``PathFailed(status="unreachable")`` per such episode;
-- standing still while following for ``stuck_ticks`` ticks: ``Stuck`` (a field needs no
-  re-plan; the event tells).
+- standing still while following for ``stuck_ticks`` ticks: ``Stuck``, once per blockage (a
+  field needs no re-plan; the event tells).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from ecs_nav.systems.goal_spreading import GoalSpreading
 
 from ecs_nav.core.events import PathFailed, Stuck, TargetReached
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
@@ -43,13 +46,14 @@ class FlowFollower:
     """Steers the flow-field followers (see the module doc); owned by the PathFollowSystem."""
 
     def __init__(self, stop_hysteresis: float, rearm_radii: float, settle_ticks: int, stuck_ticks: int,
-                 stuck_distance: float, group_arrival: bool):
+                 stuck_distance: float, group_arrival: bool, spreading: GoalSpreading | None = None):
         self.stop_hysteresis = stop_hysteresis
         self.rearm_radii = rearm_radii
         self.settle_ticks = settle_ticks
         self.stuck_ticks = stuck_ticks
         self.stuck_distance = stuck_distance
         self.group_arrival = group_arrival
+        self.spreading = GoalSpreading(enabled=False) if spreading is None else spreading
         self.failed = np.zeros(0, np.int64)  # entities told PathFailed and not yet back on a field (sorted)
 
     def update(self, world) -> None:
@@ -85,6 +89,22 @@ class FlowFollower:
         self._report_unreachable(world, rows, ents, reach, stopped)
         leave = get("despawn_on_arrival")
 
+        # goal spreading (systems/goal_spreading.py): a row walking down the slot field steers at the
+        # slot it sees best and arrives by the field
+        spreading = self.spreading
+        fixed = aim = None
+        if spreading.enabled and spreading.slots(world) is not None:
+            fixed = self._one_point(fields, get("field_id")) & ~leave
+            aim = spreading.aim(world, rows, fixed, pos, goal_dist)
+            if aim.count:
+                seeking = aim.seeking & walking
+                table.steer_target[rows[seeking]] = aim.target[seeking]
+                ahead = aim.target[seeking] - pos[seeking]
+                direction = direction.copy()
+                direction[seeking] = ahead / np.maximum(np.hypot(ahead[:, 0], ahead[:, 1]), 1e-12)[:, None]
+                arrive &= ~aim.seeking
+            arrive |= aim.arrive
+
         # group arrival, re-arming
         stop = get("stopping_distance")
         if self.group_arrival:
@@ -94,14 +114,21 @@ class FlowFollower:
             put("blocked_ticks", ~candidates, 0)
             if candidates.any():
                 moved = (pos - get("prev_pos"))[candidates]
-                arrive[candidates] = held_back(table, rows[candidates], direction[candidates], moved, world.dt,
-                                               self.settle_ticks)
+                held = np.zeros(rows.size, bool)
+                held[candidates] = held_back(table, rows[candidates], direction[candidates], moved, world.dt,
+                                             self.settle_ticks)
+                arrive |= spreading.settles(aim, held)
         rearm = stopped & ~leave
         if rearm.any():
             margin = np.maximum(self.stop_hysteresis, self.rearm_radii * get("radius"))
             rearm &= goal_dist > np.maximum(stop, get("arrival_distance")) + margin
+            slotted = np.zeros(rows.size, bool)
+            if aim is not None:  # one stopped on a slot re-arms when pushed off it
+                slotted = aim.spread & (table.goal_slot_index[rows] != -1)
+                rearm[slotted] = (aim.back & stopped & ~leave)[slotted]
             if self.group_arrival and rearm.any():
-                rearm[rearm] = ~touching_arrived(table, rows[rearm], direction[rearm])
+                check = rearm & ~slotted
+                rearm[check] = ~touching_arrived(table, rows[check], direction[check])
             if rearm.any():
                 table.follow_state[rows[rearm]] = FOLLOW_ARRIVE
                 table.stuck_ticks[rows[rearm]] = -1
@@ -113,7 +140,17 @@ class FlowFollower:
             for f in np.unique(table.field_id[arriving]):
                 at = arriving[table.field_id[arriving] == f]
                 fields.get(int(f)).count_arrivals(table.pos[at])
-            for e, gone in zip(ents[arrive].tolist(), leave[arrive].tolist()):
+            again = np.zeros(rows.size, bool)
+            first = arrive & ~leave
+            if spreading.enabled and first.any():  # a shared goal's first arrival: its slots
+                first &= self._one_point(fields, get("field_id")) if fixed is None else fixed
+                if first.any():
+                    goal_points = np.array([fields.get(int(f)).goal.points[0] for f in table.field_id[rows[first]]])
+                    spreading.arrived(world, rows[first], goal_points)
+                    again = spreading.stopped(world, rows, arrive, first, pos)  # walked back: arrived already
+            for e, gone, quiet in zip(ents[arrive].tolist(), leave[arrive].tolist(), again[arrive].tolist()):
+                if quiet:
+                    continue
                 world.emit(TargetReached(int(e), world.tick))
                 if gone:
                     world.despawn(int(e))
@@ -122,6 +159,14 @@ class FlowFollower:
         stuck = standing_still(table, slice(0, n) if every else rows, reach, self.stuck_ticks, self.stuck_distance)
         for e in ents[stuck].tolist():
             world.emit(Stuck(int(e), world.tick))
+
+    @staticmethod
+    def _one_point(fields, field_id: np.ndarray) -> np.ndarray:
+        """(k,) bool: which rows follow a field toward one fixed point (goal spreading's goals)."""
+        ids, inverse = np.unique(field_id, return_inverse=True)
+        point = np.array([(s := fields.get(int(f))) is not None and s.goal.entity < 0 and s.goal.zone is None
+                          and len(s.goal.points) == 1 for f in ids.tolist()], bool)
+        return point[inverse.reshape(-1)]
 
     @staticmethod
     def _sample(world, fields, rows, pos, field_id):

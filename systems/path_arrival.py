@@ -39,21 +39,45 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
     m = rows.size
     moving, arrive, candidates, rearm = np.empty((4, m), np.bool_)
     to_final, dist = np.empty((m, 2)), np.empty(m)
+    # goal spreading (systems/goal_spreading.py): a row walking down the slot field steers at the
+    # slot it sees best (this tick's final target; its Path stays as it is) and arrives by the field
+    spreading = f.spreading
+    fixed = once & ~f.partial & (f.target_row < 0) & ~f.leave
+    aim = None
+    if spreading.slots(world) is not None:
+        aim = spreading.aim(world, rows, fixed, pos, np.hypot(*(f.final - pos).T))
+    final, final_leg, stopping = f.final, f.final_leg, table.stopping_distance
+    if aim is not None and aim.count:
+        seeking = aim.seeking
+        final, final_leg, stopping = f.final.copy(), f.final_leg.copy(), table.stopping_distance.copy()
+        final[seeking] = aim.target[seeking]
+        final_leg[seeking] = True
+        stopping[rows[seeking]] = -1.0  # (its target is a slot on the way: it arrives by the field)
     n_arrive, n_candidates, n_rearm = _final_approach(
-        rows, table.pos, once, f.final, f.target_row, f.final_leg, f.partial, table.follow_state, table.goal_key,
-        table.n, table.stopping_distance, table.arrival_distance, table.radius, table.steer_target,
+        rows, table.pos, once, final, f.target_row, final_leg, f.partial, table.follow_state, table.goal_key,
+        table.n, stopping, table.arrival_distance, table.radius, table.steer_target,
         table.blocked_ticks, bool(f.group_arrival), float(f.stop_hysteresis), REARM_RADII, FOLLOW_STOPPED, moving,
         to_final, dist, arrive, candidates, rearm)  # fmt: skip
+    if aim is not None:
+        arrive |= aim.arrive
     if n_candidates:  # group arrival
         toward = table.steer_target[rows[candidates]] - pos[candidates]
-        arrive[candidates] = held_back(table, rows[candidates], toward, (pos - last)[candidates], world.dt,
-                                       f.settle_ticks)  # fmt: skip
-        n_arrive = np.count_nonzero(arrive)
+        held = np.zeros(m, bool)
+        held[candidates] = held_back(table, rows[candidates], toward, (pos - last)[candidates], world.dt,
+                                     f.settle_ticks)  # fmt: skip
+        arrive |= spreading.settles(aim, held)
+    n_arrive = np.count_nonzero(arrive)
     # a settled crowd is pushed about as it packs: an agent with a fixed goal re-arms only when
     # pushed REARM_RADII radii past where it stopped and touching no arrived agent of its goal;
-    # one whose target moves re-arms by distance alone (seed 000)
+    # one whose target moves re-arms by distance alone (seed 000); one stopped on a slot when
+    # pushed off it (goal spreading)
+    slotted = np.zeros(m, bool)
+    if aim is not None:
+        slotted = aim.spread & (table.goal_slot_index[rows] != -1)
+        rearm[slotted] = aim.back[slotted]
+        n_rearm = np.count_nonzero(rearm)
     if f.group_arrival and n_rearm:
-        held = rearm & ~moving & ~f.partial
+        held = rearm & ~moving & ~f.partial & ~slotted
         toward = table.steer_target[rows[held]] - pos[held]
         rearm[held] = ~touching_arrived(table, rows[held], toward)
         n_rearm = np.count_nonzero(rearm)
@@ -65,7 +89,12 @@ def approach(follower, world, once: np.ndarray, pos: np.ndarray, last: np.ndarra
     if n_arrive:
         table.follow_state[rows[arrive]] = FOLLOW_STOPPED
         table.arrival_distance[rows[arrive]] = dist[arrive]
+        at_goal = arrive & fixed
+        spreading.arrived(world, rows[at_goal], f.final[at_goal])  # a shared goal's first: its slots
+        again = spreading.stopped(world, rows, arrive, fixed, pos)  # walked back: arrived already
         for i in arrive.nonzero()[0].tolist():
+            if again[i]:
+                continue
             if f.partial[i]:  # the end of a partial path: stopped, not arrived
                 f.at_end[i] = True
                 gap = float(np.hypot(*(f.goal[i] - pos[i])))

@@ -46,15 +46,21 @@ Per tick, for the rows that follow a waypoint:
   ``ecs_nav.motion.arrival.BLOCKED_SPEED_FRACTION`` of its max speed -- has arrived too: STOPPED and one
   ``TargetReached``. One that slides round the arrived agents keeps going, so a crowd grows
   round its goal instead of pushing at it.
+* **goal spreading** (``systems/goal_spreading.py``): agents sent to one fixed point they share
+  do not settle against the arrived crowd where they meet it: they walk down a field over slots
+  round the goal to a free place, nearest first by walking distance, and stop there (one
+  ``TargetReached``); group arrival then settles only the agents of other goals.
 * **leaving**: an agent whose request says ``despawn_on_arrival`` is despawned at the end of
   the tick it arrives.
 * **a partial path is not an arrival**: reaching the end of a ``"partial"`` path stops the agent
   there and emits ``PathFailed(status="partial", remaining=distance to the requested goal)``,
   once per arrival at that end, never ``TargetReached``.
 * **stuck** (seed 002: "the position did not change"): a following row that stays within
-  ``stuck_distance`` of where it last moved for ``stuck_ticks`` ticks emits ``Stuck`` and the
-  counter restarts. Turning, queueing behind moving agents or orbiting slowly moves it, so none
-  of them is stuck. A once-path is then marked ``"stale"``: the PathfindSystem re-plans it to
+  ``stuck_distance`` of where it last moved for ``stuck_ticks`` ticks emits ``Stuck``, once per
+  blockage: not again until it has moved ``ecs_nav.motion.arrival.STUCK_RELEASE`` (or its
+  radius) from there, re-plans included. Turning, queueing behind moving agents or orbiting
+  slowly moves it, and one that waits with another agent right ahead of it queues, so none of
+  them is stuck. A once-path is then marked ``"stale"``: the PathfindSystem re-plans it to
   the request's goal, or, for a Path given without a request, to the path's last point (seed
   002). A patrol or loop without a request keeps its route (a re-plan to one point would lose
   the loop); the event still tells.
@@ -75,6 +81,7 @@ from __future__ import annotations
 
 import numpy as np
 from ecs_nav.systems.flow_follow import FlowFollower
+from ecs_nav.systems.goal_spreading import GoalSpreading
 from ecs_nav.systems.path_arrival import REARM_RADII, approach
 from ecs_nav.systems.platformer_stage import run_bots
 
@@ -86,11 +93,14 @@ from ecs_nav.core.world import System
 from ecs_nav.motion.arrival import (
     SETTLE_TICKS,
     STUCK_DISTANCE,
+    STUCK_REPORTED,
     goal_key_of_entity,
     goal_key_of_point,
     standing_still,
 )
 from ecs_nav.motion.follow_rows import waypoint_hits
+from ecs_nav.motion.goal_slots import SLOT_GAP
+from ecs_nav.motion.slot_field import ASSIGN_MARGIN
 from ecs_nav.motion.steering import normalize
 
 STOP_HYSTERESIS = 0.5
@@ -111,13 +121,19 @@ class PathFollowSystem(System):
         stuck_distance: see STUCK_DISTANCE.
         group_arrival: settle against arrived agents of the same goal (``ecs_nav.motion.arrival``).
         settle_ticks: see SETTLE_TICKS.
+        goal_spreading: agents sent to one point fill the floor round it, each on a slot of its
+            own (``systems/goal_spreading.py``); False: they settle against the arrived crowd.
+        slot_gap: m between neighbouring slots' discs (>= 0; ``goal_slots.SLOT_GAP``).
+        assign_margin: m; how near the slots given so far an agent is given one (>= 0;
+            ``slot_field.ASSIGN_MARGIN``).
     """
 
     name = "PathFollowSystem"
 
     def __init__(self, stuck_ticks: int = 20, stop_hysteresis: float = STOP_HYSTERESIS,
                  stuck_distance: float = STUCK_DISTANCE, group_arrival: bool = True,
-                 settle_ticks: int = SETTLE_TICKS):
+                 settle_ticks: int = SETTLE_TICKS, goal_spreading: bool = True, slot_gap: float = SLOT_GAP,
+                 assign_margin: float = ASSIGN_MARGIN):
         if int(stuck_ticks) < 1:
             raise ValueError(f"PathFollowSystem.stuck_ticks: must be >= 1, got {stuck_ticks!r}")
         if not (stuck_distance >= 0 and np.isfinite(stuck_distance)):
@@ -129,14 +145,25 @@ class PathFollowSystem(System):
         if int(settle_ticks) < 1:
             raise ValueError(f"PathFollowSystem.settle_ticks: must be >= 1, got {settle_ticks!r}")
         self.settle_ticks = int(settle_ticks)
+        self.spreading = GoalSpreading(goal_spreading and self.group_arrival, slot_gap, assign_margin)
         self.flow = FlowFollower(self.stop_hysteresis, REARM_RADII, self.settle_ticks, self.stuck_ticks,
-                                 self.stuck_distance, self.group_arrival)  # flow-field followers
+                                 self.stuck_distance, self.group_arrival, self.spreading)  # flow-field followers
         self._structure = -1  # the World's structure version of Path the cache was built at
         self._despawn_cursor = 0
         self._waypoint_hits = DirectCall(lambda: waypoint_hits)
         """``waypoint_hits`` without numba's dispatch: the table's columns and this cache's arrays
         have the same types by construction (``tests/test_path_follow.py`` checks them)."""
         self._empty()
+
+    @property
+    def goal_spreading(self) -> bool:
+        """Whether crowds sent to one point spread over the floor round it (see ``__init__``);
+        settable: False from then on leaves new arrivals to group arrival alone."""
+        return self.spreading.enabled
+
+    @goal_spreading.setter
+    def goal_spreading(self, on: bool) -> None:
+        self.spreading.enabled = bool(on) and self.group_arrival
 
     # --- the cache aligned with the sorted path entities -----------------------------------------
 
@@ -256,8 +283,9 @@ class PathFollowSystem(System):
         if not keep_leg:
             self.final_leg[i] = False
             self.last_pos[i] = pos
-            table.stuck_ticks[row] = -1  # the anchor is set now: this tick does not count
-            table.stuck_anchor[row] = pos
+            if table.stuck_ticks[row] != STUCK_REPORTED:  # (a re-plan after Stuck does not report it again)
+                table.stuck_ticks[row] = -1  # the anchor is set now: this tick does not count
+                table.stuck_anchor[row] = pos
         if k == 0 or path.status == "unreachable":
             self.active[i] = False
             self.last_once[i] = False

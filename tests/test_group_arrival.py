@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 import pytest
+from ecs_nav.systems.goal_spreading import GOAL_SLOTS
 from ecs_nav.systems.path_follow import PathFollowSystem
 from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
@@ -66,7 +67,9 @@ def assert_one_crowd_round_the_goal(world, goal, bodies_at_goal=False):
     """Every agent stopped, and the stopped crowd is one connected body of touching agents
     that holds the goal: it grew from the goal outward, nobody settled on their own. With
     ``bodies_at_goal``, more than one body may have grown, each from an agent at the goal
-    (within its stopping distance): two that arrived together from different sides stop apart."""
+    (within its stopping distance): two that arrived together from different sides stop apart.
+    A crowd spread over the floor round its goal (goal spreading) stands on a packing's slots,
+    up to a slot's spacing off: there, touching means within two spacings."""
     from scipy.sparse.csgraph import connected_components
     from scipy.spatial import cKDTree
 
@@ -74,7 +77,11 @@ def assert_one_crowd_round_the_goal(world, goal, bodies_at_goal=False):
     n = t.n
     assert np.all(t.follow_state[:n] == FOLLOW_STOPPED)
     pos = t.pos[:n]
-    pairs = cKDTree(pos).query_pairs(2 * t.radius[:n].max() + SETTLE_GAP + 0.05, output_type="ndarray")
+    touch = 2 * t.radius[:n].max() + SETTLE_GAP
+    slots = world.resources.get(GOAL_SLOTS)
+    if slots is not None:
+        touch = max(touch, 2 * max(s.spacing for s in slots.sets.values()))
+    pairs = cKDTree(pos).query_pairs(touch + 0.05, output_type="ndarray")
     import scipy.sparse as sp
 
     adj = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))

@@ -21,6 +21,7 @@ from ecs_nav import (
     World,
 )
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
+from ecs_nav.motion.arrival import STUCK_RELEASE, STUCK_REPORTED
 from ecs_nav.testing import Integrate
 
 
@@ -326,7 +327,28 @@ def test_stuck_after_k_ticks_marks_the_path_stale():
     assert log == [] and path.status == "complete"
     w.step()
     assert [ev.entity for ev in log] == [e] and log[0].tick == 5 and path.status == "stale"
-    assert w.table.stuck_ticks[w.table.row_of(e)] == 0  # counting restarts
+    assert w.table.stuck_ticks[w.table.row_of(e)] == STUCK_REPORTED  # reported: silent until it moves
+
+
+def test_stuck_is_reported_once_per_blockage_and_again_only_after_moving_off():
+    w = make_world(steer=False, stuck_ticks=5)
+    e = w.spawn(Position(0, 0), Agent())  # cannot move by itself: no velocity
+    path = Path(waypoints=[(0, 0), (10, 0)], radius=1.0, status="complete")
+    w.add_component(e, path)
+    log = record(w, Stuck)
+    w.run(200)
+    assert [ev.tick for ev in log] == [5]
+    path.waypoints = np.array([(0.0, 0.0, 0.0), (10.0, 0.0, 0.0)])  # a re-plan of the same route
+    w.run(50)
+    assert len(log) == 1
+    w.get(e, Position).x = STUCK_RELEASE / 2  # jostled less than STUCK_RELEASE: the same blockage
+    w.run(50)
+    assert len(log) == 1
+    w.get(e, Position).x = 3 * STUCK_RELEASE  # moved off, then held again: a new blockage
+    w.run(5)
+    assert len(log) == 1
+    w.run(2)
+    assert len(log) == 2
 
 
 def test_moving_resets_the_stuck_counter():

@@ -112,9 +112,9 @@ def test_waiting_in_a_queue_behind_a_stuck_agent_is_not_stuck():
         world.add_component(e, Path(waypoints=[spot(world, "C")], radius=0.3, status="complete"))
     log = record_events(world, Stuck)
     world.run(600)
-    # the front agent stands at the post: stuck, again and again; the one behind it queues
-    assert {ev.entity for ev in log} == {front}
-    assert len(log.of(Stuck, front)) >= 10
+    # the front agent stands at the post: Stuck once, however often its path is re-planned the
+    # same way (not again until it moves off); the one behind it queues
+    assert [ev.entity for ev in log] == [front]
 
 
 def test_path_followers_that_leave_on_arrival_all_leave_and_the_rest_keep_their_paths():

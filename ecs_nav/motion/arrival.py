@@ -37,6 +37,14 @@ STUCK_DISTANCE = 0.01
 """An agent that stays within this distance (m) of where it last moved is standing still
 (seed 002 compares positions; the physics jitters a packed agent by millimetres)."""
 
+STUCK_RELEASE = 0.5
+"""m. An agent reported ``Stuck`` is not reported again until it has moved this far (or its
+radius, if larger) from where it was stuck: one report per blockage."""
+
+STUCK_REPORTED = -2
+"""``stuck_ticks`` of an agent reported Stuck and not yet moved ``STUCK_RELEASE`` from where it
+stood (-1: its anchor was set this tick; >= 0: ticks counted standing still)."""
+
 SETTLE_GAP = 0.5
 """Extra distance (m) beyond contact at which an arrived neighbour still holds an agent back:
 separation keeps a walking agent a few decimetres off the agents in front of it, so it stops
@@ -226,26 +234,37 @@ def held_back(table, rows: np.ndarray, toward: np.ndarray, moved: np.ndarray, dt
 
 
 @kernel
-def _count_still(rows, active, pos, follow_state, stuck_ticks, stuck_anchor, stuck_limit, stuck_distance2, reached):
+def _count_still(rows, active, pos, radius, follow_state, stuck_ticks, stuck_anchor, stuck_limit, stuck_distance2,
+                 release, reached):
     """The counting of ``standing_still`` in one pass, in place: ``reached`` (k,) bool receives
-    the rows whose count reached ``stuck_limit`` this tick (their count restarts and their anchor
-    moves to where they stand, as for every row that is not standing still); returns how many.
+    the rows whose count reached ``stuck_limit`` this tick (they become ``STUCK_REPORTED``, their
+    anchor where they stand); returns how many. A reported row counts again (0, anchored where it
+    stands) once it is further than ``max(release, radius)`` from its anchor; every other row
+    that is not standing still restarts its count at its position.
     (The caller's array, not a returned one: see ``follow_rows.waypoint_hits``.)"""
     n_reached = 0
     for k in range(rows.size):
         reached[k] = False
         i = rows[k]
-        state = follow_state[i]
         dx = pos[i, 0] - stuck_anchor[i, 0]
         dy = pos[i, 1] - stuck_anchor[i, 1]
-        still = active[k] and (state == FOLLOW_SEEK or state == FOLLOW_ARRIVE) and dx * dx + dy * dy <= stuck_distance2
+        d2 = dx * dx + dy * dy
+        if stuck_ticks[i] == STUCK_REPORTED:  # reported: silent until it has moved off
+            away = max(release, radius[i])
+            if d2 > away * away:
+                stuck_ticks[i] = 0
+                stuck_anchor[i, 0] = pos[i, 0]
+                stuck_anchor[i, 1] = pos[i, 1]
+            continue
+        state = follow_state[i]
+        still = active[k] and (state == FOLLOW_SEEK or state == FOLLOW_ARRIVE) and d2 <= stuck_distance2
         count = stuck_ticks[i] + 1 if still else 0
         if count >= stuck_limit:
             reached[k] = True
             n_reached += 1
-            count = 0
+            count = STUCK_REPORTED
         stuck_ticks[i] = count
-        if not (still and not reached[k]):
+        if not still or count == STUCK_REPORTED:
             stuck_anchor[i, 0] = pos[i, 0]
             stuck_anchor[i, 1] = pos[i, 1]
     return n_reached
@@ -260,10 +279,12 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
     """Stuck detection (seed 002: the position did not change for K ticks): (k,) bool, True
     where an ``active`` following agent (SEEK or ARRIVE) of ``rows`` stayed
     within ``stuck_distance`` of ``stuck_anchor`` for ``stuck_ticks`` ticks and is not queueing
-    (``queueing``: another agent stands right ahead of it); its count then restarts. Moving
-    off resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was
-    set this tick (it does not count). ``rows``: a slice or mask of the live rows, or an int64
-    array of live row ids, which is used as given (the followers' own row arrays)."""
+    (``queueing``: another agent stands right ahead of it, so its count restarts). Once per
+    blockage: a row reported is ``STUCK_REPORTED`` in the table until it has moved
+    ``STUCK_RELEASE`` (or its radius) from where it stood, then it counts again. Moving off
+    resets the count and the anchor. ``stuck_ticks`` -1 in the table means the anchor was set
+    this tick (it does not count). ``rows``: a slice or mask of the live rows, or an int64 array
+    of live row ids, which is used as given (the followers' own row arrays)."""
     given = isinstance(rows, np.ndarray) and rows.dtype == np.int64
     index = rows if given else np.arange(table.n, dtype=np.int64)[rows]
     # the same types on every call (``_count_still_direct`` checks none): 1-D, C order
@@ -273,12 +294,13 @@ def standing_still(table, rows, active: np.ndarray, stuck_ticks: int,
                          f"rows of shape {index.shape} and active of shape {active.shape}")
     distance = float(stuck_distance)
     stuck = np.empty(index.size, np.bool_)
-    if _count_still_direct(index, active, table.pos, table.follow_state, table.stuck_ticks, table.stuck_anchor,
-                           int(stuck_ticks), distance * distance, stuck):
+    if _count_still_direct(index, active, table.pos, table.radius, table.follow_state, table.stuck_ticks,
+                           table.stuck_anchor, int(stuck_ticks), distance * distance, STUCK_RELEASE, stuck):
         at = stuck.nonzero()[0]
         rows_at = index[at]
         in_queue = queueing(table, rows_at, table.steer_target[rows_at] - table.pos[rows_at])
         stuck[at[in_queue]] = False  # waiting behind others is not stuck: the count starts again
+        table.stuck_ticks[rows_at[in_queue]] = 0
     return stuck
 
 
