@@ -21,7 +21,7 @@ import ecs_nav  # noqa: E402
 from ecs_nav.results import recording  # noqa: E402
 from ecs_nav.results.read import read_recording  # noqa: E402
 from ecs_nav.results.recording import record  # noqa: E402
-from ecs_nav.results.writer import RecordingError, SinkThread  # noqa: E402
+from ecs_nav.results.writer import RecordingError, RecordingWarning, SinkThread  # noqa: E402
 
 ENTITIES = 9  # the room's eight walkers and its scout
 
@@ -134,6 +134,39 @@ def test_a_stuck_writer_is_reported_within_a_second_of_its_stall_limit(room, tmp
             assert noticed - made[0].failed_at < 0.3 + 1.0
             assert "the writer is stuck: write_frame() has made no progress for 0.3 s" in str(error)
             rec.close()
+    finally:
+        gate.set()
+
+
+def test_a_tick_waiting_for_a_stalled_writer_says_so_within_a_second_and_once(room, tmp_path, monkeypatch):
+    gate = threading.Event()
+    made = _with_faulty_sink(monkeypatch, frame=3, gate=gate)
+    warned_at = []
+    real_warn = SinkThread.warn_if_slow
+
+    def timed_warn(self):
+        before = self.warned
+        real_warn(self)
+        if self.warned and not before:
+            warned_at.append(time.monotonic())
+
+    monkeypatch.setattr(SinkThread, "warn_if_slow", timed_warn)
+    try:
+        with ecs_nav.load_scene(room) as world:
+            rec = record(world, tmp_path / "run.csv", every=1)
+            with pytest.warns(RecordingWarning) as caught:
+                while made[0].failed_at is None:
+                    world.step()
+                threading.Timer(2.5, gate.set).start()  # the disk comes back after 2.5 s
+                world.run(300)  # the queue fills, then the tick waits
+            assert len(caught) == 1 and len(warned_at) == 1
+            assert SinkThread.SLOW_S < warned_at[0] - made[0].failed_at < SinkThread.SLOW_S + 0.5
+            message = str(caught[0].message)
+            assert "run.csv" in message and "busy with write_frame() for 1." in message
+            assert "after 60 s it is reported as stuck" in message
+            rec.close()  # the writer went on: nothing was lost
+        got = read_recording(tmp_path / "run.csv")
+        assert sorted(got.trajectories["tick"].unique()) == list(range(world.tick + 1))
     finally:
         gate.set()
 

@@ -10,6 +10,7 @@ import queue
 import sys
 import threading
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,11 @@ import numpy as np
 class RecordingError(OSError):
     """The recording's writer failed (the cause is chained) or made no progress for
     ``SinkThread.STALL_S`` seconds; the recording has ended, what it committed stays readable."""
+
+
+class RecordingWarning(UserWarning):
+    """The simulation has waited over ``SinkThread.SLOW_S`` seconds for a writer busy with one
+    call: a slow or blocked disk (after ``SinkThread.STALL_S`` seconds it is a RecordingError)."""
 
 
 class WriterState:
@@ -43,11 +49,15 @@ class SinkThread:
     for the writer, checking it every ``POLL_S`` seconds; a writer that raised is reported
     (RecordingError, the cause chained) on the next call or within ``POLL_S`` of a wait, and a
     writer busy with one call for more than ``STALL_S`` seconds (a blocked disk) is reported as
-    stuck. A process that exits without closing the recording has the writer finish what was
+    stuck. A writer still busy with one call ``SLOW_S`` seconds after it began while the tick
+    waits for it is announced at once (a RecordingWarning, the first time in a recording): within
+    a second the user knows what the simulation waits for, and a slow disk is not taken for a dead
+    one. A process that exits without closing the recording has the writer finish what was
     queued first (within ``STALL_S``); the file then reads as a killed run's (no agents table)."""
 
     QUEUED_ROWS = 400_000
     POLL_S = 0.1
+    SLOW_S = 1.0
     STALL_S = 60.0
 
     def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = ""):
@@ -56,6 +66,7 @@ class SinkThread:
         self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // max(rows_per_frame, 1), 4, 256)))
         self.state = WriterState()
         self.failed = self.closing = False
+        self.warned = False  # a slow writer was announced (once per recording)
         self.thread: threading.Thread | None = threading.Thread(
             target=write_calls, args=(sink, self.calls, self.state), name="ecs-nav-recorder", daemon=True)
         self.thread.start()
@@ -77,6 +88,20 @@ class SinkThread:
             raise RecordingError(f"recording {self.path!r}: the writer is stuck: {state.busy_with} has made no "
                                  f"progress for {self.STALL_S:g} s (a blocked disk or file system?)")
 
+    def warn_if_slow(self) -> None:
+        """The tick waits for the writer: announce a call busy over ``SLOW_S`` (once per recording)."""
+        state = self.state
+        since, busy_with = state.busy_since, state.busy_with
+        if since is None or self.warned:
+            return
+        busy = time.monotonic() - since
+        if busy > self.SLOW_S:
+            self.warned = True
+            warnings.warn(RecordingWarning(
+                f"recording {self.path!r}: the simulation is waiting for the writer, busy with {busy_with} for "
+                f"{busy:.1f} s (a slow or blocked disk?); after {self.STALL_S:g} s it is reported as stuck"),
+                stacklevel=2)
+
     def _send(self, method: str, *args: Any) -> None:
         self.check()
         while True:
@@ -85,6 +110,7 @@ class SinkThread:
                 return
             except queue.Full:
                 self.check()
+                self.warn_if_slow()
 
     def begin(self, run):
         self._send("begin", run)
