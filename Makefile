@@ -51,9 +51,9 @@ $(DEV): $(BASE)
 # Every extra the tests use (all but bench and docs). Ray has no wheel for every platform and
 # Python: without it its sweep test is skipped.
 $(TESTS): $(BASE)
-	@echo "make: installing the extras the tests use (dev, media, results, results-check, dask, ray)"
+	@echo "make: installing the extras the tests use (dev, media, results, results-check, dask, rl, ray)"
 	@$(PY) -m pip install -q --upgrade pip
-	@$(INSTALL) ".[dev,media,results,results-check,dask]"
+	@$(INSTALL) ".[dev,media,results,results-check,dask,rl]"
 	@$(INSTALL) ".[ray]" || echo "make: ray did not install here; the ray sweep test is skipped"
 	@touch $@
 

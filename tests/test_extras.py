@@ -171,7 +171,7 @@ def test_make_test_after_make_demo_adds_only_what_the_demo_did_not_install(tmp_p
     venv = tmp_path / "venv"
     stamps(venv, ".installed-base", ".installed-media", ".kernels-demo")
     lines = make_plan("test", venv)
-    assert installs(lines) == ['".[dev,media,results,results-check,dask]"', '".[ray]"']
+    assert installs(lines) == ['".[dev,media,results,results-check,dask,rl]"', '".[ray]"']
     assert kernel_builds(lines) == ["ecs_nav"]
     assert not any(line.endswith(" -e .") for line in lines)  # (the package is not installed again)
     stamps(venv, ".installed-tests", ".kernels-all")
