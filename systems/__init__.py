@@ -24,7 +24,8 @@ def make_systems(names, settings: dict[str, Any] | None = None) -> list:
         elif name == "pathfind":
             from ecs_nav.systems.pathfind import PathfindSystem
 
-            out.append(PathfindSystem(period=settings.get("pathfind_period", 30)))
+            out.append(PathfindSystem(period=settings.get("pathfind_period", 30),
+                                      path_budget_per_tick=settings.get("path_budget_per_tick")))
         elif name == "path_follow":
             from ecs_nav.systems.path_follow import PathFollowSystem
 

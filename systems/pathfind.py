@@ -86,16 +86,34 @@ Search trace
     entity's search is asked for them; no other search does extra work, and the paths written
     are the same with or without the trace.
 
+Request queue (a per-tick budget)
+    ``path_budget_per_tick`` (the scene's ``[world] path_budget_per_tick``; None, the default:
+    unlimited) bounds the nodes expanded by all of a tick's searches together. The requests that
+    fall due join a queue (``systems/path_queue.py``) and are served oldest first; each search is
+    run with ``max_expanded`` = the budget left this tick (or the request's own ``max_expanded``
+    when smaller). A search stopped by the tick's budget is not served: its request stays at the
+    head of the queue, and so does every younger one, until a later tick; its expansions count
+    against this tick's budget. A waiting agent's Path has ``pending`` True (an agent with no
+    Path yet gets an empty one) and keeps its old route, which the follower keeps walking; an
+    agent without a route holds still. A search that needs more than the whole budget, started
+    on a full one, is served with the budget as its ``max_expanded``: a partial path (status
+    ``"partial"``, or ``"unreachable"`` without ``allow_partial``), as a request's own budget
+    gives. Under a budget, requests do not share reverse searches (a distance field's search
+    cannot be bounded): each is its own A*, so its path is the one the same request gets from
+    ``astar`` without a budget.
+
 Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
 ``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),
-``last_served`` (entities served on the last tick) and ``last_searches`` (searches of both
-kinds on the last tick).
+``last_served`` (entities served on the last tick), ``last_searches`` (searches of both
+kinds on the last tick) and ``last_expanded`` (nodes expanded by the last tick's A*/Dijkstra
+searches, each search's own ``PathResult.expanded``; not those of shared reverse searches).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from ecs_nav.systems.field_requests import FieldRequests
+from ecs_nav.systems.path_queue import PathQueue
 from ecs_nav.systems.platformer_stage import serve_requests
 
 from ecs_nav.core.components import Path, PathRequest
@@ -116,6 +134,8 @@ from ecs_nav.nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
 from ecs_nav.nav.smooth import line_walkable, smooth_path
 
 _IMMEDIATE = ("stale", "none")
+_QUEUE_CHUNK = 256
+"""Queue entries handed to one ``_serve`` call (its per-call work is vectorised over them)."""
 _GOAL_LIFT = 0.2
 """Lift of the goal-node → goal-point segment test (the seed's link lift)."""
 
@@ -126,14 +146,26 @@ class PathfindSystem(System):
     Args:
         period: the replan period in ticks of requests that set no ``replan_period``.
         heuristic: A*'s heuristic ("octile", "euclidean" or "zero").
+        path_budget_per_tick: nodes all of a tick's searches may expand together (integer
+            >= 1), the requests beyond it waiting in a queue; None: unlimited. The attribute
+            may be changed between ticks.
     """
 
     name = "PathfindSystem"
 
-    def __init__(self, period: int = 30, heuristic: str = "octile"):
+    def __init__(self, period: int = 30, heuristic: str = "octile", path_budget_per_tick: int | None = None):
         if int(period) < 1:
             raise ValueError(f"PathfindSystem.period: must be >= 1, got {period!r}")
+        if path_budget_per_tick is not None and (isinstance(path_budget_per_tick, bool)
+                                                 or int(path_budget_per_tick) != path_budget_per_tick
+                                                 or int(path_budget_per_tick) < 1):
+            raise ValueError(f"PathfindSystem.path_budget_per_tick: must be an integer >= 1 or None, "
+                             f"got {path_budget_per_tick!r}")
         self.period = int(period)
+        self.path_budget_per_tick = None if path_budget_per_tick is None else int(path_budget_per_tick)
+        self.queue = PathQueue()  # requests waiting under path_budget_per_tick (systems/path_queue.py)
+        self.last_expanded = 0
+        self._left: int | None = None  # budget left on this tick (None: unlimited)
         self.heuristic = heuristic
         self.searches = 0
         self.field_searches = 0
@@ -162,6 +194,7 @@ class PathfindSystem(System):
         serve_requests(world, self.period)  # side-view bots' requests: systems/platformer_stage.py
         self.last_served = np.zeros(0, dtype=np.int64)
         self.last_searches = 0
+        self.last_expanded = 0
         stale = world.take_stale_paths()
         graph = world.nav_graph
         if graph is None:
@@ -191,6 +224,13 @@ class PathfindSystem(System):
             wait = int(((-(tick + 1 + ents)) % self._periods).min())
             self._quiet = (tick + 1, tick + 1 + wait)
         orphans = [e for e in sorted(self._pending) if e not in self._requested]
+        if self.path_budget_per_tick is not None or len(self.queue):
+            forced = np.fromiter((int(e) in self._pending for e in ents[serve]), bool, serve.size)
+            self._pending.clear()
+            self.queue.push(ents[serve], forced, tick)
+            self.queue.push(orphans, True, tick, orphan=True)
+            self._serve_queue(world, graph)
+            return
         if serve.size:
             forced = np.fromiter((int(e) in self._pending for e in ents[serve]), bool, serve.size)
             self._pending.clear()
@@ -236,17 +276,61 @@ class PathfindSystem(System):
             self._seen = {e: r for e, r in self._seen.items() if e in self._requested}
         self.fields.drop(world, gone)
 
+    def _serve_queue(self, world: World, graph) -> None:
+        """Serve the queue's entries oldest first within ``path_budget_per_tick`` (the module
+        docstring's "Request queue"); the entries the budget could not serve keep their place."""
+        budget = self.path_budget_per_tick
+        self._left = budget
+        try:
+            while len(self.queue) and (self._left is None or self._left > 0):
+                entries = self.queue.head(_QUEUE_CHUNK)
+                gone, ents, reqs, forced, remember = [], [], [], [], []
+                for e, force, orphan in entries:
+                    if orphan:
+                        req = self._orphan_request(world, e)
+                    else:
+                        at = int(np.searchsorted(self._ents, e))
+                        req = self._reqs[at] if at < self._ents.size and self._ents[at] == e else None
+                    if req is None:
+                        gone.append(e)  # no longer asking (request taken, entity despawned, path replaced)
+                        continue
+                    ents.append(e)
+                    reqs.append(req)
+                    forced.append(force)
+                    remember.append(not orphan)
+                self.queue.remove(gone)
+                if not ents:
+                    continue
+                ents_arr = np.array(ents, np.int64)
+                path_of = {e: world.try_get(e, Path) for e in ents}
+                deferred = self._serve(world, graph, ents_arr, reqs, path_of, np.array(forced, bool),
+                                       remember=np.array(remember, bool))
+                self.queue.remove(ents_arr[~deferred])
+                if deferred.any():
+                    break
+        finally:
+            self._left = None
+
+    @staticmethod
+    def _orphan_request(world: World, entity: int) -> PathRequest | None:
+        """The request that re-plans a stale once-path given without a PathRequest (to its last
+        waypoint), or None when the entity has no such path (any more)."""
+        path = world.try_get(entity, Path)
+        if (path is None or path.mode != "once" or path.waypoints.shape[0] == 0 or path.status != "stale"
+                or not world.table.has(entity)):
+            return None
+        return PathRequest(goal=tuple(path.waypoints[-1, :2]))
+
     def _replan_orphans(self, world: World, graph, entities: list[int]) -> None:
         """Stale once-paths given without a PathRequest: re-plan each to its last point (seed
         002: when stuck, re-plan to the path's last node), keeping its radius."""
         ents, reqs = [], []
         for e in entities:
-            path = world.try_get(e, Path)
-            if (path is None or path.mode != "once" or path.waypoints.shape[0] == 0 or path.status != "stale"
-                    or not world.table.has(e)):
+            req = self._orphan_request(world, e)
+            if req is None:
                 continue
             ents.append(e)
-            reqs.append(PathRequest(goal=tuple(path.waypoints[-1, :2])))
+            reqs.append(req)
         if ents:
             path_of = {e: world.try_get(e, Path) for e in ents}
             self._serve(world, graph, np.array(ents, np.int64), reqs, path_of, np.ones(len(ents), bool),
@@ -255,9 +339,12 @@ class PathfindSystem(System):
     # --- serving ---------------------------------------------------------------------------------
 
     def _serve(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict,
-               forced: np.ndarray, remember: bool = True) -> None:
+               forced: np.ndarray, remember=True) -> np.ndarray:
         """Plan for ``ents``; ``forced``: a new, stale or unplanned request (always rewritten),
-        else a periodic replan (which keeps a route that is still as good)."""
+        else a periodic replan (which keeps a route that is still as good); ``remember`` (a bool
+        or one per entity): note the request as seen. Under a budget (``_left`` not None: the
+        queue's serve, ``ents`` oldest first) returns which entities the budget left waiting
+        (their Paths marked ``pending``); else none."""
         table = world.table
         k = ents.size
         rows = table.rows_of(ents)
@@ -297,8 +384,11 @@ class PathfindSystem(System):
         searchable = np.flatnonzero((starts >= 0) & goal_ok)
         single: list[int] = []
         groups: dict[int, list[int]] = {}
+        budgeted = self._left is not None
+        deferred = np.zeros(k, dtype=bool)
+        remember = np.broadcast_to(np.asarray(remember, bool), (k,))
         for i in searchable:
-            if reqs[i].max_expanded is None:
+            if reqs[i].max_expanded is None and not budgeted:
                 groups.setdefault(int(goals[i]), []).append(int(i))
             else:
                 single.append(int(i))
@@ -326,10 +416,24 @@ class PathfindSystem(System):
             req = reqs[i]
             search = dijkstra if req.algorithm == "dijkstra" else astar
             kwargs = {} if search is dijkstra else {"heuristic": self.heuristic}
-            res = search(graph, int(starts[i]), int(goals[i]), max_expanded=req.max_expanded,
+            cap = req.max_expanded
+            if budgeted:
+                if self._left <= 0 or deferred.any():  # oldest first: nothing younger goes ahead
+                    deferred[i] = True
+                    continue
+                cap = self._left if cap is None else min(cap, self._left)
+            res = search(graph, int(starts[i]), int(goals[i]), max_expanded=cap,
                          allow_partial=req.allow_partial, trace=bool(ents[i] == traced), **kwargs)
             self.searches += 1
             self.last_searches += 1
+            self.last_expanded += res.expanded
+            if budgeted:
+                self._left -= res.expanded
+                cut = (res.status != STATUS_COMPLETE and res.expanded >= cap
+                       and (req.max_expanded is None or cap < req.max_expanded))
+                if cut and cap < self.path_budget_per_tick:  # stopped by the tick's budget: wait for a fuller one
+                    deferred[i] = True
+                    continue
             results[i] = (res.nodes, res.status, res.cost)
             if res.expanded_nodes is not None:
                 trace.record(res.expanded_nodes, KIND_DIJKSTRA if search is dijkstra else KIND_ASTAR, res.status,
@@ -338,6 +442,9 @@ class PathfindSystem(System):
         own = self._own_nodes(graph, start_xy)
         for i in range(k):
             entity = int(ents[i])
+            if deferred[i]:
+                self._mark_pending(world, entity, path_of.get(entity))
+                continue
             nodes, status, cost = (results[i] if results[i] is not None
                                    else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
             path = path_of.get(entity)
@@ -345,6 +452,7 @@ class PathfindSystem(System):
                     and path.status == status
                     and self._still_good(world, graph, path, reqs[i], nodes, cost, int(rows[i]), start_xy[i])):
                 self._seen[entity] = reqs[i]
+                path.pending = False
                 continue
             waypoints = graph.positions[nodes].copy()
             if status == STATUS_COMPLETE and nodes.size:
@@ -370,10 +478,22 @@ class PathfindSystem(System):
                 remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
             self._write(world, entity, path, nodes, waypoints, status,
                         bool(nodes.size and own[i] == nodes[0]), graph.version, remaining, pulled)
-            if remember:
+            if remember[i]:
                 self._seen[entity] = reqs[i]
-        self.served += k
-        self.last_served = ents.copy()
+        self.served += int(k - deferred.sum())
+        self.last_served = np.concatenate([self.last_served, ents[~deferred]])
+        return deferred
+
+    @staticmethod
+    def _mark_pending(world: World, entity: int, path: Path | None) -> None:
+        """The entity's request waits in the queue: its Path (an empty one when it has none) says
+        so; its route, if any, is kept."""
+        if path is None:
+            path = world.try_get(entity, Path)
+        if path is None:
+            path = Path()
+            world.add_component(entity, path)
+        path.pending = True
 
     def _still_good(self, world: World, graph, path: Path | None, request: PathRequest, nodes: np.ndarray,
                     cost: float, row: int, agent_xy: np.ndarray) -> bool:
@@ -446,6 +566,7 @@ class PathfindSystem(System):
         path.status = status
         path.direction = 1
         path.graph_version = int(version)
+        path.pending = False
         if status in (STATUS_COMPLETE, STATUS_PARTIAL) and kept < 0:
             world.emit(PathChanged(entity, status, world.tick))
         if status in (STATUS_PARTIAL, STATUS_UNREACHABLE) and status != previous_status:
@@ -456,4 +577,4 @@ class PathfindSystem(System):
     def state(self) -> bytes:
         """Which requests have been seen (that decides which are 'new' on a later tick), and the
         flow-field requests (what each field was built toward is the FlowFields' own digest)."""
-        return np.array(sorted(self._seen), dtype=np.int64).tobytes() + self.fields.state()
+        return np.array(sorted(self._seen), dtype=np.int64).tobytes() + self.fields.state() + self.queue.state()

@@ -133,7 +133,7 @@ def test_unknown_component_key_and_field_with_suggestions(tmp_path):
         colour = "red"
     """)
     assert got[0] == ('world.sed: unknown key (did you mean "seed"?) '
-                      '(allowed: seed, dt, pathfind_period, stuck_ticks, systems)')
+                      '(allowed: seed, dt, pathfind_period, stuck_ticks, path_budget_per_tick, systems)')
     assert got[1] == 'entity[0] "npc" colour: unknown key'
     assert got[2].startswith('entity[0] "npc" Postion: unknown component (did you mean "Position"?)')
     assert got[3].startswith('entity[0] "npc" Agent.max_sped: unknown field (did you mean "max_speed"?)')

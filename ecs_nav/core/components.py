@@ -771,7 +771,12 @@ class Path:
     (``World.take_rewritten_paths``), so the PathFollowSystem reloads exactly those paths
     instead of looking at every path every tick. Editing the array in place is not reported.
     Likewise setting ``status = "stale"`` is reported (``World.take_stale_paths``): the
-    PathfindSystem re-plans exactly those paths on its next tick."""
+    PathfindSystem re-plans exactly those paths on its next tick.
+
+    ``pending`` (bool, not a constructor argument; False on a new Path) is True while the
+    entity's request waits in the PathfindSystem's queue for a search (a per-tick budget, its
+    ``path_budget_per_tick``: Unity's ``pathPending``); the route already held is kept meanwhile.
+    The PathfindSystem sets it; it is not saved in a scene."""
 
     nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
@@ -785,6 +790,7 @@ class Path:
     def __post_init__(self):
         for name in _PATH_FIELDS:
             object.__setattr__(self, name, _path_field(name, self.__dict__[name]))
+        object.__setattr__(self, "pending", False)
         object.__setattr__(self, "_checked", True)
 
     def __setattr__(self, name, value):

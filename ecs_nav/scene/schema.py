@@ -64,7 +64,7 @@ COMPONENTS: dict[str, type] = {
 
 ENTITY_KEYS = ("name", "prefab", "count", "spawn_area")
 VIEW_KEYS = ("layers",)
-WORLD_KEYS = ("seed", "dt", "pathfind_period", "stuck_ticks", "systems")
+WORLD_KEYS = ("seed", "dt", "pathfind_period", "stuck_ticks", "path_budget_per_tick", "systems")
 """The map keys that each make a tile map; a scene gives at most one."""
 DEFAULT_SYSTEMS = ("graph_build", "pathfind", "path_follow", "steering", "physics")
 ENTITY_REFERENCES = {("PathRequest", "target"), ("SteeringWeights", "target_entity")}
@@ -240,6 +240,9 @@ def _parse_world(section: Any, scene: Scene, report) -> None:
         value = number(section, key, "world", report, default=default, integer=True, positive=True,
                         high=INTEGER_LIMIT)
         scene.settings[key] = value
+    if "path_budget_per_tick" in section:  # absent: unlimited (no key, so a saved scene stays without one)
+        scene.settings["path_budget_per_tick"] = number(section, "path_budget_per_tick", "world", report, default=None,
+                                                        integer=True, positive=True, high=INTEGER_LIMIT)
     systems = section.get("systems", list(DEFAULT_SYSTEMS))
     from ecs_nav.systems import SYSTEM_NAMES
 
