@@ -1,0 +1,442 @@
+"""Jump point search: exact shortest paths on uniform octile grids, several times faster than A*.
+
+Jump point search (Harabor and Grastien, "Online Graph Pruning for Pathfinding on Grid Maps",
+AAAI 2011) is A* that skips the symmetric paths of a grid whose moves all cost the same per
+direction: from each node it scans straight and diagonal lines ("jumps") and puts on the open
+list only the nodes where an optimal path may have to turn (jump points), so a long open
+corridor costs one scan instead of hundreds of heap operations. This is the variant without
+corner cutting (a diagonal step needs both cardinal cells beside it open, the Moving AI rules
+and ``grid_graph``'s): diagonal moves have no forced neighbours, and a straight move stops
+where a cell beside it opens up behind a wall. Costs are exactly A*'s.
+
+It applies to a graph ``is_uniform_octile`` accepts: every edge a step to one of the 8
+neighbouring cells, a cardinal step between two walkable cells always present and costing one
+value, a diagonal step present exactly where it and both cells beside it are walkable and
+costing sqrt(2) times that (a graph from ``grid_graph`` or ``load_movingai``). Heights that
+block steps (``max_climb``), off-mesh links, one-way drops or area costs make a graph fail the
+test, and ``find_path`` runs A* on it instead.
+
+``find_path`` is the grid search entry point that chooses: jump point search when the graph is
+uniform octile, the heuristic "octile", and neither a search budget nor a trace is asked for;
+``ecs_nav.nav.search.astar`` otherwise, and also when the goal turns out to be unreachable (A*
+then finds the partial path its rules define: to the expanded node closest to the goal). The
+PathfindSystem asks ``find_path`` for its A* requests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_nav.compile.aot import kernel
+from ecs_nav.nav.graph import EDGE_WALK, NavGraph, check_node
+from ecs_nav.nav.search import (
+    NODE_DTYPE,
+    STATUS_COMPLETE,
+    STATUS_UNREACHABLE,
+    PathResult,
+    astar,
+)
+
+SQRT2 = math.sqrt(2.0)
+COST_RTOL = 1e-12
+"""How far (relative) a graph's diagonal cost may be from sqrt(2) times its cardinal cost for the
+graph to count as uniform octile (grid_graph computes it as ``sqrt(2.0) * cell_size``)."""
+
+# the 8 steps as (d_row, d_col); bit (d_row + 1) * 3 + (d_col + 1) of NavGraph.step_mask
+_STEPS = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc)
+
+
+# --- the kernels (padded grid: a ring of blocked cells round the map, ids row * width + col) ----
+
+
+@kernel(inline="always")
+def _jump_straight(free, n, d, side, goal):
+    """The first jump point scanning from cell ``n`` (exclusive) in steps of ``d`` (±1 along a
+    row, ±width along a column), ``side`` the perpendicular step: the goal, or a cell with an
+    open cell beside it whose counterpart one step back is blocked (a forced neighbour); -1 when
+    the scan runs into a wall first."""
+    while True:
+        m = n + d
+        if not free[m]:
+            return -1
+        if m == goal:
+            return m
+        if (free[m + side] and not free[n + side]) or (free[m - side] and not free[n - side]):
+            return m
+        n = m
+
+
+@kernel(inline="always")
+def _jump_diagonal(free, n, dh, dv, goal):
+    """The first jump point scanning diagonally from ``n`` (exclusive) in steps of ``dh + dv``
+    (``dh`` ±1, ``dv`` ±width): the goal, or a cell from which a straight scan along ``dh`` or
+    ``dv`` finds a jump point; -1 when a step would cut a corner or enter a wall."""
+    while True:
+        if not (free[n + dh] and free[n + dv] and free[n + dh + dv]):
+            return -1
+        m = n + dh + dv
+        if m == goal:
+            return m
+        if _jump_straight(free, m, dh, dv, goal) >= 0 or _jump_straight(free, m, dv, dh, goal) >= 0:
+            return m
+        n = m
+
+
+@kernel(inline="always")
+def _octile(width, a, gr, gc, straight, diagonal):
+    """Octile distance in cost units from padded cell ``a`` to the cell at row ``gr``, col ``gc``."""
+    dr = abs(a // width - gr)
+    dc = abs(a % width - gc)
+    if dr < dc:
+        return straight * (dc - dr) + diagonal * dr
+    return straight * (dr - dc) + diagonal * dc
+
+
+@kernel(inline="always")
+def _earlier(fa, ha, na, fb, hb, nb):
+    """Open-list order: lower f, then lower h, then lower cell id."""
+    if fa != fb:
+        return fa < fb
+    if ha != hb:
+        return ha < hb
+    return na < nb
+
+
+@kernel(inline="always")
+def _heap_up(heap_node, heap_f, heap_h, cells, i):
+    node, f, h = heap_node[i], heap_f[i], heap_h[i]
+    while i > 0:
+        up = (i - 1) >> 1
+        if not _earlier(f, h, node, heap_f[up], heap_h[up], heap_node[up]):
+            break
+        heap_node[i], heap_f[i], heap_h[i] = heap_node[up], heap_f[up], heap_h[up]
+        cells[heap_node[i]].pos = i
+        i = up
+    heap_node[i], heap_f[i], heap_h[i] = node, f, h
+    cells[node].pos = i
+
+
+@kernel(inline="always")
+def _heap_down(heap_node, heap_f, heap_h, cells, size):
+    i = 0
+    node, f, h = heap_node[0], heap_f[0], heap_h[0]
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and _earlier(heap_f[right], heap_h[right], heap_node[right],
+                                     heap_f[child], heap_h[child], heap_node[child]):
+            child = right
+        if not _earlier(heap_f[child], heap_h[child], heap_node[child], f, h, node):
+            break
+        heap_node[i], heap_f[i], heap_h[i] = heap_node[child], heap_f[child], heap_h[child]
+        cells[heap_node[i]].pos = i
+        i = child
+    heap_node[i], heap_f[i], heap_h[i] = node, f, h
+    cells[node].pos = i
+
+
+@kernel(inline="always")
+def _sign(v):
+    if v > 0:
+        return 1
+    if v < 0:
+        return -1
+    return 0
+
+
+@kernel
+def jump_search(free, width, start, goal, straight, diagonal, cells, gen, heap_node, heap_f, heap_h):
+    """Jump point search on a padded grid from cell ``start`` to cell ``goal``.
+
+    Args:
+        free: (h * width,) uint8, nonzero where a cell is walkable; the first and last row and
+            column are blocked (so no scan leaves the array).
+        width: the padded grid's row length (cells).
+        start, goal: padded cell ids (row * width + col), both walkable.
+        straight, diagonal: the cost of a cardinal and of a diagonal step (> 0,
+            ``diagonal`` = sqrt(2) ``straight``).
+        cells: (h * width,) NODE_DTYPE scratch, valid where ``stamp == gen``: g (cost so far),
+            pos (heap slot, -1 once closed), parent (the previous jump point, -1 at the start).
+        gen: this query's generation (> every stamp left by earlier queries).
+        heap_node, heap_f, heap_h: (h * width,) open-list buffers.
+
+    Returns:
+        (found, expanded): whether the goal was reached, and how many jump points were expanded.
+    """
+    gr, gc = goal // width, goal % width
+    rec = cells[start]
+    rec.stamp = gen
+    rec.g = 0.0
+    rec.parent = -1
+    h0 = _octile(width, start, gr, gc, straight, diagonal)
+    heap_node[0], heap_f[0], heap_h[0] = start, h0, h0
+    rec.pos = 0
+    size = 1
+    expanded = 0
+    targets = np.empty(8, dtype=np.int64)
+    while size > 0:
+        u = heap_node[0]
+        size -= 1
+        cells[u].pos = -1
+        if size > 0:
+            heap_node[0], heap_f[0], heap_h[0] = heap_node[size], heap_f[size], heap_h[size]
+            _heap_down(heap_node, heap_f, heap_h, cells, size)
+        expanded += 1
+        if u == goal:
+            return True, expanded
+        gu = cells[u].g
+        parent = cells[u].parent
+        k = 0
+        if parent < 0:  # the start: every direction
+            for dv in (-width, 0, width):
+                for dh in (-1, 0, 1):
+                    if dv == 0 and dh == 0:
+                        continue
+                    if dv == 0:
+                        j = _jump_straight(free, u, dh, width, goal)
+                    elif dh == 0:
+                        j = _jump_straight(free, u, dv, 1, goal)
+                    else:
+                        j = _jump_diagonal(free, u, dh, dv, goal)
+                    if j >= 0:
+                        targets[k] = j
+                        k += 1
+        else:
+            dh = _sign(u % width - parent % width)
+            dv = _sign(u // width - parent // width) * width
+            if dh != 0 and dv != 0:  # diagonal: its two straight parts and itself
+                j = _jump_straight(free, u, dh, dv, goal)
+                if j >= 0:
+                    targets[k] = j
+                    k += 1
+                j = _jump_straight(free, u, dv, dh, goal)
+                if j >= 0:
+                    targets[k] = j
+                    k += 1
+                j = _jump_diagonal(free, u, dh, dv, goal)
+                if j >= 0:
+                    targets[k] = j
+                    k += 1
+            else:  # straight along d: onward, and turns toward each forced side
+                d, side = (dh, width) if dh != 0 else (dv, 1)
+                j = _jump_straight(free, u, d, side, goal)
+                if j >= 0:
+                    targets[k] = j
+                    k += 1
+                for s in (side, -side):
+                    if free[u + s] and not free[u - d + s]:
+                        j = _jump_straight(free, u, s, d if d > 0 else -d, goal)
+                        if j >= 0:
+                            targets[k] = j
+                            k += 1
+                        j = _jump_diagonal(free, u, dh + (s if dh == 0 else 0), dv + (s if dv == 0 else 0), goal)
+                        if j >= 0:
+                            targets[k] = j
+                            k += 1
+        ur, uc = u // width, u % width
+        for t in range(k):
+            v = targets[t]
+            rows = abs(v // width - ur)
+            cols = abs(v % width - uc)
+            gv = gu + (diagonal * rows if rows == cols else straight * (rows + cols))
+            rec = cells[v]
+            if rec.stamp != gen:
+                rec.stamp = gen
+                rec.g = gv
+                rec.parent = u
+                h = _octile(width, v, gr, gc, straight, diagonal)
+                heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
+                _heap_up(heap_node, heap_f, heap_h, cells, size)
+                size += 1
+            elif rec.pos >= 0 and gv < rec.g:
+                rec.g = gv
+                rec.parent = u
+                i = rec.pos
+                heap_f[i] = gv + heap_h[i]
+                _heap_up(heap_node, heap_f, heap_h, cells, i)
+    return False, expanded
+
+
+@kernel
+def jump_path(cells, width, cols, goal, straight, diagonal):
+    """The cell-by-cell path to ``goal`` along ``jump_search``'s parent links, as graph node ids
+    (unpadded: ``(row - 1) * cols + col - 1``), and its cost summed step by step from the start."""
+    steps = 0
+    v = goal
+    while cells[v].parent >= 0:
+        p = cells[v].parent
+        steps += max(abs(v // width - p // width), abs(v % width - p % width))
+        v = p
+    out = np.empty(steps + 1, dtype=np.int64)
+    step_cost = np.empty(steps + 1, dtype=np.float64)  # [i]: of the step into out[i]
+    i = steps
+    v = goal
+    while True:
+        out[i] = (v // width - 1) * cols + v % width - 1
+        p = cells[v].parent
+        if p < 0:
+            break
+        dh = _sign(p % width - v % width)
+        dv = _sign(p // width - v // width) * width
+        c = diagonal if dh != 0 and dv != 0 else straight
+        while v != p:  # walk back to the previous jump point along the segment
+            step_cost[i] = c
+            v += dh + dv
+            i -= 1
+            out[i] = (v // width - 1) * cols + v % width - 1
+    cost = 0.0
+    for i in range(1, steps + 1):
+        cost += step_cost[i]
+    return out, cost
+
+
+# --- per-graph state and the entry points -----------------------------------------------------------
+
+
+def _octile_costs(graph: NavGraph) -> tuple[float, float] | None:
+    """(straight, diagonal) step costs when the graph is uniform octile (module docstring), else None."""
+    grid = graph.grid
+    rows, cols = grid.rows, grid.cols
+    if graph.node_count != rows * cols:
+        return None
+    if np.any(graph.kinds != EDGE_WALK):
+        return None
+    mask, steps_only = graph.step_mask()
+    if not steps_only:
+        return None
+    # the mask the octile rules give the walkable cells (rows grow with world y, as node ids)
+    walk = np.zeros((rows + 2, cols + 2), dtype=bool)
+    walk[1:-1, 1:-1] = graph.walkable.reshape(rows, cols)
+    here = walk[1:-1, 1:-1]
+    expected = np.zeros((rows, cols), dtype=np.uint16)
+    for dr, dc in _STEPS:
+        ok = here & walk[1 + dr : 1 + dr + rows, 1 + dc : 1 + dc + cols]
+        if dr and dc:
+            ok &= walk[1 + dr : 1 + dr + rows, 1 : 1 + cols] & walk[1 : 1 + rows, 1 + dc : 1 + dc + cols]
+        expected |= ok.astype(np.uint16) << np.uint16((dr + 1) * 3 + dc + 1)
+    if not np.array_equal(mask, expected.reshape(-1)):
+        return None
+    src = graph.edge_sources()
+    diag = (graph.indices // cols != src // cols) & (graph.indices % cols != src % cols)
+    straight_costs, diagonal_costs = graph.costs[~diag], graph.costs[diag]
+    # (no step at all: isolated cells, any cost will do)
+    straight = float(straight_costs[0]) if straight_costs.size else float(grid.spacing)
+    diagonal = float(diagonal_costs[0]) if diagonal_costs.size else SQRT2 * straight
+    if np.any(straight_costs != straight) or np.any(diagonal_costs != diagonal):
+        return None
+    if abs(diagonal - SQRT2 * straight) > COST_RTOL * straight:
+        return None
+    return straight, diagonal
+
+
+class _JumpState:
+    """A uniform octile graph's padded grid and search buffers (or ``costs`` None: not uniform)."""
+
+    def __init__(self, graph: NavGraph):
+        self.key = graph.cache_key()
+        self.costs = _octile_costs(graph)
+        if self.costs is None:
+            return
+        rows, cols = graph.grid.rows, graph.grid.cols
+        self.width = cols + 2
+        free = np.zeros((rows + 2, cols + 2), dtype=np.uint8)
+        free[1:-1, 1:-1] = graph.walkable.reshape(rows, cols)
+        self.free = free.reshape(-1)
+        size = self.free.shape[0]
+        if size >= np.iinfo(np.int32).max:
+            raise ValueError(f"grid too large for jump point search ({size} padded cells)")
+        self.cells = np.zeros(size, dtype=NODE_DTYPE)
+        self.gen = 0
+        self.heap_node = np.empty(size, dtype=np.int32)
+        self.heap_f = np.empty(size, dtype=np.float64)
+        self.heap_h = np.empty(size, dtype=np.float64)
+
+    def next_gen(self) -> int:
+        if self.gen == np.iinfo(np.int32).max:
+            self.cells["stamp"] = 0
+            self.gen = 0
+        self.gen += 1
+        return self.gen
+
+    def padded(self, node: int, cols: int) -> int:
+        row, col = divmod(node, cols)
+        return (row + 1) * self.width + col + 1
+
+
+def _jump_state(graph: NavGraph) -> _JumpState:
+    state = graph.__dict__.get("_jump_state")
+    if state is None or state.key != graph.cache_key():
+        state = _JumpState(graph)
+        graph.__dict__["_jump_state"] = state
+    return state
+
+
+def is_uniform_octile(graph: NavGraph) -> bool:
+    """Whether jump point search is exact on ``graph`` (module docstring): its edges are exactly
+    the octile steps between walkable cells without corner cutting, cardinal steps all of one
+    cost and diagonal ones sqrt(2) times it. O(edges) once per graph version, then cached."""
+    return _jump_state(graph).costs is not None
+
+
+def jump_point_search(graph: NavGraph, start: int, goal: int, *, allow_partial: bool = True) -> PathResult:
+    """The cheapest path from ``start`` to ``goal`` on a uniform octile graph, by jump point search.
+
+    Same answer as ``astar(graph, start, goal)``: the cost is equal (the path may be another of
+    equal cost); ``nodes`` lists every cell along it, and ``cost`` is their step costs summed
+    from the start. ``expanded`` counts the jump points expanded. When the goal is unreachable,
+    the answer is ``astar``'s (its partial path, or the unreachable result without
+    ``allow_partial``).
+
+    Raises:
+        ValueError: ``start`` or ``goal`` is not a walkable node, or the graph is not uniform
+            octile (``is_uniform_octile``).
+    """
+    start = check_node(graph, start, "start")
+    goal = check_node(graph, goal, "goal")
+    state = _jump_state(graph)
+    if state.costs is None:
+        raise ValueError("jump point search needs a uniform octile graph (see is_uniform_octile); use astar")
+    if start == goal:
+        return PathResult(np.array([start], dtype=np.int64), 0.0, STATUS_COMPLETE, 0)
+    straight, diagonal = state.costs
+    cols = graph.grid.cols
+    goal_cell = state.padded(goal, cols)
+    found, expanded = jump_search(state.free, state.width, state.padded(start, cols), goal_cell, straight, diagonal,
+                                  state.cells, state.next_gen(), state.heap_node, state.heap_f, state.heap_h)
+    if found:
+        nodes, cost = jump_path(state.cells, state.width, cols, goal_cell, straight, diagonal)
+        return PathResult(nodes, cost, STATUS_COMPLETE, int(expanded))
+    if not allow_partial:
+        return PathResult(np.empty(0, dtype=np.int64), math.inf, STATUS_UNREACHABLE, int(expanded))
+    return astar(graph, start, goal, allow_partial=True)
+
+
+def find_path(
+    graph: NavGraph,
+    start: int,
+    goal: int,
+    *,
+    heuristic: str = "octile",
+    max_expanded: int | None = None,
+    allow_partial: bool = True,
+    trace: bool = False,
+) -> PathResult:
+    """The cheapest path from ``start`` to ``goal``: jump point search where it is exact and
+    nothing asks for A*'s node-by-node rules, else ``astar`` (arguments as ``astar``'s).
+
+    Jump point search runs when ``is_uniform_octile(graph)``, ``heuristic`` is "octile",
+    ``max_expanded`` is None and ``trace`` is False: a budget counts expanded nodes and a trace
+    lists them, both defined by A*. Either way the cost is A*'s; among paths of equal cost the
+    two may choose different ones, and ``expanded`` counts jump points under jump point search.
+
+    Raises:
+        ValueError: as ``astar``.
+    """
+    if heuristic == "octile" and max_expanded is None and not trace and is_uniform_octile(graph):
+        return jump_point_search(graph, start, goal, allow_partial=allow_partial)
+    return astar(graph, start, goal, heuristic=heuristic, max_expanded=max_expanded, allow_partial=allow_partial,
+                 trace=trace)
