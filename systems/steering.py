@@ -10,14 +10,14 @@ randomised worlds to 1e-12, and their state digests):
   truncation and the new velocity. A small world pays a few kernel calls, not a numpy call per
   behaviour, and a crowd no (k, 2) temporaries. Before it, only when some row uses them: the
   neighbour sums (``neighbour_pass``, one pass over a grid of the agents), wall avoidance
-  (``wall_avoidance_rows``), the flow field sampled at each agent, and flee, pursuit, evade,
-  wander and obstacle avoidance (and the group behaviours under a neighbour cap) through the
-  reference functions. It is compiled on the first tick that has a steering row. When no row
-  uses a behaviour whose force is computed here (flee, pursuit, evade, wander, obstacle
-  avoidance, follow_flow, a group behaviour under a cap), the whole tick is one call instead,
-  ``steer_tick``: the survey, wall avoidance, the neighbour pass and the row kernel. It is tried
-  first unless the tick before needed such a force; when a row needs one it writes nothing and
-  the tick takes the calls above.
+  (``wall_avoidance_rows``), flee, pursuit, evade, wander and obstacle avoidance
+  (``ecs_nav.motion.steering_given.given_forces``), the flow field sampled at each agent, and the
+  group behaviours under a neighbour cap through the reference functions. It is compiled on the
+  first tick that has a steering row. When no row follows a flow field and the group behaviours
+  are not capped, the whole tick is one call instead, ``steer_tick``: the survey, the compiled
+  behaviours, wall avoidance, the neighbour pass and the row kernel. It is tried first unless
+  the tick before needed an input computed here; when a row needs one it writes nothing and the
+  tick takes the calls above.
 * the reference path: ``ecs_nav.motion.steering``'s vectorised functions, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
   the prioritised and dithered combiners (a tick with any such row takes it for every row), a
@@ -86,13 +86,14 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 from ecs_nav.compile.aot import pin, same_types
 from ecs_nav.core.world import System
 from ecs_nav.motion import steering as st
+from ecs_nav.motion.steering_given import COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
 from ecs_nav.motion.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
     GIVEN_BEHAVIOURS,
     N_BEHAVIOURS,
+    NEEDS_GEOMETRY,
     NEEDS_INPUT,
-    NEEDS_WALLS,
     WALL_SLOT,
     WRITTEN,
     neighbour_pass,
@@ -108,20 +109,18 @@ B = st.B
 
 _SEPARATION, _ALIGNMENT, _COHESION = GROUP
 assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
-_SMALL_WORLD = 64
-"""Up to this many rows, obstacle avoidance is computed for every row (views of the columns)
-rather than gathered for the rows that use it."""
-_GIVEN_ALWAYS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander")])
-_GIVEN_CAPPED = _GIVEN_ALWAYS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
-"""The behaviours the row kernel is handed through the reference path (by column): the group
-behaviours only under a cap; obstacle and wall avoidance have direct calls."""
-_OBSTACLE_SLOT = GIVEN.index("obstacle_avoidance")
+_CAPPED_GROUP = np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
+"""The behaviours the row kernel is handed through the reference path (by column), under a cap."""
+_COMPUTED = np.isin(np.arange(N_BEHAVIOURS), COMPUTED_BEHAVIOURS)
+"""The behaviours of ``given_forces`` (by column)."""
 _NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
 _GIVEN_OFF = np.zeros(len(GIVEN), bool)
 _NO_FLOW = np.zeros((0, 2))
 _NO_NEIGHBOURS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6)))
 _NO_WALLS = (np.zeros((0, 2)), np.zeros((0, 2)), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64))
 """``steer_tick``'s walls of a world without any: (walls_a, walls_b, *grid.kernel_args())."""
+_NO_CIRCLES = (np.zeros((0, 2)), np.zeros(0), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64))
+"""``given_forces``' circles of a world without any: (centres, radii, *grid.kernel_args())."""
 _CALLER_INPUTS_CAPPED = CALLER_INPUTS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
 _QUIET = {"invalid": "ignore", "over": "ignore", "divide": "ignore"}
 """``np.errstate`` around the numpy paths: a non-finite input makes them warn on their way to a
@@ -154,8 +153,11 @@ class SteeringSystem(System):
         """Try ``steer_tick`` first: the last tick's rows needed no force computed here."""
         self._steered = False
         """A row has steered: from then on ``steer_tick`` is called without counting them first."""
-        self._walls_wanted = False
-        """A row has used wall avoidance: from then on ``steer_tick`` is handed the walls."""
+        self._geometry_wanted = False
+        """A row has used wall or obstacle avoidance: from then on ``steer_tick`` is handed the walls
+        and circles."""
+        self._kernel_circles = None  # (the cached circles they come from, the circles given_forces takes)
+        self._seed = (None, None)  # (world.seed, it as the uint64 the noise kernels take)
         self._tick = (None, None, None)
         """``aot.pin``'s (``steer_tick``, its compiled version for this system's argument types, and
         those types where ``aot.checking_calls()``: the test suite checks every call).
@@ -220,6 +222,21 @@ class SteeringSystem(System):
                 kept = (np.ascontiguousarray(a), np.ascontiguousarray(b), *grid.kernel_args())
         self._kernel_walls = (walls, kept)
 
+    def _circle_inputs(self, world):
+        """(centres, radii, *grid.kernel_args()) of the map's circles (``given_forces``'), or None
+        without any; cached with the geometry."""
+        circles, _ = self._geometry(world)
+        if self._kernel_circles is None or self._kernel_circles[0] is not circles:
+            kept = None if circles is None else (circles[0], circles[1], *circles[2].kernel_args())
+            self._kernel_circles = (circles, kept)
+        return self._kernel_circles[1]
+
+    def _noise_seed(self, world) -> np.uint64:
+        """The world's seed as the uint64 the noise kernels take (``entity_uniforms``' ``seed % 2**64``)."""
+        if self._seed[0] != world.seed:
+            self._seed = (world.seed, np.uint64(int(world.seed) % 2**64))
+        return self._seed[1]
+
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
@@ -234,9 +251,12 @@ class SteeringSystem(System):
             reference_update(world, self._geometry, self.max_neighbours, self.name)
 
     def _steer_tick(self, world, table, n) -> int:
-        walls = (self._wall_inputs(world) or _NO_WALLS) if self._walls_wanted else _NO_WALLS
+        walls, circles = _NO_WALLS, _NO_CIRCLES
+        if self._geometry_wanted:
+            walls, circles = self._wall_inputs(world) or _NO_WALLS, self._circle_inputs(world) or _NO_CIRCLES
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
-                table.int64_view, self.max_neighbours is not None, self._walls_wanted, walls, float(world.dt))
+                table.int64_view, table.row_by_entity, self.max_neighbours is not None, self._geometry_wanted, walls,
+                circles, self._noise_seed(world), int(world.tick), float(world.dt))
         kernel, call, types = self._tick
         if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
             kernel, call, types = self._tick = pin(steer_tick, args)
@@ -257,8 +277,8 @@ class SteeringSystem(System):
         self._steered = True
         if self._whole_tick:  # (with no steering row, steer_tick writes nothing)
             status = self._steer_tick(world, table, n)
-            if status == NEEDS_WALLS:  # the first tick a row avoids walls; from then on they are handed in
-                self._walls_wanted = True
+            if status == NEEDS_GEOMETRY:  # the first tick a row avoids walls or circles; from then on handed in
+                self._geometry_wanted = True
                 status = self._steer_tick(world, table, n)
             if status != NEEDS_INPUT:
                 return status == WRITTEN
@@ -274,12 +294,6 @@ class SteeringSystem(System):
         steering = table.has_steering[:n]
         given, given_on, new_wander = None, _GIVEN_OFF.copy(), None
 
-        def rows_using(b):  # a small world: every row, as views (the kernel reads the rows that use it)
-            if n <= _SMALL_WORLD:
-                return slice(0, n)
-            i = np.flatnonzero(steering & (W[:, b] != 0.0))
-            return slice(0, n) if i.size == n else i
-
         def slot_of(slot):  # the (n, 2) forces of a GIVEN slot, handed in
             nonlocal given
             if given is None:
@@ -287,30 +301,25 @@ class SteeringSystem(System):
             given_on[slot] = True
             return given[slot]
 
-        def hand_in(slot, rows, forces):
-            out = slot_of(slot)
-            if not isinstance(rows, slice):
-                out[:] = 0.0
-            out[rows] = forces
-
-        wanted = used & (_GIVEN_ALWAYS if self.max_neighbours is None else _GIVEN_CAPPED)
-        if np.count_nonzero(wanted):  # flee, pursuit, evade, wander; capped group: the reference functions
+        if np.count_nonzero(used & _COMPUTED):  # flee, pursuit, evade, wander, obstacle avoidance: compiled
+            slot_of(0)
+            new_wander = np.empty((n if used[B["wander"]] else 0, 2))
+            circles = (self._circle_inputs(world) if used[B["obstacle_avoidance"]] else None) or _NO_CIRCLES
+            if not given_forces(n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view,
+                                table.int64_view, table.row_by_entity, used, circles, self._noise_seed(world),
+                                int(world.tick), float(world.dt), given, given_on, new_wander):
+                return False  # a wander target that is not finite: the reference path refuses it
+        wanted = used & _CAPPED_GROUP if self.max_neighbours is not None else None
+        if wanted is not None and np.count_nonzero(wanted):  # capped group behaviours: the reference functions
             srows, sel = (np.arange(n), slice(0, n)) if steering.all() else (np.flatnonzero(steering),) * 2
             with np.errstate(**_QUIET):
-                stack, new_wander = behaviour_stack(world, srows, sel, self._geometry, self.max_neighbours,
-                                                    only=wanted)
-            if new_wander is not None and not np.isfinite(new_wander[1]).all():
-                return False  # the reference path refuses it
+                stack, _ = behaviour_stack(world, srows, sel, self._geometry, self.max_neighbours, only=wanted)
             for slot, b in enumerate(GIVEN_BEHAVIOURS):
                 if wanted[b]:
-                    hand_in(slot, sel, stack[:, b])
-        circles = self._geometry(world)[0] if used[B["obstacle_avoidance"]] else None
-        if circles is not None:
-            i = rows_using(B["obstacle_avoidance"])
-            with np.errstate(**_QUIET):
-                hand_in(_OBSTACLE_SLOT, i, st.obstacle_avoidance(
-                    table.pos[i], table.vel[i], table.heading[i], table.radius[i], table.max_speed[i], circles[0],
-                    circles[1], table.detection_box_length[i], grid=circles[2]))
+                    out = slot_of(slot)
+                    if not isinstance(sel, slice):
+                        out[:] = 0.0
+                    out[sel] = stack[:, b]
         walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
         if walls is not None:  # wall avoidance's compiled loop, into the rows that use it (those the kernel reads)
             wall_avoidance_rows(n, table.has_steering, table.weights, table.pos, table.heading, table.feeler_length,
@@ -336,8 +345,8 @@ class SteeringSystem(System):
             group_all, *group, float(world.dt))
         if status != WRITTEN:
             return False
-        if new_wander is not None:
-            table.wander_target[new_wander[0]] = new_wander[1]
+        if new_wander is not None and used[B["wander"]]:
+            keep_wander_targets(n, table.has_steering, table.weights, new_wander, table.wander_target)
         return True
 
     @staticmethod

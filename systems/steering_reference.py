@@ -17,11 +17,11 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.core.world import refuse_non_finite
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.spatial import layer_members, neighbours_within
+from ecs_nav.motion.steering_given import WANDER_STREAM
 from ecs_nav.motion.steering_rows import N_BEHAVIOURS, STOP_SPEED
 
 B = st.B
 
-WANDER_STREAM = 0
 DITHER_STREAM = 1
 """``entity_uniforms`` streams: wander uses 0; dithering uses 1, 2, ... (two behaviours each)."""
 

@@ -158,20 +158,21 @@ def test_a_lone_agent_steers_as_on_the_reference_path(seed):
 
 
 def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them():
-    """A world without wall avoidance never hands ``steer_tick`` its walls (they cost the call
-    time); the first tick rows avoid walls takes a second call with them, and every tick after
-    one call with them, the reference path's outputs throughout -- which the walls change."""
+    """A world without wall or obstacle avoidance never hands ``steer_tick`` its walls and circles
+    (they cost the call time); the first tick rows avoid walls takes a second call with them, and
+    every tick after one call with them, the reference path's outputs throughout -- which the walls
+    change."""
     import inspect
 
     from ecs_nav.systems import steering as steering_system
 
-    no_walls = [b for b in WHOLE_TICK if b != "wall_avoidance"]
+    no_walls = [b for b in WHOLE_TICK if b not in ("wall_avoidance", "obstacle_avoidance")]
     worlds = [random_world(8, 12, compiled, steps_with=[Integrate()], behaviours=no_walls)[0]
               for compiled in (True, False, True)]  # the last never avoids walls
     worlds[2].run(3)
     calls = []
     real = steering_system.steer_tick
-    given_at = list(inspect.signature(real.py_func).parameters).index("walls_given")
+    given_at = list(inspect.signature(real.py_func).parameters).index("geometry_given")
     with mock.patch.object(steering_system, "steer_tick",
                            side_effect=lambda *a: calls.append(a[given_at]) or real(*a)):
         for w in worlds[:2]:
@@ -258,8 +259,8 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
 
 
 def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it():
-    """A row given a weight for wander (a force the system computes before the kernel) moves the
-    tick to ``steer_rows`` with that force handed in; when no row uses it any more, the next tick
+    """A row given a weight for follow_flow (whose field the system samples before the kernel) moves
+    the tick to ``steer_rows`` with that input handed in; when no row uses it any more, the next tick
     is one call again. A neighbour cap does the same for the group behaviours."""
     w, ents = random_world(4, 12, True, steps_with=[Integrate()], behaviours=WHOLE_TICK)
     reference, _ = random_world(4, 12, False, steps_with=[Integrate()], behaviours=WHOLE_TICK)
@@ -270,13 +271,13 @@ def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it()
     with mock.patch.object(steering_system, "steer_rows", side_effect=lambda *a: calls.append(1) or real(*a)):
         row = w.table.row_of(ents[-1])
         for world in (w, reference):
-            world.table.weights[world.table.row_of(ents[-1]), st.B["wander"]] = 1.0
+            world.table.weights[world.table.row_of(ents[-1]), st.B["follow_flow"]] = 1.0
             world.run(3)
         assert len(calls) == 3
         for world in (w, reference):
-            world.table.weights[row, st.B["wander"]] = 0.0
+            world.table.weights[row, st.B["follow_flow"]] = 0.0
             world.run(3)
-        assert len(calls) == 4  # the first tick after still takes two (the tick before needed wander), then one
+        assert len(calls) == 4  # the first tick after still takes two (the tick before needed the field), then one
     for c in OUTPUTS:
         np.testing.assert_array_equal(w.table.live(c), reference.table.live(c), err_msg=c)
     capped, _ = random_world(4, 12, True, max_neighbours=3, behaviours=["separation", "seek"])
@@ -303,10 +304,10 @@ def test_a_prioritised_row_sends_the_tick_to_the_reference_path_before_any_work(
 
 
 @pytest.mark.parametrize("radius", [np.nan, np.inf])
-@pytest.mark.parametrize("other", ["seek", "wander"])
+@pytest.mark.parametrize("other", ["seek", "follow_flow"])
 def test_a_group_radius_that_is_not_finite_is_refused_on_every_path(radius, other):
     """A neighbour radius written into the table as NaN or infinity (the component refuses both):
-    the one-call tick (``other`` = seek), the two-call tick (wander) and the reference path all
+    the one-call tick (``other`` = seek), the two-call tick (follow_flow) and the reference path all
     raise the reference path's error, and write nothing."""
     for compiled in (True, False):
         w = World(seed=0)
@@ -503,3 +504,107 @@ def test_the_steering_survey_equals_its_numpy_expressions(seed):
     assert np.array_equal(radius, want_radius, equal_nan=True)
     assert n_members == np.count_nonzero(member)
     assert np.array_equal(top, want_radius[member].max(), equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**31 + 1, 2**63 + 5, 2**64 - 1])
+def test_the_compiled_noise_is_entity_uniforms_bit_for_bit(seed):
+    """``steering_given.entity_noise`` under ``noise_key`` draws, for any seed up to 2**64 - 1,
+    stream, tick and entity id, the numbers ``steering.entity_uniforms`` draws (the reference
+    path's wander noise), one entity at a time."""
+    from ecs_nav.compile.aot import kernel
+    from ecs_nav.motion.steering_given import entity_noise, noise_key
+
+    @kernel
+    def noise_of(key, entities):
+        out = np.empty((entities.shape[0], 2))
+        for i in range(entities.shape[0]):
+            out[i, 0], out[i, 1] = entity_noise(key, entities[i])
+        return out
+
+    rng = np.random.default_rng(seed % 1000)
+    entities = np.concatenate([np.arange(40), rng.integers(0, 2**62, 40), [2**63 - 1]]).astype(np.int64)
+    for stream in (0, 1, 6):
+        for tick in (0, 1, 599, 2**40):
+            key = np.uint64(noise_key(np.uint64(seed), stream, tick))
+            np.testing.assert_array_equal(noise_of(key, entities), st.entity_uniforms(seed, entities, tick, stream))
+
+
+COMPUTED_HERE = ["flee", "pursuit", "evade", "wander", "obstacle_avoidance"]
+"""The behaviours ``steering_given.given_forces`` computes (once through the reference functions)."""
+
+
+@pytest.mark.parametrize("behaviour", COMPUTED_HERE)
+@pytest.mark.parametrize("seed", range(3))
+def test_each_compiled_behaviour_steers_as_the_reference_function_bit_for_bit(behaviour, seed):
+    """A world whose rows weight only one of flee, pursuit, evade, wander and obstacle avoidance
+    (random weights, inputs, target entities -- one gone from the world --, coincident agents,
+    wander targets at the circle's centre), then the same with seek and separation beside it:
+    the one-call tick gives the reference path's forces, velocities and wander targets exactly,
+    every tick, and never leaves a row to the reference path."""
+    from ecs_nav.systems import steering as steering_system
+
+    for behaviours in ([behaviour], [behaviour, "seek", "separation"]):
+        worlds = [random_world(seed, 25, compiled, steps_with=[Integrate()], behaviours=behaviours)[0]
+                  for compiled in (True, False)]
+        t = worlds[0].table
+        assert np.count_nonzero(t.weights[: t.n, st.B[behaviour]]) > 0
+        with mock.patch.object(steering_system, "steer_rows", side_effect=AssertionError("steer_rows called")):
+            step_alike(worlds, 5)
+        assert worlds[0].system("SteeringSystem").reference_ticks == 0
+        for w in worlds:
+            w.close()
+
+
+def test_the_compiled_behaviours_give_non_zero_forces_in_the_randomised_worlds():
+    """The comparisons above are not vacuous: in those worlds each compiled behaviour pushes some
+    row (through the reference path's ``behaviour_forces``), and wander moves its targets."""
+    w, _ = random_world(1, 40, compiled=True, behaviours=COMPUTED_HERE)
+    t = w.table
+    system = w.system("SteeringSystem")
+    seen = set()
+    for row in np.flatnonzero(t.has_steering[: t.n]):
+        seen |= {b for b, f in system.behaviour_forces(w, int(t.entity[row])).items() if f != (0.0, 0.0)}
+    assert seen == set(COMPUTED_HERE)
+    before = t.live("wander_target").copy()
+    w.step()
+    wandering = t.has_steering[: t.n] & (t.weights[: t.n, st.B["wander"]] != 0)
+    assert wandering.any()
+    assert not np.any(np.all(t.live("wander_target")[wandering] == before[wandering], axis=1))
+    w.close()
+
+
+def test_a_wander_target_that_is_not_finite_is_refused_by_the_compiled_path_as_by_the_reference():
+    """A wander target written into the table as infinity: the compiled tick writes nothing and
+    the reference path raises, naming the entity; nothing is written."""
+    w = World(seed=3)
+    w.add_systems(SteeringSystem())
+    w.spawn(Position(0, 0), Velocity(), Agent(), SteeringWeights({"wander": 1.0}))
+    bad = w.spawn(Position(2, 0), Velocity(), Agent(), SteeringWeights({"wander": 1.0, "seek": 1.0}, target=(3, 3)))
+    w.table.wander_target[w.table.row_of(bad)] = (np.inf, 0.0)
+    before = outputs(w)
+    with pytest.raises(FloatingPointError, match=rf"SteeringSystem: non-finite .* entity id\(s\) {bad}\b"):
+        w.step()
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+    w.close()
+
+
+def test_the_crowd_scene_cut_to_two_agents_steers_in_one_call_as_the_reference_path():
+    """The crowd scene (wander, separation, obstacle and wall avoidance) with two agents: every
+    tick is ``steer_tick``'s one call, and the run's state digest is the reference path's."""
+    import tomllib
+    from ecs_nav.systems import steering as steering_system
+
+    from ecs_nav.scene.files import build_world, scene_from_dict, scenes_dir
+
+    scene = tomllib.loads((scenes_dir() / "crowd.toml").read_text(encoding="utf-8"))
+    scene["entity"][0]["count"] = 2
+    worlds = [build_world(scene_from_dict(scene)) for _ in range(2)]
+    reference = worlds[1].system("SteeringSystem")
+    reference.compiled = False
+    with mock.patch.object(steering_system, "steer_rows", side_effect=AssertionError("steer_rows called")):
+        step_alike(worlds, 60)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0 and reference.reference_ticks == 60
+    assert worlds[0].state_digest() == worlds[1].state_digest()
+    for w in worlds:
+        w.close()

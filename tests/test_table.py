@@ -195,7 +195,7 @@ def test_the_kernels_carve_the_same_columns_the_table_holds():
         t = world.table
         view_of = {np.float64: t.float_view, np.bool_: t.flag_view, np.int8: t.int8_view, np.int64: t.int64_view}
         names = [n for n in dir(tc) if n.isupper() and n != "COLUMNS"]
-        assert len(names) == 26
+        assert len(names) == 34
         for name in names:
             table_column = getattr(t, name.lower())
             offset = t.layout[getattr(tc, name)]

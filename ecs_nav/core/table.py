@@ -175,6 +175,12 @@ class AgentTable:
     def has(self, entity: int) -> bool:
         return 0 <= entity < self._row_by_entity.size and self._row_by_entity[entity] >= 0
 
+    @property
+    def row_by_entity(self) -> np.ndarray:
+        """The row of each entity id (int64, indexed by id; -1: no row), for kernels that look a
+        target entity up. Read only; replaced when an id beyond its end gets a row."""
+        return self._row_by_entity
+
     def rows_of(self, entities) -> np.ndarray:
         """Rows of many entities at once (one array lookup); -1 for an entity without a row."""
         entities = np.asarray(entities, dtype=np.int64).reshape(-1)

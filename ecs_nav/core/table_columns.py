@@ -30,6 +30,12 @@ from ecs_nav.core.table import COLUMNS
     "steer_target", "follow_state", "prev_pos", "has_velocity", "has_collider", "is_agent", "has_steering",
     "has_steer_target"))
 """Places in ``layout`` of the columns the kernels read by name."""
+(TARGET_ENTITY, PANIC_DISTANCE, THREAT_RANGE, WANDER_RADIUS, WANDER_DISTANCE, WANDER_JITTER, WANDER_TARGET,
+ DETECTION_BOX_LENGTH) = (COLUMNS.index(name) for name in (
+    "target_entity", "panic_distance", "threat_range", "wander_radius", "wander_distance", "wander_jitter",
+    "wander_target", "detection_box_length"))
+"""The same, for the columns of the behaviours that read more than their own row
+(``ecs_nav.motion.steering_given``)."""
 
 
 @kernel

@@ -251,59 +251,68 @@ def wander(pos, vel, heading, wander_target, wander_radius, wander_distance, wan
 
 # --- obstacle and wall avoidance (compiled, with a grid broadphase) ---------------------------
 
+@kernel(**NO_REFCOUNT)
+def obstacle_force(px, py, hx, hy, radius, box, centres, obstacle_radius, ox, oy, inv_cell, cols, rows, cell_start,
+                   cell_items):
+    """One agent's obstacle avoidance force (see ``obstacle_avoidance``) as (fx, fy): the agent at
+    (px, py) heading (hx, hy) with its own ``radius`` and detection box length ``box`` (<= 0: no
+    force); the circles and their grid's kernel args. ``obstacle_avoidance``'s loop and the
+    SteeringSystem's (``ecs_nav.motion.steering_given``) call it per agent."""
+    if box <= 0.0:
+        return 0.0, 0.0
+    # obstacles are binned by their bounding boxes: the cells within box of pos hold every
+    # obstacle whose centre is closer than box + its radius (Buckland's tagging range)
+    c0x, c1x = cell_range(px - box, px + box, ox, inv_cell, cols)
+    c0y, c1y = cell_range(py - box, py + box, oy, inv_cell, rows)
+    best_ip = np.inf
+    best = -1
+    best_x = 0.0
+    best_y = 0.0
+    for cy in range(c0y, c1y + 1):
+        for cx in range(c0x, c1x + 1):
+            c = cy * cols + cx
+            for s in range(cell_start[c], cell_start[c + 1]):
+                j = cell_items[s]
+                dx = centres[j, 0] - px
+                dy = centres[j, 1] - py
+                reach = box + obstacle_radius[j]
+                if dx * dx + dy * dy >= reach * reach:
+                    continue
+                local_x = dx * hx + dy * hy
+                local_y = -dx * hy + dy * hx
+                if local_x < 0.0:
+                    continue
+                expanded = obstacle_radius[j] + radius
+                if abs(local_y) >= expanded:
+                    continue
+                sqrt_part = np.sqrt(expanded * expanded - local_y * local_y)
+                ip = local_x - sqrt_part
+                if ip <= 0.0:
+                    ip = local_x + sqrt_part
+                # closest wins; ties to the lower obstacle index (a cell visit order of
+                # duplicates must not matter)
+                if ip < best_ip or (ip == best_ip and j < best):
+                    best_ip = ip
+                    best = j
+                    best_x = local_x
+                    best_y = local_y
+    if best < 0:
+        return 0.0, 0.0
+    multiplier = 1.0 + (box - best_x) / box
+    lateral = (obstacle_radius[best] - best_y) * multiplier
+    braking = (obstacle_radius[best] - best_x) * BRAKING_WEIGHT
+    return braking * hx - lateral * hy, braking * hy + lateral * hx
+
+
 @kernel
 def _obstacle_avoidance(pos, heading, radius, box_length, centres, obstacle_radius, ox, oy, inv_cell,
                         cols, rows, cell_start, cell_items):
     k = pos.shape[0]
     out = np.zeros((k, 2))
     for i in range(k):
-        px, py = pos[i, 0], pos[i, 1]
-        hx, hy = heading[i, 0], heading[i, 1]
-        box = box_length[i]
-        if box <= 0.0:
-            continue
-        # obstacles are binned by their bounding boxes: the cells within box of pos hold every
-        # obstacle whose centre is closer than box + its radius (Buckland's tagging range)
-        c0x, c1x = cell_range(px - box, px + box, ox, inv_cell, cols)
-        c0y, c1y = cell_range(py - box, py + box, oy, inv_cell, rows)
-        best_ip = np.inf
-        best = -1
-        best_x = 0.0
-        best_y = 0.0
-        for cy in range(c0y, c1y + 1):
-            for cx in range(c0x, c1x + 1):
-                c = cy * cols + cx
-                for s in range(cell_start[c], cell_start[c + 1]):
-                    j = cell_items[s]
-                    dx = centres[j, 0] - px
-                    dy = centres[j, 1] - py
-                    reach = box + obstacle_radius[j]
-                    if dx * dx + dy * dy >= reach * reach:
-                        continue
-                    local_x = dx * hx + dy * hy
-                    local_y = -dx * hy + dy * hx
-                    if local_x < 0.0:
-                        continue
-                    expanded = obstacle_radius[j] + radius[i]
-                    if abs(local_y) >= expanded:
-                        continue
-                    sqrt_part = np.sqrt(expanded * expanded - local_y * local_y)
-                    ip = local_x - sqrt_part
-                    if ip <= 0.0:
-                        ip = local_x + sqrt_part
-                    # closest wins; ties to the lower obstacle index (a cell visit order of
-                    # duplicates must not matter)
-                    if ip < best_ip or (ip == best_ip and j < best):
-                        best_ip = ip
-                        best = j
-                        best_x = local_x
-                        best_y = local_y
-        if best >= 0:
-            multiplier = 1.0 + (box - best_x) / box
-            lateral = (obstacle_radius[best] - best_y) * multiplier
-            braking = (obstacle_radius[best] - best_x) * BRAKING_WEIGHT
-            out[i, 0] = braking * hx - lateral * hy
-            out[i, 1] = braking * hy + lateral * hx
+        out[i, 0], out[i, 1] = obstacle_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], radius[i],
+                                              box_length[i], centres, obstacle_radius, ox, oy, inv_cell, cols, rows,
+                                              cell_start, cell_items)
     return out
 
 

@@ -13,19 +13,20 @@ separation, alignment and cohesion over every neighbour (from the neighbour sums
 ``ecs_nav.motion.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow (from
 the field sampled at each agent beforehand). The behaviours that need noise, a target entity or
 a search of their own -- flee, pursuit, evade, wander, obstacle and wall avoidance, and the
-group behaviours under a neighbour cap -- come in as forces the caller computed, only when some
-row uses them (``GIVEN``). So the kernel stays small and calls no other kernel (one called from
-another is compiled into it again), and a scene compiles the reference functions of those
-behaviours only if it uses them.
+group behaviours under a neighbour cap -- come in as forces computed before it, only when some
+row uses them (``GIVEN``): by ``ecs_nav.motion.steering_given.given_forces`` (the first five),
+``wall_avoidance_rows``, and under a cap the reference functions. So the kernel stays small and
+calls no other kernel (one called from another is compiled into it again).
 
-``steer_tick`` is the whole tick in one call for the common case: when no row uses a behaviour
-of ``CALLER_INPUTS``, it surveys the weights, computes wall avoidance and the neighbour sums
-itself with the kernels the caller would call (``wall_avoidance_rows``, ``neighbour_pass``: per
-``Collider.layer`` when the agents are on several), and calls ``steer_rows``. A small world then
-pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those kernels
-compiled into it: a scene compiles it (on a first run without the kernels compiled ahead of
-time, ``ecs_nav.compile.aot``) on its first tick with a steering row, whether or not its rows then need
-the caller's forces.
+``steer_tick`` is the whole tick in one call unless a row follows a flow field (``CALLER_INPUTS``:
+its field is sampled on the nav graph in Python) or the group behaviours are capped: it surveys
+the weights, computes the forces of ``given_forces``, wall avoidance and the neighbour sums
+itself with the kernels the caller would call (``neighbour_pass``: per ``Collider.layer`` when
+the agents are on several), calls ``steer_rows`` and keeps the new wander targets. A small world
+then pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those
+kernels compiled into it: a scene compiles it (on a first run without the kernels compiled ahead
+of time, ``ecs_nav.compile.aot``) on its first tick with a steering row, whether or not its rows
+then need the caller's forces.
 
 Nothing is written unless every steering row passes: a combiner other than 0, a mass <= 0 or a
 non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
@@ -62,12 +63,14 @@ from ecs_nav.core.table_columns import (
     POS,
     STEER_TARGET,
     VEL,
+    WANDER_TARGET,
     WEIGHTS,
     column,
     float_rows,
 )
 from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
 from ecs_nav.motion.steering import DECELERATION_TWEAKER, flock_sums, wall_force
+from ecs_nav.motion.steering_given import COMPUTED, COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
 
 WRITTEN = 0
 REFUSED = 1
@@ -75,9 +78,9 @@ REFUSED = 1
 NEEDS_INPUT = 2
 """``steer_tick``'s third return code: a row uses a behaviour whose force the caller computes
 (``CALLER_INPUTS``, or a group behaviour under a neighbour cap); nothing was written."""
-NEEDS_WALLS = 3
-"""``steer_tick``'s fourth: a row uses wall avoidance and the walls were not handed in; nothing
-was written."""
+NEEDS_GEOMETRY = 3
+"""``steer_tick``'s fourth: a row uses wall or obstacle avoidance and the map's walls and circles
+were not handed in; nothing was written."""
 
 STOP_SPEED = 1e-9
 """A STOPPED (path-following) agent slower than this is set to exactly zero velocity."""
@@ -95,15 +98,15 @@ _FOLLOW_PATH, _FOLLOW_FLOW = B["follow_path"], B["follow_flow"]
 _FIRST_GROUP = GIVEN.index("separation")
 WALL_SLOT = GIVEN.index("wall_avoidance")
 """Wall avoidance's slot in ``given``."""
-_WALL = B["wall_avoidance"]
+_WALL, _OBSTACLE, _WANDER = B["wall_avoidance"], B["obstacle_avoidance"], B["wander"]
 N_BEHAVIOURS = len(B)
 """The behaviours, and the width of the table's weights."""
 
-CALLER_INPUTS = np.isin(np.arange(N_BEHAVIOURS), [B[b] for b in ("flee", "pursuit", "evade", "wander",
-                                                                "obstacle_avoidance", "follow_flow")])
-"""The behaviours ``steer_tick`` leaves to its caller (by column of the weights): those that need
-noise, a target entity, the map's circles or the flow field. (Under a neighbour cap, the group
-behaviours too: ``steer_tick``'s ``capped``.)"""
+CALLER_INPUTS = np.isin(np.arange(N_BEHAVIOURS), [B["follow_flow"]])
+"""The behaviours whose input ``steer_tick`` leaves to its caller (by column of the weights):
+follow_flow, whose field is sampled at each agent's nearest node of the nav graph. (Under a
+neighbour cap, the group behaviours too: ``steer_tick``'s ``capped``.)"""
+assert GIVEN[:len(COMPUTED)] == COMPUTED  # given_forces writes the first slots
 
 
 @kernel
@@ -393,20 +396,25 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer, n_mem
 
 
 @kernel
-def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, capped, walls_given, walls, dt):
-    """The SteeringSystem's whole tick in one call when no row needs a force its caller computes:
-    ``steering_survey``, ``wall_avoidance_rows``, ``neighbour_pass`` and ``steer_rows``, what the
-    caller would hand in computed as it would. Returns ``steer_rows``' code (REFUSED at once when
-    a steering row's combiner is not the weighted sum, or a group radius is not finite), or
+def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_entity, capped, geometry_given, walls,
+               circles, seed, tick, dt):
+    """The SteeringSystem's whole tick in one call when no row needs an input its caller computes:
+    ``steering_survey``, ``given_forces``, ``wall_avoidance_rows``, ``neighbour_pass``,
+    ``steer_rows`` and ``keep_wander_targets``, what the caller would hand in computed as it
+    would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner is not
+    the weighted sum; REFUSED when a group radius or a new wander target is not finite), or
     NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS`` (or,
-    ``capped``: under a neighbour cap, a group behaviour), or NEEDS_WALLS when a row uses wall
-    avoidance and not ``walls_given``. ``capacity``, ``layout`` and the AgentTable's buffer as
+    ``capped``: under a neighbour cap, a group behaviour), or NEEDS_GEOMETRY when a row uses wall
+    or obstacle avoidance and not ``geometry_given``. ``row_by_entity``: the table's (the rows of
+    target entities); ``circles``: as ``given_forces`` takes them; ``seed`` (uint64) and ``tick``:
+    wander's noise. ``capacity``, ``layout`` and the AgentTable's buffer as
     ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
     ``flag_view``, ``int8_view``; ``ints``: its ``int64_view``: ``ecs_nav.core.table_columns``) hold
     the columns ``steer_rows`` reads and writes, and ``feeler_length``, ``neighbour_radius`` and
     ``layer`` read. ``walls``: as
     ``wall_avoidance_rows`` takes them; empty arrays without any wall, or when not given (a world
-    without wall avoidance does not fetch them: 0.4 µs a tick, measured 2026-11-27 on a 2-core AMD EPYC VM)."""
+    without wall or obstacle avoidance does not fetch them: 0.4 µs a tick, measured 2026-11-27 on a
+    2-core AMD EPYC VM); the same for ``circles``."""
     has_steering, is_agent = column(flags, layout[HAS_STEERING], capacity), column(flags, layout[IS_AGENT], capacity)
     has_velocity = column(flags, layout[HAS_VELOCITY], capacity)
     has_steer_target = column(flags, layout[HAS_STEER_TARGET], capacity)
@@ -433,13 +441,20 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, capped, w
     for b in range(n_behaviours):
         if used[b] and CALLER_INPUTS[b]:
             return NEEDS_INPUT
-    if used[_WALL] and not walls_given:
-        return NEEDS_WALLS
+    if (used[_WALL] or used[_OBSTACLE]) and not geometry_given:
+        return NEEDS_GEOMETRY
     if group and not math.isfinite(max_radius):
         return REFUSED  # (the reference path raises)
     given_on = np.zeros(len(GIVEN), np.bool_)
     walls_on = used[_WALL] and walls[0].shape[0] > 0
-    given = np.empty((len(GIVEN), n if walls_on else 0, 2))
+    computed = False
+    for b in COMPUTED_BEHAVIOURS:
+        computed = computed or used[b]
+    given = np.empty((len(GIVEN), n if walls_on or computed else 0, 2))
+    new_wander = np.empty((n if used[_WANDER] else 0, 2))
+    if computed and not given_forces(n, capacity, layout, floats, pairs, flags, ints, row_by_entity, used, circles,
+                                     seed, tick, dt, given, given_on, new_wander):
+        return REFUSED  # a wander target that is not finite (the reference path names the entities)
     if walls_on:
         given_on[WALL_SLOT] = True
         wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, given[WALL_SLOT])
@@ -450,6 +465,9 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, capped, w
             return REFUSED  # (the reference path names the entities)
     else:
         index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
-    return steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
-                      deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
-                      np.zeros((0, 2)), group, index, count, sums, dt)
+    status = steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force,
+                        mass, deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
+                        np.zeros((0, 2)), group, index, count, sums, dt)
+    if status == WRITTEN and used[_WANDER]:
+        keep_wander_targets(n, has_steering, weights, new_wander, column(pairs, layout[WANDER_TARGET], capacity))
+    return status
