@@ -14,8 +14,12 @@ the Gymnasium environments (``register_environments``)::
 
 import os as _os
 
+try:
+    import gymnasium as _gymnasium  # noqa: F401
+except ModuleNotFoundError as _missing:
+    raise ModuleNotFoundError("ecs_nav.rl needs gymnasium: pip install 'ecs-nav[rl]'", name="gymnasium") from _missing
+
 from ecs_nav.rl.batch import ROOM, NavSettings
-from ecs_nav.rl.crowd_env import CrowdEnv
 from ecs_nav.rl.nav_env import NavEnv
 from ecs_nav.rl.vector_env import NavVectorEnv
 
@@ -44,6 +48,16 @@ def register_environments() -> None:
 
 
 register_environments()
+
+
+def __getattr__(name):
+    """``ecs_nav.rl.CrowdEnv``, imported when first asked for: it needs PettingZoo, which the
+    Gymnasium environments do not."""
+    if name == "CrowdEnv":
+        from ecs_nav.rl.crowd_env import CrowdEnv
+
+        return CrowdEnv
+    raise AttributeError(f"module 'ecs_nav.rl' has no attribute {name!r}")
 
 __all__ = ["CROWD_ROOM", "ENVIRONMENTS", "ROOM", "CrowdEnv", "NavEnv", "NavSettings", "NavVectorEnv",
            "register_environments"]
