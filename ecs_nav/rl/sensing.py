@@ -87,31 +87,55 @@ def ray_distances_into(G, px, py, hx, hy, zlo, zhi, max_range, out):
     ``2 pi r / n_rays`` anticlockwise from its heading (hx[i], hy[i]) (a unit vector), and write the
     distance to the first wall each meets, capped at ``max_range`` (m), to ``out[i, r]``.
 
-    ``zlo``, ``zhi`` (k,): each agent's body band (see the module). ``out``: (k, n_rays) float64."""
+    ``zlo``, ``zhi`` (k,): each agent's body band (see the module). ``out``: (k, n_rays) float64.
+    Each agent's shapes within ``max_range`` are gathered once (the map's buckets list a shape in
+    every bucket it touches) and every ray tested against them."""
     rects, circs, meta, dims, bptr, bitems = G[0], G[1], G[2], G[3], G[4], G[5]
     n_rect = rects.shape[0]
+    n_items = n_rect + circs.shape[0]
     n_rays = out.shape[1]
+    turn_c = np.empty(n_rays)
+    turn_s = np.empty(n_rays)
+    for ray in range(n_rays):
+        turn_c[ray] = math.cos(2.0 * math.pi * ray / n_rays)
+        turn_s[ray] = math.sin(2.0 * math.pi * ray / n_rays)
+    near = np.empty(n_items, np.int64)
+    lo_of = np.empty(n_items)
+    hi_of = np.empty(n_items)
+    stamp = np.full(n_items, -1, np.int64)
     for i in range(px.shape[0]):
         x, y = px[i], py[i]
-        base = math.atan2(hy[i], hx[i])
+        found = 0
         i0, i1, j0, j1 = bucket_range(meta, dims, x - max_range, y - max_range, x + max_range, y + max_range)
+        for j in range(j0, j1 + 1):
+            for b_i in range(i0, i1 + 1):
+                b = j * dims[0] + b_i
+                for k in range(bptr[b], bptr[b + 1]):
+                    item = bitems[k]
+                    if stamp[item] == i:
+                        continue
+                    stamp[item] = i
+                    if item < n_rect:
+                        lo, hi = rect_wall_span(rects[item], zlo[i], zhi[i])
+                        if not lo < hi:
+                            continue
+                        lo_of[found], hi_of[found] = lo, hi
+                    else:
+                        c = circs[item - n_rect]
+                        if not (c[3] < zhi[i] and c[4] > zlo[i]):
+                            continue
+                    near[found] = item
+                    found += 1
         for ray in range(n_rays):
-            angle = base + 2.0 * math.pi * ray / n_rays
-            dx, dy = math.cos(angle), math.sin(angle)
+            dx = hx[i] * turn_c[ray] - hy[i] * turn_s[ray]
+            dy = hx[i] * turn_s[ray] + hy[i] * turn_c[ray]
             best = min(max_range, ray_exit_bounds(meta, x, y, dx, dy))
-            for j in range(j0, j1 + 1):
-                for b_i in range(i0, i1 + 1):
-                    b = j * dims[0] + b_i
-                    for k in range(bptr[b], bptr[b + 1]):
-                        item = bitems[k]
-                        if item < n_rect:
-                            lo, hi = rect_wall_span(rects[item], zlo[i], zhi[i])
-                            if lo < hi:
-                                best = min(best, ray_hits_rect(rects[item], lo, hi, x, y, dx, dy))
-                        else:
-                            c = circs[item - n_rect]
-                            if c[3] < zhi[i] and c[4] > zlo[i]:
-                                best = min(best, ray_hits_circle(c, x, y, dx, dy))
+            for n in range(found):
+                item = near[n]
+                if item < n_rect:
+                    best = min(best, ray_hits_rect(rects[item], lo_of[n], hi_of[n], x, y, dx, dy))
+                else:
+                    best = min(best, ray_hits_circle(circs[item - n_rect], x, y, dx, dy))
             out[i, ray] = best
 
 
