@@ -17,8 +17,13 @@ in one World, so the fixed cost of a tick is paid once for them all. Beside it, 
 tick: a lone World of n agents (as above); RVO2 with one simulator per world, each stepped; and
 RVO2 with every world in one simulator, each world 1 km from the next (RVO2 has no layers).
 
+``--crowd`` times the built-in crowd scene with its crowd cut to n agents (n in ``--sizes``; its
+map of walls and pillars, wander, separation, obstacle and wall avoidance, physics) against RVO2's
+tick of the bench's n agents, ``--repeats`` times interleaved.
+
     python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200] [--at-best]
     python bench/small_worlds.py --layers [--sizes 1 2 5 10 100] [--total 1000] [--ticks 200]
+    python bench/small_worlds.py --crowd [--sizes 2] [--ticks 2000] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -32,12 +37,14 @@ import timeit
 from collections.abc import Callable
 
 import numpy as np
+import tomllib
 from ecs_nav.systems.physics import PhysicsSystem
 from ecs_nav.systems.steering import SteeringSystem
 from system_cpu import cpu_per_system
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
 from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.scene.files import build_world, scene_from_dict, scenes_dir
 
 SIZE = 200.0
 RADIUS = 0.4
@@ -191,6 +198,30 @@ def at_best(repeat: int = 25, number: int = 2000) -> dict[str, float]:
             "RVO2 tick, 10 agents": best(lambda: (rvo2_step(10), None))}  # fmt: skip
 
 
+def crowd_scene(agents: int) -> World:
+    """The built-in crowd scene with its crowd cut to ``agents`` (its map, components and seed kept),
+    after three ticks (numba cache loads)."""
+    scene = tomllib.loads((scenes_dir() / "crowd.toml").read_text(encoding="utf-8"))
+    scene["entity"][0]["count"] = agents
+    world = build_world(scene_from_dict(scene))
+    world.run(3)
+    return world
+
+
+def crowd(sizes: list[int], ticks: int, repeats: int) -> None:
+    """The ``--crowd`` table: median wall (CPU) µs a tick of the cut crowd scene and of RVO2, each
+    size ``repeats`` times, ours then RVO2's."""
+    print("| agents | run | crowd scene µs/tick (CPU) | RVO2 µs/tick (CPU) | RVO2 / ecs_nav |")
+    print("|---:|---:|---:|---:|---:|")
+    for n in sizes:
+        for run in range(repeats):
+            world = crowd_scene(n)
+            ow, oc = per_tick(world.step, ticks)
+            world.close()
+            rw, rc = rvo2(n, ticks)
+            print(f"| {n:,} | {run + 1} | {ow:,.1f} ({oc:,.1f}) | {rw:,.1f} ({rc:,.1f}) | {rw / ow:,.3f}x |")
+
+
 def chase(ticks: int) -> tuple[float, float, dict[str, float]]:
     """Median wall and CPU µs of a chase tick, and each system's mean CPU µs a tick over the
     ticks that follow (timed apart: the per-system clocks cost a few µs a tick themselves)."""
@@ -214,8 +245,15 @@ def main() -> None:
     parser.add_argument("--layers", action="store_true",
                         help="many small worlds stepped as one (a layer each) against lone Worlds and RVO2")
     parser.add_argument("--total", type=int, default=1000, help="--layers: agents in all the worlds of a size")
+    parser.add_argument("--crowd", action="store_true",
+                        help="the built-in crowd scene cut to each of --sizes agents against RVO2's tick")
+    parser.add_argument("--repeats", type=int, default=3, help="--crowd: runs of each size")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.crowd:
+        crowd(args.sizes, args.ticks, args.repeats)
+        print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return
     if args.layers:
         layers(args.sizes, args.total, args.ticks)
         print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
