@@ -131,6 +131,8 @@ def compare(args, seed: int | None = None):
 
 
 def run_ecs_nav(world, ticks: int) -> dict:
+    """Step until every agent has arrived (its TargetReached) or ``ticks``; the closest approach
+    over every tick, Stuck counted."""
     t = world.table
     n = t.n
     arrived: dict[int, int] = {}
@@ -143,7 +145,8 @@ def run_ecs_nav(world, ticks: int) -> dict:
         start = time.perf_counter()
         world.step()
         spent += time.perf_counter() - start
-        closest = min(closest, closest_approach(t.pos[:n], t.radius[:n]))
+        if t.n > 1:  # (agents leaving on arrival are removed)
+            closest = min(closest, closest_approach(t.pos[:t.n], t.radius[:t.n]))
         if len(arrived) == n:
             break
     return summary(sorted(arrived.values()), n, world.dt, closest, stuck[0], spent / world.tick)

@@ -45,8 +45,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
 
 from orca_circle import closest_approach, machine, row, summary  # noqa: E402
+from orca_circle import run_ecs_nav as run_circle  # noqa: E402
 
-import ecs_nav  # noqa: E402
 from ecs_nav import load_scene  # noqa: E402
 
 SPEED, RADIUS, ZONE = 1.4, 0.3, 2.0
@@ -134,36 +134,29 @@ def world_of(text: str):
 
 def run_ecs_nav(world, seconds: float) -> dict:
     """Step until every walker left or ``seconds``; arrivals are the TargetReached events."""
-    t = world.table
-    n = t.n
-    arrived: dict[int, int] = {}
-    stuck = [0]
-    world.on(ecs_nav.TargetReached, lambda e: arrived.setdefault(e.entity, world.tick))
-    world.on(ecs_nav.Stuck, lambda e: stuck.__setitem__(0, stuck[0] + 1))
-    closest = math.inf
-    spent = 0.0
-    for _ in range(int(round(seconds / world.dt))):
-        begin = time.perf_counter()
-        world.step()
-        spent += time.perf_counter() - begin
-        if t.n > 1:
-            closest = min(closest, closest_approach(t.pos[:t.n], t.radius[:t.n]))
-        if len(arrived) == n:
-            break
-    return summary(sorted(arrived.values()), n, world.dt, closest, stuck[0], spent / world.tick)
+    return run_circle(world, int(round(seconds / world.dt)))
 
 
 def run_rvo2(east, west, half, width, dt, seconds) -> dict:
     import pyrvo
 
     start = np.concatenate([east, west])
-    n = start.shape[0]
     heading = np.concatenate([np.ones(len(east)), -np.ones(len(west))])
     sim = pyrvo.RVOSimulator(dt, 5.0, 10, 2.0, 1.0, RADIUS, SPEED)
-    for p in start:
-        sim.add_agent((float(p[0]), float(p[1])))
     hw = width / 2
     sim.add_obstacle([(-half, -hw), (-half, hw), (half, hw), (half, -hw)])  # clockwise: the agents inside
+    preferred = np.stack([SPEED * heading, np.zeros_like(heading)], axis=1)
+    return run_rvo2_streams(sim, start, preferred, lambda pos: heading * pos[:, 0] >= half - ZONE, dt, seconds)
+
+
+def run_rvo2_streams(sim, start: np.ndarray, preferred: np.ndarray, through, dt: float, seconds: float) -> dict:
+    """RVO2's loop for streams of walkers: ``sim`` (a pyrvo simulator with its obstacles added)
+    gets an agent at each of ``start`` (n, 2); each tick every walker still inside is given its
+    ``preferred`` velocity (n, 2) and the simulator steps; a walker for which ``through(pos)``
+    ((n, 2) positions -> (n,) bool) holds has arrived and is parked far from everyone."""
+    n = start.shape[0]
+    for p in start:
+        sim.add_agent((float(p[0]), float(p[1])))
     sim.process_obstacles()
     arrived: dict[int, int] = {}
     closest = math.inf
@@ -174,14 +167,14 @@ def run_rvo2(east, west, half, width, dt, seconds) -> dict:
     for tick in range(1, int(round(seconds / dt)) + 1):
         begin = time.perf_counter()
         for i in np.flatnonzero(inside).tolist():
-            sim.set_agent_pref_velocity(i, (float(SPEED * heading[i]), 0.0))
+            sim.set_agent_pref_velocity(i, (float(preferred[i, 0]), float(preferred[i, 1])))
         sim.do_step()
         spent += time.perf_counter() - begin
         pos = np.array([sim.get_agent_position(i).to_tuple() for i in range(n)])
         rows = np.flatnonzero(inside)
         if rows.size > 1:
             closest = min(closest, closest_approach(pos[rows], radii[rows]))
-        done = rows[heading[rows] * pos[rows, 0] >= half - ZONE]
+        done = rows[through(pos)[rows]]
         for i in done.tolist():
             arrived[i] = tick
             inside[i] = False

@@ -20,15 +20,14 @@ import datetime
 import math
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scripts
 
-from orca_circle import closest_approach, machine, row, summary  # noqa: E402
-from orca_corridor import RADIUS, SPEED, ZONE, run_ecs_nav, world_of  # noqa: E402
+from orca_circle import machine, row  # noqa: E402
+from orca_corridor import RADIUS, SPEED, ZONE, run_ecs_nav, run_rvo2_streams, world_of  # noqa: E402
 
 HEADINGS = {"eastbound": (1.0, 0.0), "northbound": (0.0, 1.0), "westbound": (-1.0, 0.0), "southbound": (0.0, -1.0)}
 """Each stream's direction, in the order the scene lists them."""
@@ -121,41 +120,13 @@ def run_rvo2(starts: dict, width: float, arm: float, dt: float, seconds: float) 
 
     start = np.concatenate(list(starts.values()))
     heading = np.concatenate([np.tile(HEADINGS[name], (len(points), 1)) for name, points in starts.items()])
-    n = start.shape[0]
     sim = pyrvo.RVOSimulator(dt, 5.0, 10, 2.0, 1.0, RADIUS, SPEED)
-    for p in start:
-        sim.add_agent((float(p[0]), float(p[1])))
     sim.add_obstacle([(-arm, -arm), (-arm, arm), (arm, arm), (arm, -arm)])  # clockwise: the agents inside
     for x, y, size in corner_boxes(width, arm):
         h = size / 2
         sim.add_obstacle([(x - h, y - h), (x + h, y - h), (x + h, y + h), (x - h, y + h)])
-    sim.process_obstacles()
-    arrived: dict[int, int] = {}
-    closest = math.inf
-    radii = np.full(n, RADIUS)
-    inside = np.ones(n, bool)
-    spent = 0.0
-    tick = 0
-    for tick in range(1, int(round(seconds / dt)) + 1):
-        begin = time.perf_counter()
-        for i in np.flatnonzero(inside).tolist():
-            sim.set_agent_pref_velocity(i, (float(SPEED * heading[i, 0]), float(SPEED * heading[i, 1])))
-        sim.do_step()
-        spent += time.perf_counter() - begin
-        pos = np.array([sim.get_agent_position(i).to_tuple() for i in range(n)])
-        rows = np.flatnonzero(inside)
-        if rows.size > 1:
-            closest = min(closest, closest_approach(pos[rows], radii[rows]))
-        done = rows[np.einsum("ij,ij->i", pos[rows], heading[rows]) >= arm - ZONE]
-        for i in done.tolist():
-            arrived[i] = tick
-            inside[i] = False
-            sim.set_agent_pref_velocity(i, (0.0, 0.0))
-            sim.set_agent_velocity(i, (0.0, 0.0))
-            sim.set_agent_position(i, (1e5 + 10.0 * i, 1e5))  # parked far apart: it meets nobody
-        if not inside.any():
-            break
-    return summary(sorted(arrived.values()), n, dt, closest, None, spent / max(tick, 1))
+    return run_rvo2_streams(sim, start, SPEED * heading,
+                            lambda pos: np.einsum("ij,ij->i", pos, heading) >= arm - ZONE, dt, seconds)
 
 
 def main() -> None:

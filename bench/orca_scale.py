@@ -10,8 +10,9 @@ time_horizon_obst 1 s), no walls.
 
 ecs_nav: a World with the SteeringSystem (arrive at the antipode, then ORCA) and the
 PhysicsSystem, agents of one tick's mass (the velocity follows arrive at once, as RVO2's
-preferred velocity does). RVO2: its usual loop, a preferred velocity toward the goal at full
-speed (slower within a second of it) set from Python, then ``do_step()``.
+preferred velocity does), avoiding as RVO2 does (``Avoidance.side`` "none") and passing on the
+right ("right"). RVO2: its usual loop, a preferred velocity toward the goal at full speed
+(slower within a second of it) set from Python, then ``do_step()``.
 
 Per engine: how many arrived (within 0.5 m of the goal, by position), when half and the last
 did, the closest approach (the smallest centre distance minus the sum of radii, every
@@ -88,11 +89,11 @@ def outcome(first: np.ndarray, n: int, closest: float) -> dict:
             "half": ticks[(n - 1) // 2] * DT if ticks.size > (n - 1) // 2 else None}
 
 
-def run_ecs_nav(start, goals, ticks: int, closest_every: int) -> dict:
+def run_ecs_nav(start, goals, ticks: int, closest_every: int, side: str = "none") -> dict:
     world = World(seed=0)
     for p, g in zip(start, goals):
         world.spawn(Position(*p), Velocity(), Agent(max_speed=SPEED, max_force=20.0, mass=DT), Collider(radius=RADIUS),
-                    SteeringWeights({"arrive": 1.0}, target=tuple(g)), Avoidance(**PARAMETERS))
+                    SteeringWeights({"arrive": 1.0}, target=tuple(g)), Avoidance(**PARAMETERS, side=side))
     world.add_systems(SteeringSystem(), PhysicsSystem())
     t = world.table
     n = t.n
@@ -171,7 +172,8 @@ def main() -> None:
     parser.add_argument("--circle", type=float, default=20.0, help="the circles' radius, m")
     parser.add_argument("--seconds", type=float, default=90.0, help="simulated seconds at most")
     parser.add_argument("--closest-every", type=int, default=6, help="ticks between closest-approach measures")
-    parser.add_argument("--engines", default="ecs_nav,rvo2", help="which, comma-separated: ecs_nav, rvo2")
+    parser.add_argument("--engines", default="ecs_nav,ecs_nav_right,rvo2",
+                        help="which, comma-separated: ecs_nav, ecs_nav_right (passing on the right), rvo2")
     args = parser.parse_args()
     start, goals = start_points(args.copies, args.per_circle, args.circle)
     ticks = int(round(args.seconds / DT))
@@ -182,9 +184,13 @@ def main() -> None:
     print("| engine | arrived | last arrival (s) | 50% arrived (s) | closest approach (m) | ORCA kernel / "
           "do_step (ms/tick) | whole tick (ms/tick) |\n|---|---:|---:|---:|---:|---:|---:|")
     for engine in args.engines.split(","):
-        run = run_ecs_nav if engine == "ecs_nav" else run_rvo2
-        name = "ecs_nav (ORCA kernel; World.step)" if engine == "ecs_nav" else "RVO2 (do_step; its loop)"
-        print(row(name, run(start, goals, ticks, args.closest_every)), flush=True)
+        if engine == "rvo2":
+            result, name = run_rvo2(start, goals, ticks, args.closest_every), "RVO2 (do_step; its loop)"
+        else:
+            side = {"ecs_nav": "none", "ecs_nav_right": "right"}[engine]
+            result = run_ecs_nav(start, goals, ticks, args.closest_every, side)
+            name = f"ecs_nav, side {side} (ORCA kernel; World.step)"
+        print(row(name, result), flush=True)
 
 
 if __name__ == "__main__":
