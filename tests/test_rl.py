@@ -54,6 +54,12 @@ def put(env, pos, heading, goal) -> None:
     batch.distance[0] = math.dist(pos, goal)
 
 
+def goal_distance(envs) -> np.ndarray:
+    """Each copy's learner's distance to its goal now (m)."""
+    batch = envs.batch
+    return np.hypot(*(batch.goal - batch.world.table.pos[batch.rows]).T)
+
+
 def greedy(obs: np.ndarray) -> np.ndarray:
     """Walk straight at the goal (its direction in the learner's frame)."""
     goal = obs[..., :2]
@@ -209,6 +215,28 @@ def test_a_vector_env_resets_an_ended_copy_on_the_next_step_ignoring_its_action(
         assert not truncated.any()
     *_, truncated, _ = envs.step(go)
     assert truncated.all()  # (3 steps after the reset step)
+
+
+def test_same_step_autoreset_returns_the_new_episode_and_keeps_the_last_observation_in_final_obs():
+    same = NavVectorEnv(2, max_steps=3, autoreset_mode="SameStep")
+    nextstep = NavVectorEnv(2, max_steps=3)
+    assert same.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    same.reset(seed=4)
+    nextstep.reset(seed=4)
+    go = np.array([[1.0, 0.0], [0.5, 0.5]], np.float32)
+    for _ in range(3):
+        obs, rewards, terminated, truncated, infos = same.step(go)
+        last, next_rewards, *_ = nextstep.step(go)
+    assert truncated.all() and infos["_final_obs"].all() and infos["_final_info"].all()
+    assert np.array_equal(np.stack(infos["final_obs"]), last) and np.array_equal(rewards, next_rewards)
+    assert np.array_equal(infos["final_info"]["distance"], goal_distance(nextstep))
+    assert not np.array_equal(obs, last) and np.allclose(obs[:, 2:4], 0.0)  # (standing at a new start)
+    assert infos["distance"] == pytest.approx(goal_distance(same))
+    for _ in range(2):
+        *_, truncated, infos = same.step(go)
+        assert not truncated.any() and "final_obs" not in infos
+    *_, truncated, infos = same.step(go)
+    assert truncated.all() and infos["_final_obs"].all()
 
 
 # ---- what the learner senses, does and earns ----------------------------------------------------

@@ -9,9 +9,14 @@ Autoreset is Gymnasium 1.x's default, next-step (``metadata["autoreset_mode"]``)
 a copy's episode ends returns its last observation with ``terminated`` or ``truncated`` set; the
 next ``step`` ignores that copy's action, draws it a new start, heading and goal, and returns the
 new episode's first observation with reward 0 and neither flag set (the learner stands still
-through that step's ticks while the scene's agents of its copy walk on). Only the learner is
-placed again; the scene's agents of the copy carry on where they are. ``reset(seed=...)`` builds
-the World again: the same seed and actions give the same steps, autoresets included.
+through that step's ticks while the scene's agents of its copy walk on). With
+``autoreset_mode=AutoresetMode.SAME_STEP`` (what stable-baselines3's VecEnv expects) the copy is
+placed again at the end of the step on which its episode ends: that step returns the new
+episode's first observation, the last one in ``info["final_obs"]`` and the step's ``info`` in
+``info["final_info"]`` (each with its mask, as Gymnasium's SyncVectorEnv gives them). Only the
+learner is placed again; the scene's agents of the copy carry on where they are.
+``reset(seed=...)`` builds the World again: the same seed and actions give the same steps,
+autoresets included.
 """
 
 from __future__ import annotations
@@ -39,9 +44,17 @@ class NavVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int = 1, settings: NavSettings | None = None, **overrides: Any):
+    def __init__(self, num_envs: int = 1, settings: NavSettings | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **overrides: Any):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"NavVectorEnv.num_envs: must be an integer >= 1, got {num_envs!r}")
+        modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+        mode = AutoresetMode(autoreset_mode) if isinstance(autoreset_mode, str) else autoreset_mode
+        if mode not in modes:
+            raise ValueError(f"NavVectorEnv.autoreset_mode: must be one of {[m.value for m in modes]}, "
+                             f"got {autoreset_mode!r}")
+        self.autoreset_mode = mode
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
         overrides.pop("render_mode", None)  # (gymnasium.make_vec passes it; nothing is rendered)
         self.settings = settings_from(settings, overrides)
         self.num_envs = int(num_envs)
@@ -91,11 +104,34 @@ class NavVectorEnv(VectorEnv):
             rewards[restarting] = 0.0
             terminated[restarting] = False
             truncated[restarting] = False
-        self.ending = terminated | truncated
+        ended = terminated | truncated
         infos: dict[str, Any] = {**terms, "distance": batch.distance.copy(), "is_success": terminated.copy()}
         for key in INFO_KEYS:
             infos[f"_{key}"] = np.ones(self.num_envs, dtype=bool)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self.ending = ended
+        elif ended.any():
+            obs = self.restart_now(ended, obs, infos)
         return obs, rewards, terminated, truncated, infos
+
+    def restart_now(self, ended: np.ndarray, obs: np.ndarray, infos: dict[str, Any]) -> np.ndarray:
+        """Same-step autoreset: place the copies ``ended`` (a mask) again, move their last
+        observation and the step's info to ``final_obs`` and ``final_info``, and return the
+        observations with theirs replaced by the new episodes' first."""
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(ended):
+            final_obs[i] = obs[i]
+        final_info = {key: infos[key].copy() for key in INFO_KEYS}
+        final_info.update({f"_{key}": ended.copy() for key in INFO_KEYS})
+        infos.update({"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
+                      "_final_info": ended.copy()})
+        which = np.flatnonzero(ended)
+        self.batch.place(which, self.np_random)
+        fresh, _, _ = self.batch.sense()
+        obs = obs.copy()
+        obs[which] = fresh[which]
+        infos["distance"][which] = self.batch.distance[which]
+        return obs
 
     def close_extras(self, **kwargs: Any) -> None:
         self.batch.close()
