@@ -25,7 +25,7 @@ import numpy as np
 
 from ecs_nav.compile.aot import DirectCall, kernel
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.motion.spatial import build_grid
+from ecs_nav.motion.spatial import build_grid, cell_range
 
 SETTLE_TICKS = 15
 """Ticks an agent must be held back by the arrived crowd of its goal before it settles."""
@@ -64,16 +64,12 @@ def _settled(pos, radius, elevation, goal_key, layer, toward, candidates, arrive
              arrived_elevation, arrived_key, arrived_layer, gap, body_height, max_radius,
              ox, oy, inv_cell, cols, rows, cell_start, cell_items):
     out = np.zeros(candidates.size, np.bool_)
-    top_x, top_y = cols - 1.0, rows - 1.0
     for k in range(candidates.size):
         i = candidates[k]
         px, py = pos[i, 0], pos[i, 1]
         reach = radius[i] + max_radius + gap
-        # clamped as floats first: a far-away agent cannot overflow the integer conversion
-        cx0 = int(min(max(np.floor((px - reach - ox) * inv_cell), 0.0), top_x))
-        cx1 = int(min(max(np.floor((px + reach - ox) * inv_cell), 0.0), top_x))
-        cy0 = int(min(max(np.floor((py - reach - oy) * inv_cell), 0.0), top_y))
-        cy1 = int(min(max(np.floor((py + reach - oy) * inv_cell), 0.0), top_y))
+        cx0, cx1 = cell_range(px - reach, px + reach, ox, inv_cell, cols)
+        cy0, cy1 = cell_range(py - reach, py + reach, oy, inv_cell, rows)
         found = False
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):

@@ -27,7 +27,7 @@ import numpy as np
 
 from ecs_nav.compile.aot import kernel
 from ecs_nav.core.table import ColumnSpec
-from ecs_nav.motion.spatial import UniformGrid, build_grid
+from ecs_nav.motion.spatial import UniformGrid, build_grid, cell_range
 from ecs_nav.nav.fields import FieldGoal, goal_nodes
 from ecs_nav.nav.flowfield import flow_field
 
@@ -245,15 +245,12 @@ def occupy_slots(points, radius, occupied_fraction, occ_pos, occ_radius, ox, oy,
     """``occupied`` (s,) bool receives the slots a stopped agent stands on: one of ``occ_pos`` /
     ``occ_radius`` (binned in the grid given) within ``occupied_fraction * (radius + its radius)``
     of the slot. Returns how many are occupied."""
-    top_x, top_y = cols - 1.0, rows - 1.0
     n_occupied = 0
     reach = occupied_fraction * (radius + max_occ_radius)
     for s in range(points.shape[0]):
         px, py = points[s, 0], points[s, 1]
-        cx0 = int(min(max(np.floor((px - reach - ox) * inv_cell), 0.0), top_x))
-        cx1 = int(min(max(np.floor((px + reach - ox) * inv_cell), 0.0), top_x))
-        cy0 = int(min(max(np.floor((py - reach - oy) * inv_cell), 0.0), top_y))
-        cy1 = int(min(max(np.floor((py + reach - oy) * inv_cell), 0.0), top_y))
+        cx0, cx1 = cell_range(px - reach, px + reach, ox, inv_cell, cols)
+        cy0, cy1 = cell_range(py - reach, py + reach, oy, inv_cell, rows)
         taken = False
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):

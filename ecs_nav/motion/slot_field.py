@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_nav.compile.aot import kernel
+from ecs_nav.motion.spatial import cell_range
 
 ASSIGN_MARGIN = 2.0
 """m. An agent on its way walks down the slot field (instead of its path or flow field) once it
@@ -189,15 +190,12 @@ def slot_field(distance, neighbours, occupied, claimed, traffic, spacing, depth_
 def claim_slots(agents, points, reach, ox, oy, inv_cell, cols, rows, cell_start, cell_items, claimed):
     """``claimed`` (s,) bool receives the slots within ``reach`` m of one of ``agents`` ((k, 2)
     positions); ``points`` binned in the grid given. Returns how many."""
-    top_x, top_y = cols - 1.0, rows - 1.0
     claimed[:] = False
     n = 0
     for k in range(agents.shape[0]):
         ax, ay = agents[k, 0], agents[k, 1]
-        cx0 = int(min(max(np.floor((ax - reach - ox) * inv_cell), 0.0), top_x))
-        cx1 = int(min(max(np.floor((ax + reach - ox) * inv_cell), 0.0), top_x))
-        cy0 = int(min(max(np.floor((ay - reach - oy) * inv_cell), 0.0), top_y))
-        cy1 = int(min(max(np.floor((ay + reach - oy) * inv_cell), 0.0), top_y))
+        cx0, cx1 = cell_range(ax - reach, ax + reach, ox, inv_cell, cols)
+        cy0, cy1 = cell_range(ay - reach, ay + reach, oy, inv_cell, rows)
         for cy in range(cy0, cy1 + 1):
             for cx in range(cx0, cx1 + 1):
                 c = cy * cols + cx
@@ -223,14 +221,11 @@ def seek_slots(agents, points, distance, field, traffic, depth_weight, slack, pa
     pass it (``traffic`` at most ``1 + passing``: its own and theirs), ``value`` (k,) the field
     value there (inf: none). ``points`` binned
     in the grid given. Returns how many agents have a free slot within ``look``."""
-    top_x, top_y = cols - 1.0, rows - 1.0
     found = 0
     for k in range(agents.shape[0]):
         ax, ay = agents[k, 0], agents[k, 1]
-        cx0 = int(min(max(np.floor((ax - look - ox) * inv_cell), 0.0), top_x))
-        cx1 = int(min(max(np.floor((ax + look - ox) * inv_cell), 0.0), top_x))
-        cy0 = int(min(max(np.floor((ay - look - oy) * inv_cell), 0.0), top_y))
-        cy1 = int(min(max(np.floor((ay + look - oy) * inv_cell), 0.0), top_y))
+        cx0, cx1 = cell_range(ax - look, ax + look, ox, inv_cell, cols)
+        cy0, cy1 = cell_range(ay - look, ay + look, oy, inv_cell, rows)
         best, best_cost = -1, np.inf
         near, near_d2 = -1, np.inf
         for cy in range(cy0, cy1 + 1):
