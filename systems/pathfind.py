@@ -27,8 +27,9 @@ Searches
     budget, share one reverse search (``distance_field`` + ``paths_from_field``) when there are
     at least two of them; the field is kept for that goal node while the graph is unchanged
     (``ecs_nav.nav.field_cache``), so a crowd replanning a few agents a tick searches once. Any
-    other request gets its own A* (``algorithm="dijkstra"``:
-    Dijkstra) with its ``max_expanded`` budget and ``allow_partial`` flag: a budget is the
+    other request gets its own A* (``ecs_nav.nav.jump.find_path``: jump point search on a
+    uniform octile grid without a budget or trace; ``algorithm="dijkstra"``: Dijkstra) with
+    its ``max_expanded`` budget and ``allow_partial`` flag: a budget is the
     contract of one query (as in Detour and Godot), so budgeted requests never share. A member
     of a shared group whose start cannot reach the goal falls back to its own search, which
     gives the partial path (or ``"unreachable"``) it asked for. Costs are exact either way;
@@ -118,15 +119,15 @@ from ecs_nav.systems.platformer_stage import serve_requests
 
 from ecs_nav.core.components import Path, PathRequest
 from ecs_nav.core.events import PathChanged, PathFailed
-from ecs_nav.core.resource_names import SEARCH_TRACE
+from ecs_nav.core.resource_names import LINK_LANDINGS, SEARCH_TRACE
 from ecs_nav.core.world import System, World
 from ecs_nav.nav.corridor import ROUTE_SLACK, route_kept, still_as_good
 from ecs_nav.nav.field_cache import RecentFields
+from ecs_nav.nav.jump import find_path
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
     STATUS_PARTIAL,
     STATUS_UNREACHABLE,
-    astar,
     dijkstra,
     paths_from_field,
 )
@@ -353,6 +354,11 @@ class PathfindSystem(System):
         has_row = rows >= 0
         start_xy[has_row] = table.pos[rows[has_row]]
         start_z[has_row] = table.elevation[rows[has_row]]
+        landings = world.resources.get(LINK_LANDINGS)
+        if landings:  # an agent crossing an off-mesh link plans from where it lands (systems/link_crossing.py)
+            for i, e in enumerate(ents.tolist()):
+                if e in landings:
+                    start_xy[i], start_z[i] = landings[e][:2], landings[e][2]
         # goals: a point, or the target entity's current position (a loop over the served few)
         goal_xy = np.zeros((k, 2))
         goal_z = np.full(k, np.nan)
@@ -414,7 +420,7 @@ class PathfindSystem(System):
                     single.append(i)  # cut off from the goal: its own search finds the partial path
         for i in sorted(single):
             req = reqs[i]
-            search = dijkstra if req.algorithm == "dijkstra" else astar
+            search = dijkstra if req.algorithm == "dijkstra" else find_path
             kwargs = {} if search is dijkstra else {"heuristic": self.heuristic}
             cap = req.max_expanded
             if budgeted:
@@ -476,8 +482,11 @@ class PathfindSystem(System):
             remaining = np.inf
             if nodes.size and goal_ok[i] and status != STATUS_COMPLETE:
                 remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
-            self._write(world, entity, path, nodes, waypoints, status,
-                        bool(nodes.size and own[i] == nodes[0]), graph.version, remaining, pulled)
+            # (an agent on a link's start node walks to it first: the link is crossed from there)
+            stands = bool(nodes.size and own[i] == nodes[0]) and not (
+                world.nav_links is not None and nodes.size > 1
+                and world.nav_links.link_between(graph, int(nodes[0]), int(nodes[1])) >= 0)
+            self._write(world, entity, path, nodes, waypoints, status, stands, graph.version, remaining, pulled)
             if remember[i]:
                 self._seen[entity] = reqs[i]
         self.served += int(k - deferred.sum())

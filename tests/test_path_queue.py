@@ -14,7 +14,7 @@ from ecs_nav.core.components import Agent, Collider, NavMap, Path, PathRequest, 
 from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box
-from ecs_nav.nav.search import astar
+from ecs_nav.nav.jump import find_path
 from ecs_nav.scene.files import build_world, scene_from_dict
 from ecs_nav.scene.schema import SceneError
 
@@ -51,11 +51,11 @@ def expansions_per_tick(monkeypatch, world):
     counted = defaultdict(int)
 
     def counting_astar(*args, **kwargs):
-        res = astar(*args, **kwargs)
+        res = find_path(*args, **kwargs)
         counted[world.tick] += res.expanded
         return res
 
-    monkeypatch.setattr(pathfind_module, "astar", counting_astar)
+    monkeypatch.setattr(pathfind_module, "find_path", counting_astar)
     return counted
 
 
@@ -84,7 +84,7 @@ def test_ten_thousand_simultaneous_requests_are_all_served_within_the_budget_old
 
     # the paths served are the ones served without a budget (each its own search: no shared fields)
     free = world_with(None)
-    monkeypatch.setattr(pathfind_module, "astar", astar)
+    monkeypatch.setattr(pathfind_module, "find_path", find_path)
     ref = spawn_requesters(free, starts, goals, max_expanded=10**9)
     free.step()
     for e, r in zip(ents, ref):

@@ -32,7 +32,6 @@ import numpy as np
 from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.graph import EDGE_WALK, NavGraph, check_node
 from ecs_nav.nav.search import (
-    NODE_DTYPE,
     STATUS_COMPLETE,
     STATUS_UNREACHABLE,
     PathResult,
@@ -44,6 +43,12 @@ COST_RTOL = 1e-12
 """How far (relative) a graph's diagonal cost may be from sqrt(2) times its cardinal cost for the
 graph to count as uniform octile (grid_graph computes it as ``sqrt(2.0) * cell_size``)."""
 
+JUMP_DTYPE = np.dtype(
+    [("g", np.float64), ("stamp", np.int32), ("pos", np.int32), ("parent", np.int32), ("arrival", np.int32)]
+)
+"""Per-cell search scratch, 24 bytes: cost so far, generation stamp, heap slot, parent jump point
+and the step it was reached by."""
+
 # the 8 steps as (d_row, d_col); bit (d_row + 1) * 3 + (d_col + 1) of NavGraph.step_mask
 _STEPS = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc)
 
@@ -51,44 +56,96 @@ _STEPS = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc)
 # --- the kernels (padded grid: a ring of blocked cells round the map, ids row * width + col) ----
 
 
-@kernel(inline="always")
-def _jump_straight(free, n, d, side, goal):
-    """The first jump point scanning from cell ``n`` (exclusive) in steps of ``d`` (±1 along a
-    row, ±width along a column), ``side`` the perpendicular step: the goal, or a cell with an
-    open cell beside it whose counterpart one step back is blocked (a forced neighbour); -1 when
-    the scan runs into a wall first."""
-    while True:
-        m = n + d
-        if not free[m]:
-            return -1
-        if m == goal:
-            return m
-        if (free[m + side] and not free[n + side]) or (free[m - side] and not free[n - side]):
-            return m
-        n = m
+@kernel
+def straight_jumps(free, width):
+    """Where a straight scan from each cell stops (Harabor and Grastien's JPS+ precomputation).
+
+    Args:
+        free: (h * width,) uint8 padded grid (see ``jump_search``).
+        width: its row length.
+
+    Returns:
+        (h * width, 4) int32: for the directions east (+1), west (-1), north (+width) and south
+        (-width), ``k > 0`` when the first jump point (a cell with a forced neighbour) lies k
+        steps away, ``-k <= 0`` when the scan meets a wall after k open cells. Filled for the
+        cells inside the border ring, 0 on it.
+    """
+    size = free.shape[0]
+    rows = size // width
+    jumps = np.zeros((size, 4), dtype=np.int32)
+    for k in range(4):
+        d = 1 if k == 0 else -1 if k == 1 else width if k == 2 else -width
+        side = width if k < 2 else 1
+        # visit each cell after the one it steps to: against the direction
+        outer, inner = (rows - 2, width - 2) if k < 2 else (width - 2, rows - 2)
+        for a in range(1, outer + 1):
+            for b in range(inner, 0, -1):
+                i = b if d > 0 else inner + 1 - b
+                n = a * width + i if k < 2 else i * width + a
+                m = n + d
+                if not free[m]:
+                    jumps[n, k] = 0
+                elif (free[m + side] and not free[n + side]) or (free[m - side] and not free[n - side]):
+                    jumps[n, k] = 1
+                else:
+                    v = jumps[m, k]
+                    jumps[n, k] = v + 1 if v > 0 else v - 1
+    return jumps
 
 
 @kernel(inline="always")
-def _jump_diagonal(free, n, dh, dv, goal):
-    """The first jump point scanning diagonally from ``n`` (exclusive) in steps of ``dh + dv``
-    (``dh`` ±1, ``dv`` ±width): the goal, or a cell from which a straight scan along ``dh`` or
-    ``dv`` finds a jump point; -1 when a step would cut a corner or enter a wall."""
+def _jump_straight(jumps, k, n, nr, nc, sr, sc, gr, gc):
+    """Steps from cell ``n`` (row ``nr``, col ``nc``) to the first jump point of a straight scan
+    in direction ``k`` of ``straight_jumps`` ((``sr``, ``sc``) its row and column step, one of
+    them 0): to the goal (row ``gr``, col ``gc``) when the scan passes it, else to the first
+    cell with a forced neighbour (an open cell beside it whose counterpart one step back is
+    blocked); -1 when the scan runs into a wall first. O(1): read from the table."""
+    v = jumps[n, k]
+    reach = v if v > 0 else -v
+    if reach == 0:
+        return -1
+    if sc != 0:
+        if gr == nr:
+            t = (gc - nc) * sc
+            if 0 < t <= reach:
+                return t
+    elif gc == nc:
+        t = (gr - nr) * sr
+        if 0 < t <= reach:
+            return t
+    return v if v > 0 else -1
+
+
+@kernel(inline="always")
+def _jump_diagonal(free, jumps, width, n, nr, nc, sr, sc, gr, gc):
+    """Steps from cell ``n`` (row ``nr``, col ``nc``) to the first jump point of a diagonal scan
+    by (``sr``, ``sc``) rows and columns a step: the goal, or a cell from which a straight scan
+    along either component finds a jump point; -1 when a step would cut a corner or enter a wall."""
+    dh = sc
+    dv = sr * width
+    kh = 0 if sc > 0 else 1
+    kv = 2 if sr > 0 else 3
+    steps = 0
     while True:
         if not (free[n + dh] and free[n + dv] and free[n + dh + dv]):
             return -1
-        m = n + dh + dv
-        if m == goal:
-            return m
-        if _jump_straight(free, m, dh, dv, goal) >= 0 or _jump_straight(free, m, dv, dh, goal) >= 0:
-            return m
-        n = m
+        n += dh + dv
+        nr += sr
+        nc += sc
+        steps += 1
+        if nr == gr and nc == gc:
+            return steps
+        if _jump_straight(jumps, kh, n, nr, nc, 0, sc, gr, gc) >= 0:
+            return steps
+        if _jump_straight(jumps, kv, n, nr, nc, sr, 0, gr, gc) >= 0:
+            return steps
 
 
 @kernel(inline="always")
-def _octile(width, a, gr, gc, straight, diagonal):
-    """Octile distance in cost units from padded cell ``a`` to the cell at row ``gr``, col ``gc``."""
-    dr = abs(a // width - gr)
-    dc = abs(a % width - gc)
+def _octile(dr, dc, straight, diagonal):
+    """Octile distance in cost units across ``dr`` rows and ``dc`` columns."""
+    dr = abs(dr)
+    dc = abs(dc)
     if dr < dc:
         return straight * (dc - dr) + diagonal * dr
     return straight * (dr - dc) + diagonal * dc
@@ -140,27 +197,43 @@ def _heap_down(heap_node, heap_f, heap_h, cells, size):
 
 
 @kernel(inline="always")
-def _sign(v):
-    if v > 0:
-        return 1
-    if v < 0:
-        return -1
-    return 0
+def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, gv, h, arrival):
+    """Open ``v`` at cost ``gv`` from ``u`` (heuristic ``h``, ``arrival`` the step code it came
+    by), or lower its cost when still open and cheaper; returns the new open-list size."""
+    rec = cells[v]
+    if rec.stamp != gen:
+        rec.stamp = gen
+        rec.g = gv
+        rec.parent = u
+        rec.arrival = arrival
+        heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
+        _heap_up(heap_node, heap_f, heap_h, cells, size)
+        return size + 1
+    if rec.pos >= 0 and gv < rec.g:
+        rec.g = gv
+        rec.parent = u
+        rec.arrival = arrival
+        i = rec.pos
+        heap_f[i] = gv + heap_h[i]
+        _heap_up(heap_node, heap_f, heap_h, cells, i)
+    return size
 
 
 @kernel
-def jump_search(free, width, start, goal, straight, diagonal, cells, gen, heap_node, heap_f, heap_h):
+def jump_search(free, jumps, width, start, goal, straight, diagonal, cells, gen, heap_node, heap_f, heap_h):
     """Jump point search on a padded grid from cell ``start`` to cell ``goal``.
 
     Args:
         free: (h * width,) uint8, nonzero where a cell is walkable; the first and last row and
             column are blocked (so no scan leaves the array).
+        jumps: ``straight_jumps(free, width)``.
         width: the padded grid's row length (cells).
         start, goal: padded cell ids (row * width + col), both walkable.
         straight, diagonal: the cost of a cardinal and of a diagonal step (> 0,
             ``diagonal`` = sqrt(2) ``straight``).
-        cells: (h * width,) NODE_DTYPE scratch, valid where ``stamp == gen``: g (cost so far),
-            pos (heap slot, -1 once closed), parent (the previous jump point, -1 at the start).
+        cells: (h * width,) JUMP_DTYPE scratch, valid where ``stamp == gen``: g (cost so far),
+            pos (heap slot, -1 once closed), parent (the previous jump point, -1 at the start),
+            arrival (the step it was reached by, ``(sr + 1) * 3 + sc + 1``).
         gen: this query's generation (> every stamp left by earlier queries).
         heap_node, heap_f, heap_h: (h * width,) open-list buffers.
 
@@ -172,12 +245,15 @@ def jump_search(free, width, start, goal, straight, diagonal, cells, gen, heap_n
     rec.stamp = gen
     rec.g = 0.0
     rec.parent = -1
-    h0 = _octile(width, start, gr, gc, straight, diagonal)
+    rec.arrival = 4  # no step
+    h0 = _octile(start // width - gr, start % width - gc, straight, diagonal)
     heap_node[0], heap_f[0], heap_h[0] = start, h0, h0
     rec.pos = 0
     size = 1
     expanded = 0
-    targets = np.empty(8, dtype=np.int64)
+    # the scans to make from a cell, as (row step, col step) pairs; 8 at most
+    scan_r = np.empty(8, dtype=np.int64)
+    scan_c = np.empty(8, dtype=np.int64)
     while size > 0:
         u = heap_node[0]
         size -= 1
@@ -189,75 +265,46 @@ def jump_search(free, width, start, goal, straight, diagonal, cells, gen, heap_n
         if u == goal:
             return True, expanded
         gu = cells[u].g
-        parent = cells[u].parent
-        k = 0
-        if parent < 0:  # the start: every direction
-            for dv in (-width, 0, width):
-                for dh in (-1, 0, 1):
-                    if dv == 0 and dh == 0:
-                        continue
-                    if dv == 0:
-                        j = _jump_straight(free, u, dh, width, goal)
-                    elif dh == 0:
-                        j = _jump_straight(free, u, dv, 1, goal)
-                    else:
-                        j = _jump_diagonal(free, u, dh, dv, goal)
-                    if j >= 0:
-                        targets[k] = j
-                        k += 1
-        else:
-            dh = _sign(u % width - parent % width)
-            dv = _sign(u // width - parent // width) * width
-            if dh != 0 and dv != 0:  # diagonal: its two straight parts and itself
-                j = _jump_straight(free, u, dh, dv, goal)
-                if j >= 0:
-                    targets[k] = j
-                    k += 1
-                j = _jump_straight(free, u, dv, dh, goal)
-                if j >= 0:
-                    targets[k] = j
-                    k += 1
-                j = _jump_diagonal(free, u, dh, dv, goal)
-                if j >= 0:
-                    targets[k] = j
-                    k += 1
-            else:  # straight along d: onward, and turns toward each forced side
-                d, side = (dh, width) if dh != 0 else (dv, 1)
-                j = _jump_straight(free, u, d, side, goal)
-                if j >= 0:
-                    targets[k] = j
-                    k += 1
-                for s in (side, -side):
-                    if free[u + s] and not free[u - d + s]:
-                        j = _jump_straight(free, u, s, d if d > 0 else -d, goal)
-                        if j >= 0:
-                            targets[k] = j
-                            k += 1
-                        j = _jump_diagonal(free, u, dh + (s if dh == 0 else 0), dv + (s if dv == 0 else 0), goal)
-                        if j >= 0:
-                            targets[k] = j
-                            k += 1
+        arrival = cells[u].arrival
+        sr, sc = arrival // 3 - 1, arrival % 3 - 1
         ur, uc = u // width, u % width
-        for t in range(k):
-            v = targets[t]
-            rows = abs(v // width - ur)
-            cols = abs(v % width - uc)
-            gv = gu + (diagonal * rows if rows == cols else straight * (rows + cols))
-            rec = cells[v]
-            if rec.stamp != gen:
-                rec.stamp = gen
-                rec.g = gv
-                rec.parent = u
-                h = _octile(width, v, gr, gc, straight, diagonal)
-                heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
-                _heap_up(heap_node, heap_f, heap_h, cells, size)
-                size += 1
-            elif rec.pos >= 0 and gv < rec.g:
-                rec.g = gv
-                rec.parent = u
-                i = rec.pos
-                heap_f[i] = gv + heap_h[i]
-                _heap_up(heap_node, heap_f, heap_h, cells, i)
+        k = 0
+        if arrival == 4:  # the start: every direction
+            for r in range(-1, 2):
+                for c in range(-1, 2):
+                    if r != 0 or c != 0:
+                        scan_r[k], scan_c[k] = r, c
+                        k += 1
+        elif sr != 0 and sc != 0:  # diagonal: its two straight parts and itself
+            scan_r[0], scan_c[0] = 0, sc
+            scan_r[1], scan_c[1] = sr, 0
+            scan_r[2], scan_c[2] = sr, sc
+            k = 3
+        else:  # straight: onward, and toward each forced side straight and diagonally
+            scan_r[0], scan_c[0] = sr, sc
+            k = 1
+            d = sc + sr * width
+            for s in (-1, 1):
+                side = s * width if sr == 0 else s
+                if free[u + side] and not free[u - d + side]:
+                    tr, tc = (s, 0) if sr == 0 else (0, s)
+                    scan_r[k], scan_c[k] = tr, tc
+                    scan_r[k + 1], scan_c[k + 1] = sr + tr, sc + tc
+                    k += 2
+        for i in range(k):
+            r, c = scan_r[i], scan_c[i]
+            if r != 0 and c != 0:
+                t = _jump_diagonal(free, jumps, width, u, ur, uc, r, c, gr, gc)
+                step = diagonal
+            else:
+                kk = 0 if c > 0 else 1 if c < 0 else 2 if r > 0 else 3
+                t = _jump_straight(jumps, kk, u, ur, uc, r, c, gr, gc)
+                step = straight
+            if t > 0:
+                vr, vc = ur + t * r, uc + t * c
+                h = _octile(vr - gr, vc - gc, straight, diagonal)
+                size = _reach(cells, gen, heap_node, heap_f, heap_h, size, u, vr * width + vc, gu + t * step, h,
+                              (r + 1) * 3 + c + 1)
     return False, expanded
 
 
@@ -280,12 +327,11 @@ def jump_path(cells, width, cols, goal, straight, diagonal):
         p = cells[v].parent
         if p < 0:
             break
-        dh = _sign(p % width - v % width)
-        dv = _sign(p // width - v // width) * width
-        c = diagonal if dh != 0 and dv != 0 else straight
+        sr, sc = cells[v].arrival // 3 - 1, cells[v].arrival % 3 - 1
+        c = diagonal if sr != 0 and sc != 0 else straight
         while v != p:  # walk back to the previous jump point along the segment
             step_cost[i] = c
-            v += dh + dv
+            v -= sc + sr * width
             i -= 1
             out[i] = (v // width - 1) * cols + v % width - 1
     cost = 0.0
@@ -346,10 +392,11 @@ class _JumpState:
         free = np.zeros((rows + 2, cols + 2), dtype=np.uint8)
         free[1:-1, 1:-1] = graph.walkable.reshape(rows, cols)
         self.free = free.reshape(-1)
+        self.jumps = straight_jumps(self.free, self.width)
         size = self.free.shape[0]
         if size >= np.iinfo(np.int32).max:
             raise ValueError(f"grid too large for jump point search ({size} padded cells)")
-        self.cells = np.zeros(size, dtype=NODE_DTYPE)
+        self.cells = np.zeros(size, dtype=JUMP_DTYPE)
         self.gen = 0
         self.heap_node = np.empty(size, dtype=np.int32)
         self.heap_f = np.empty(size, dtype=np.float64)
@@ -405,8 +452,8 @@ def jump_point_search(graph: NavGraph, start: int, goal: int, *, allow_partial: 
     straight, diagonal = state.costs
     cols = graph.grid.cols
     goal_cell = state.padded(goal, cols)
-    found, expanded = jump_search(state.free, state.width, state.padded(start, cols), goal_cell, straight, diagonal,
-                                  state.cells, state.next_gen(), state.heap_node, state.heap_f, state.heap_h)
+    found, expanded = jump_search(state.free, state.jumps, state.width, state.padded(start, cols), goal_cell, straight,
+                                  diagonal, state.cells, state.next_gen(), state.heap_node, state.heap_f, state.heap_h)
     if found:
         nodes, cost = jump_path(state.cells, state.width, cols, goal_cell, straight, diagonal)
         return PathResult(nodes, cost, STATUS_COMPLETE, int(expanded))
