@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecs_nav.core.components import Agent, Collider, Position, SteeringWeights, Velocity
+from ecs_nav.core.components import Agent, Collider, Name, Position, SteeringWeights, Velocity
+from ecs_nav.core.world import FunctionSystem
 from ecs_nav.motion.steering import DECELERATION_TWEAKER
 from ecs_nav.rl.sensing import nearest_agents_into, ray_distances_into, wall_clearance_into
 from ecs_nav.scene.files import build_world, parse_scene
@@ -40,6 +41,10 @@ PLACEMENT_TRIES = 64
 """Candidate points drawn at once for a learner's start or goal (and again, up to 50 times)."""
 ROOM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "room.toml")
 """The default scene: a 12 x 8 m room with pillars and three wandering walkers (ticks of 0.1 s)."""
+LEARNER_NAME = "learner"
+"""The ``Name`` of every learner (the viewer's legend shows them under it)."""
+GOAL_NAME = "goal"
+"""The ``Name`` of the entities that mark the learners' goals where they are drawn."""
 BODY_HEIGHT = 2.0
 """Height (m) of a learner's body for its rays and wall clearance when the World has no PhysicsSystem
 (else the PhysicsSystem's ``body_height``)."""
@@ -145,13 +150,17 @@ class NavBatch:
 
     Arrays per learner (L = copies * learners): ``goal`` (L, 2) m, ``steps`` (L,), ``preferred``
     (L, 2) m/s, world frame. ``build(seed)`` makes the World, ``place(which, rng)`` gives learners
-    new starts and goals, ``act``, ``advance``, ``observe`` and ``reward`` run a step."""
+    new starts and goals, ``act``, ``advance``, ``sense`` and ``reward`` run a step. With
+    ``goal_markers`` each learner's goal is an entity of its own (a ``Position`` and a ``Name``,
+    ``GOAL_NAME``: no Agent, Collider or Velocity, so nothing meets it) that the viewer draws."""
 
-    def __init__(self, settings: NavSettings, copies: int = 1, learners: int = 1, scene_agents: bool = True):
+    def __init__(self, settings: NavSettings, copies: int = 1, learners: int = 1, scene_agents: bool = True,
+                 goal_markers: bool = False):
         if copies < 1 or learners < 1:
             raise ValueError(f"NavBatch: copies and learners must be >= 1, got {copies} and {learners}")
         self.settings, self.copies, self.learners = settings, int(copies), int(learners)
         self.scene_agents = scene_agents
+        self.goal_markers = goal_markers
         self.scene = parse_scene(settings.scene)
         self.count = self.copies * self.learners
         self.copy_of = np.repeat(np.arange(self.copies), self.learners)
@@ -185,9 +194,11 @@ class NavBatch:
                    Agent(max_speed=s.max_speed, max_force=2.0 * s.max_speed, mass=world.dt, turn_speed=1.0 / world.dt),
                    Collider(s.radius),
                    SteeringWeights({"arrive": 1.0}, deceleration=AIM_SECONDS / DECELERATION_TWEAKER, target=corner)]
-        entities = world.spawn_many(self.count, learner, positions=spread)
+        entities = world.spawn_many(self.count, learner, positions=spread, tags=lambda i: [Name(LEARNER_NAME)])
         table = world.table
         self.rows = table.rows_of(entities)
+        self.markers = (world.spawn_many(self.count, [Position(*corner)], positions=spread,
+                                         tags=lambda i: [Name(GOAL_NAME)]) if self.goal_markers else None)
         table.layer[self.rows] = self.copy_of
         live = len(table)
         agents = np.flatnonzero(table.is_agent[:live] & table.has_collider[:live])
@@ -202,7 +213,7 @@ class NavBatch:
         self.distance = np.zeros(self.count)
         self.steps = np.zeros(self.count, dtype=np.int64)
         self.preferred = np.zeros((self.count, 2))
-        world.add_system(self.aim, before="SteeringSystem")
+        world.add_system(FunctionSystem(self.aim, name="LearnerAim"), before="SteeringSystem")
 
     def close(self) -> None:
         if self.world is not None:
@@ -288,6 +299,8 @@ class NavBatch:
         gmap = self.world.map
         table.elevation[rows] = gmap.surface_height(starts, gmap.floor + table.max_climb[rows])
         self.goal[which] = goals
+        if self.markers is not None:
+            table.pos[table.rows_of(self.markers[which])] = goals
         self.distance[which] = np.hypot(*(goals - starts).T)
         self.steps[which] = 0
         self.preferred[which] = 0.0

@@ -45,7 +45,7 @@ class CrowdEnv(ParallelEnv):
             raise ValueError(f"CrowdEnv.n_agents: must be an integer >= 1 (the scene {self.settings.scene} has "
                              f"{scene_agent_count(probe)} agents), got {count!r}")
         self.render_mode = render_mode
-        self.batch = NavBatch(self.settings, copies=1, learners=int(count), scene_agents=False)
+        self.batch = NavBatch(self.settings, copies=1, learners=int(count), scene_agents=False, goal_markers=True)
         self.batch.build(0)
         self.possible_agents = [f"learner_{i}" for i in range(int(count))]
         self.agents: list[str] = []

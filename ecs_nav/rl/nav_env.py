@@ -42,7 +42,7 @@ class NavEnv(gymnasium.Env):
                              f"got {render_mode!r}")
         self.settings = settings_from(settings, overrides)
         self.render_mode = render_mode
-        self.batch = NavBatch(self.settings, copies=1, learners=1)
+        self.batch = NavBatch(self.settings, copies=1, learners=1, goal_markers=True)
         self.batch.build(0)
         self.metadata = {**self.metadata, "render_fps": max(1, round(1.0 / (self.batch.world.dt
                                                                                * self.settings.ticks_per_step)))}
