@@ -20,7 +20,7 @@ from ecs_nav.core.components import (
     SteeringWeights,
     Velocity,
 )
-from ecs_nav.core.events import PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
+from ecs_nav.core.events import LinkReached, PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
 from ecs_nav.core.world import FunctionSystem, System, World
 from ecs_nav.moved import install as _install_moved_paths
 from ecs_nav.version import __version__
@@ -82,7 +82,8 @@ def __dir__():
 
 
 __all__ = [
-    "Agent", "Avoidance", "Collider", "FunctionSystem", "Name", "NavMap", "Path", "PathChanged", "PathFailed",
+    "Agent", "Avoidance", "Collider", "FunctionSystem", "LinkReached", "Name", "NavMap", "Path", "PathChanged",
+    "PathFailed",
     "PathRequest", "Player", "Position", "SceneError", "SteeringWeights", "Stuck", "System", "TargetReached",
     "Velocity", "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene",
     "sweep",

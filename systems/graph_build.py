@@ -27,6 +27,12 @@ and tracked in three small arrays (entity, shape id, last position) over the obs
   (:func:`ecs_nav.nav.build.path_crosses_region`) gets ``status = "stale"``, which makes the
   PathfindSystem replan it on the same tick (it runs right after this system).
 
+Off-mesh links (``world.nav_links``, a scene's ``[[map.link]]``: ``ecs_nav.nav.links``) are added
+to the graph after every build and rebuild, the enabled ones only (``NavLinks.apply``); when one is
+enabled or disabled (``World.set_link_enabled``) the graph gets a new version with exactly the
+enabled links' edges, and every ``Path`` that steps along a disabled link gets ``status =
+"stale"``, as one through a new obstacle does.
+
 Obstacles present on the first tick are put into the map before the graph is built, so the
 first graph already avoids them. Box colliders of agents, and circle colliders of non-agents,
 are not obstacles here (agents avoid each other by steering and physics).
@@ -84,6 +90,7 @@ class GraphBuildSystem(System):
         self._ob_shape = np.zeros(0, dtype=np.int64)
         self._ob_pos = np.zeros((0, 2), dtype=np.float64)
         self._tile_base: np.ndarray | None = None  # tile maps: the static blocked cells
+        self._links_version = -1  # the NavLinks version last applied
 
     # --- the tick ---------------------------------------------------------------------------------
 
@@ -97,6 +104,21 @@ class GraphBuildSystem(System):
         self.last_changes = changes
         if changes and world.nav_graph is not None:
             self._rebuild(world, changes)
+        links = world.nav_links
+        if links is not None and links.version != self._links_version and world.nav_graph is not None:
+            world.nav_graph = self._with_links(world, world.nav_graph, world.nav_graph.version + 1)
+            for _, (path,) in world.query(Path):
+                if path.status in _REPLAN and links.crosses_disabled(path.nodes):
+                    path.status = "stale"
+
+    def _with_links(self, world: World, graph, version: int):
+        """``graph`` with the enabled off-mesh links' edges, as ``version`` (no links: as it is)."""
+        links = world.nav_links
+        if links is None:
+            return graph
+        self._links_version = links.version
+        surface = world.map.surface_height if world.map is not None else None
+        return links.apply(graph, surface, version=version)
 
     def _build(self, world: World) -> None:
         tile = world.resources.get("tile_grid")
@@ -104,13 +126,13 @@ class GraphBuildSystem(System):
             blocked, placement = tile
             self._tile_base = np.asarray(blocked, dtype=bool)
             self.params = None
-            world.nav_graph = self._tile_graph(world, self._tile_blocked(world), version=0)
+            world.nav_graph = self._with_links(world, self._tile_graph(world, self._tile_blocked(world), version=0), 0)
             return
         if world.map is None:
             return
         self.params = scan_params(world)
         world.resources["nav_params"] = self.params
-        world.nav_graph = scan_heightfield(world.map, self.params)
+        world.nav_graph = self._with_links(world, scan_heightfield(world.map, self.params), 0)
 
     # --- dynamic obstacles ---------------------------------------------------------------------------
 
@@ -175,6 +197,7 @@ class GraphBuildSystem(System):
                 graph = rebuild_region(graph, world.map, self.params, aabb)
             regions = None
         self.rebuilds += len(changes)
+        graph = self._with_links(world, graph, graph.version)
         world.nav_graph = graph
         # the paths that use a node or link the change may have touched go stale
         for _, (path,) in world.query(Path):

@@ -65,6 +65,10 @@ Per tick, for the rows that follow a waypoint:
   002). A patrol or loop without a request keeps its route (a re-plan to one point would lose
   the loop); the event still tells.
 
+* **off-mesh links** (``systems/link_crossing.py``): a step from a link's start node to its end
+  node is crossed as a link (``LinkReached``, the link's own shape and speed), not walked; the
+  agent is not following (no waypoint tests, arrival or stuck count) until it lands.
+
 Final target: ``PathRequest.goal``; the position of ``PathRequest.target`` (an entity; the last
 waypoint once that entity is gone); the last waypoint for a path given without a request and
 for a ``"partial"`` path (the goal itself cannot be reached).
@@ -82,6 +86,7 @@ from __future__ import annotations
 import numpy as np
 from ecs_nav.systems.flow_follow import FlowFollower
 from ecs_nav.systems.goal_spreading import GoalSpreading
+from ecs_nav.systems.link_crossing import LinkCrossings
 from ecs_nav.systems.path_arrival import REARM_RADII, approach
 from ecs_nav.systems.platformer_stage import run_bots
 
@@ -148,6 +153,7 @@ class PathFollowSystem(System):
         self.spreading = GoalSpreading(goal_spreading and self.group_arrival, slot_gap, assign_margin)
         self.flow = FlowFollower(self.stop_hysteresis, REARM_RADII, self.settle_ticks, self.stuck_ticks,
                                  self.stuck_distance, self.group_arrival, self.spreading)  # flow-field followers
+        self.links = LinkCrossings()  # agents crossing off-mesh links (systems/link_crossing.py)
         self._structure = -1  # the World's structure version of Path the cache was built at
         self._despawn_cursor = 0
         self._waypoint_hits = DirectCall(lambda: waypoint_hits)
@@ -199,7 +205,7 @@ class PathFollowSystem(System):
                "final", "partial", "goal", "at_end", "has_request", "leave", "target_ent", "last_pos")
 
     def state(self) -> bytes:
-        parts = [self.ents.tobytes(), self.flow.state()]
+        parts = [self.ents.tobytes(), self.flow.state(), self.links.state()]
         parts += [np.ascontiguousarray(getattr(self, a)).tobytes() for a in self._ARRAYS]
         return b"".join(parts)
 
@@ -327,7 +333,8 @@ class PathFollowSystem(System):
         # a planned path starts at the node the agent stands on (seed 000's path[0]): drop it
         # when the agent is already past it toward the next one
         if self.mode[i] == _MODE_ONCE and path.index == 0 and k > 1:
-            if np.dot(pos - wp[0, :2], wp[1, :2] - wp[0, :2]) > 0:
+            if (np.dot(pos - wp[0, :2], wp[1, :2] - wp[0, :2]) > 0
+                    and not (self.planned[i] and self.links.link_of_step(world, wp[0], wp[1]) >= 0)):
                 path.index = 1
         self._set_waypoint(world, i, leg_from=pos.copy())
         # already inside later waypoints' radius: skip them (no events: nothing was walked)
@@ -427,7 +434,23 @@ class PathFollowSystem(System):
         if emit:
             world.emit(WaypointReached(int(self.ents[i]), int(passed), world.tick))
         self._set_waypoint(world, i, leg_from=self.cur[i].copy())
-        return True
+        return not self.links.begin(world, self, i, int(passed))  # (a link: crossed, not walked)
+
+    def land(self, world, i: int, reload: bool) -> None:
+        """The agent at cache position ``i`` landed at the end of a link (``systems/link_crossing.py``):
+        follow on from the link's end waypoint, or from its rewritten Path (``reload``)."""
+        table, row = world.table, int(self.rows[i])
+        pos = table.pos[row].copy()
+        self.active[i] = True
+        self.last_pos[i] = pos
+        if table.stuck_ticks[row] != STUCK_REPORTED:
+            table.stuck_ticks[row] = -1
+            table.stuck_anchor[row] = pos
+        if reload:
+            self._load(world, i)
+            return
+        self._set_waypoint(world, i, leg_from=None)
+        self._skip_reached(world, i, emit=True)
 
     def _enter_final_leg(self, world, i: int, emit: bool) -> None:
         if self.final_leg[i]:
@@ -459,6 +482,9 @@ class PathFollowSystem(System):
             changed = np.isin(self.ents, rewritten) if rewritten.size else np.zeros(m, bool)
             changed[reload] = True
             for i in np.flatnonzero(changed).tolist():
+                if self.links.holds(int(self.ents[i])):  # on a link: read once it lands
+                    self.links.mark_reload(int(self.ents[i]))
+                    continue
                 self._load(world, i)
 
         rows = self.rows
@@ -479,6 +505,9 @@ class PathFollowSystem(System):
                 continue
             if self._step(world, i, emit=True):
                 self._skip_reached(world, i, emit=True)
+
+        if len(self.links):  # agents on off-mesh links: moved along them, landed at their ends
+            self.links.advance(world, self, pos)
 
         if self.may_hold:
             self._hold(table, active)

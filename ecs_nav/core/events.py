@@ -61,6 +61,21 @@ class Stuck:
     tick: int
 
 
+@dataclass(frozen=True)
+class LinkReached:
+    """An agent following a path reached off-mesh link ``link`` (its index among the map's links,
+    ``[[map.link]]`` in file order) and starts across it (Godot's ``link_reached``): once per
+    crossing. ``kind`` is the link's kind (jump, drop, ladder, door, teleport); ``start`` and
+    ``end`` (x, y, elevation, m) are where this crossing begins and lands."""
+
+    entity: int
+    link: int
+    kind: str
+    tick: int
+    start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
 BUILT_IN_EVENTS = (TargetReached, WaypointReached, PathChanged, PathFailed, Stuck)
 """The events the built-in systems emit, in the order reports list them."""
 

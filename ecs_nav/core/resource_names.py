@@ -11,3 +11,8 @@ AVOIDANCE_TRACE = "avoidance_trace"
 """The key of the :class:`ecs_nav.motion.avoidance_trace.AvoidanceTrace` in ``world.resources``:
 whose ORCA choice the SteeringSystem's avoidance stage records (the viewer's "avoidance" layer).
 Absent: nothing is recorded."""
+
+LINK_LANDINGS = "link_landings"
+"""The key of a dict ``entity -> (x, y, elevation)`` in ``world.resources``: where each agent
+crossing an off-mesh link will land (the PathFollowSystem's ``systems/link_crossing.py`` keeps
+it). The PathfindSystem plans such an agent's path from there, not from the air."""

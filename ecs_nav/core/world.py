@@ -182,6 +182,7 @@ class World:
         self.map = None  # ecs_nav.geometry.map.MapGeometry
         self.navmap = None  # ecs_nav.core.components.NavMap (scan parameters)
         self.nav_graph = None  # ecs_nav.nav.NavGraph
+        self.nav_links = None  # ecs_nav.nav.links.NavLinks: the map's off-mesh links (GraphBuildSystem adds them)
         self.resources: dict[str, Any] = {}
         self._name = f"ecs_nav-{next(_world_ids)}"
         self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
@@ -380,6 +381,15 @@ class World:
         for entity in pending:
             delete(entity, immediate=True)
         self._pending_despawn.clear()
+
+    def set_link_enabled(self, index: int, enabled: bool) -> None:
+        """Enable or disable the map's off-mesh link ``index`` (``[[map.link]]`` in file order; a
+        door opened or closed). On the next tick the GraphBuildSystem adds or removes its edges,
+        and the paths through a disabled link go stale and are re-planned. IndexError when the
+        map has no such link."""
+        if self.nav_links is None:
+            raise IndexError(f"set_link_enabled: no link {index!r} (the map has no off-mesh links)")
+        self.nav_links.set_enabled(index, enabled)
 
     def exists(self, entity: int) -> bool:
         self._enter()

@@ -40,6 +40,7 @@ from ecs_nav.core.limits import SCENE_SIZE_LIMIT
 from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
+from ecs_nav.nav.links import NavLinks
 from ecs_nav.platformer.world import PlatformerBody
 from ecs_nav.scene import maps_in
 from ecs_nav.scene.level import body_now, build_side_view, level_to_dict
@@ -179,6 +180,8 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
     if blocked is not None:
         world.resources["tile_grid"] = (blocked, placement)
     world.navmap = scene.navmap
+    if scene.map.get("link"):  # off-mesh links: the GraphBuildSystem adds their edges
+        world.nav_links = NavLinks(scene.map["link"])
     if scene.level:
         build_side_view(world, scene.level)
     world.add_systems(*make_systems(scene.systems, scene.settings))
@@ -279,7 +282,8 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     map_spec = {k: v for k, v in scene.map.items() if k not in ("movingai_path", "image_path", "tiled_path")
                 and not (k in SHAPES and not v)}  # (no empty piece lists: a tile map may have none)
     if map_spec and not scene.level:
-        data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES else v) for k, v in map_spec.items()}
+        data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES or k == "link" else v)
+                       for k, v in map_spec.items()}
     if scene.level:
         data["level"] = level_to_dict(world, scene.level)
     if world.navmap is not None:

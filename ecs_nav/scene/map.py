@@ -1,6 +1,7 @@
 """The ``[map]`` section of a scene: bounds, floor, pieces (boxes, ramps, circles) or one tile
 map source (an ASCII grid, a Moving AI file, an image, a Tiled map, WKT polygons), each read here
-so that a scene that validates also builds."""
+so that a scene that validates also builds; and its off-mesh links (``[[map.link]]``,
+``ecs_nav.nav.links.OffMeshLink``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 from ecs_nav.core.limits import COORDINATE_LIMIT, SHAPE_LIMIT
 from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
+from ecs_nav.nav.links import OffMeshLink
 from ecs_nav.scene.level import find_scene_file
 from ecs_nav.scene.values import construct, kind_of, number, unknown_keys, vector
 
-MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "grid", "cell_size", "origin", "wall_height", "movingai",
-            "image", "tiled", "tiled_layer", "wkt")
+MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "link", "grid", "cell_size", "origin", "wall_height",
+            "movingai", "image", "tiled", "tiled_layer", "wkt")
 TILE_SOURCES = ("grid", "movingai", "image", "tiled", "wkt")
 SHAPES = {"box": Box, "ramp": Ramp, "circle": Circle}
 
@@ -49,6 +51,14 @@ def parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]
             continue
         out[kind] = [p for i, piece in enumerate(pieces)
                      if (p := construct(cls, piece, f"map.{kind}[{i}]", report)) is not None]
+    links = section.get("link", [])
+    if not isinstance(links, list):
+        report("map.link", f"must be an array of tables ([[map.link]]), got {kind_of(links)}")
+    elif len(links) > SHAPE_LIMIT:
+        report("map.link", f"more than {SHAPE_LIMIT} links")
+    elif links:  # off-mesh links: ecs_nav.nav.links (their nodes are found when the graph is built)
+        out["link"] = [p for i, link in enumerate(links)
+                       if (p := construct(OffMeshLink, link, f"map.link[{i}]", report)) is not None]
     sources = [k for k in TILE_SOURCES if k in section]
     if len(sources) > 1:
         report("map", f"give one tile map source, not {' and '.join(sources)} (sources: {', '.join(TILE_SOURCES)})")

@@ -1,0 +1,143 @@
+"""Crossing off-mesh links: the PathFollowSystem's agents on a link (``ecs_nav.nav.links``).
+
+When a path follower passes a waypoint and the next one is the other end of an enabled off-mesh
+link (the two waypoints are the positions of the link's start and end nodes, in the link's
+direction), the agent does not walk there: it crosses the link, as Detour's crowd moves an agent
+over an off-mesh connection (``DT_CROWDAGENT_STATE_OFFMESH``) and Unity's agent traverses a
+NavMeshLink:
+
+- ``LinkReached`` (entity, link index, kind, tick, start, end) is emitted once, as it starts;
+- the crossing runs from where the agent stands to the link's end (shifted sideways by the
+  agent's offset from the link's line, up to half the link's ``width``), along the link's shape
+  (``ecs_nav.motion.link_motion``: an arc for a jump, a straight climb for a ladder, an instant
+  move for a teleport), at the link's ``speed`` (else the agent's ``max_speed``);
+- meanwhile this module places the agent each tick (position, elevation, heading) and the
+  steering and the physics leave it alone (its row's ``has_velocity`` flag is off and its
+  velocity zero: scripted motion, like a teleport, is not integrated; other agents are pushed
+  by it and do not push it);
+- a path planned meanwhile (a periodic replan, a stale path) starts where the agent will land
+  (``world.resources[LINK_LANDINGS]``, read by the PathfindSystem);
+- on landing the follower carries on from the link's end waypoint (``WaypointReached`` for it),
+  or re-reads its Path when the PathfindSystem rewrote it during the crossing.
+
+A crossing once begun is finished, even if its link is disabled meanwhile (a jump is not undone
+mid-air); disabling a link stops agents that have not reached it yet (their paths go stale).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav.core.events import LinkReached
+from ecs_nav.core.resource_names import LINK_LANDINGS
+from ecs_nav.motion.link_motion import KIND_CODES, crossing_duration, crossing_points
+
+
+class LinkCrossings:
+    """The follower's agents on a link, by entity (see the module docstring)."""
+
+    def __init__(self) -> None:
+        # entity -> [link, kind code, a (3,), b (3,), duration s, elapsed s, had_velocity, reload]
+        self._on: dict[int, list] = {}
+
+    def __len__(self) -> int:
+        return len(self._on)
+
+    def holds(self, entity: int) -> bool:
+        """Whether ``entity`` is crossing a link now."""
+        return entity in self._on
+
+    def mark_reload(self, entity: int) -> None:
+        """Its Path was rewritten during the crossing: re-read it on landing."""
+        self._on[entity][7] = True
+
+    @staticmethod
+    def link_of_step(world, a: np.ndarray, b: np.ndarray) -> int:
+        """The enabled link whose start and end nodes lie at the waypoints ``a`` → ``b`` ((3,)
+        m, positions of graph nodes), or -1."""
+        links, graph = world.nav_links, world.nav_graph
+        if links is None or graph is None or len(links) == 0:
+            return -1
+        nodes = links.nodes
+        s_at, e_at = graph.positions[np.maximum(nodes[:, 0], 0)], graph.positions[np.maximum(nodes[:, 1], 0)]
+        ok = links.enabled & (nodes[:, 0] >= 0) & (nodes[:, 1] >= 0)
+        forward = ok & np.all(s_at == a, axis=1) & np.all(e_at == b, axis=1)
+        bidirectional = np.array([link.bidirectional for link in links.links], bool)
+        backward = ok & bidirectional & np.all(e_at == a, axis=1) & np.all(s_at == b, axis=1)
+        hit = np.flatnonzero(forward | backward)
+        return int(hit[0]) if hit.size else -1
+
+    def begin(self, world, follower, i: int, passed: int) -> bool:
+        """The follower's agent at cache position ``i`` just passed waypoint ``passed`` and walks
+        to ``path.index``: when that step is a link, start crossing it (True)."""
+        path = follower.paths[i]
+        wp = path.waypoints
+        j = int(path.index)
+        if not follower.planned[i] or not (0 <= passed < wp.shape[0]) or j == passed:
+            return False
+        link = self.link_of_step(world, wp[passed], wp[j])
+        if link < 0:
+            return False
+        table, row, entity = world.table, int(follower.rows[i]), int(follower.ents[i])
+        spec = world.nav_links.links[link]
+        a = np.array([table.pos[row, 0], table.pos[row, 1], table.elevation[row]])
+        b = wp[j].copy()
+        line = wp[j, :2] - wp[passed, :2]
+        length = float(np.hypot(*line))
+        if spec.width > 0 and length > 0:  # keep the sideways offset from the link's line, within its width
+            normal = np.array([-line[1], line[0]]) / length
+            offset = float(np.clip(np.dot(a[:2] - wp[passed, :2], normal), -spec.width / 2, spec.width / 2))
+            b[:2] += offset * normal
+        speed = spec.speed if spec.speed is not None else max(float(table.max_speed[row]), 1e-6)
+        duration = crossing_duration(spec.kind, a, b, speed)
+        self._on[entity] = [link, KIND_CODES[spec.kind], a, b, duration, 0.0, bool(table.has_velocity[row]), False]
+        world.resources.setdefault(LINK_LANDINGS, {})[entity] = tuple(b.tolist())
+        follower.active[i] = False
+        table.has_steer_target[row] = False
+        world.emit(LinkReached(entity, link, spec.kind, world.tick, tuple(a.tolist()), tuple(b.tolist())))
+        return True
+
+    def advance(self, world, follower, pos: np.ndarray) -> None:
+        """Move every crossing agent one tick along its link (``pos``: the follower's (m, 2)
+        positions of this tick, updated for them); land the ones that arrive."""
+        if not self._on:
+            return
+        table, dt = world.table, float(world.dt)
+        for entity in sorted(self._on):
+            link, kind, a, b, duration, elapsed, had_velocity, reload = self._on[entity]
+            at = int(np.searchsorted(follower.ents, entity))
+            if at >= follower.ents.size or follower.ents[at] != entity:  # despawned, or its Path taken
+                del self._on[entity]
+                world.resources[LINK_LANDINGS].pop(entity, None)
+                if table.has(entity):
+                    table.has_velocity[table.row_of(entity)] = had_velocity
+                continue
+            row = int(follower.rows[at])
+            elapsed += dt
+            s = 1.0 if duration <= 0 else min(elapsed / duration, 1.0)
+            p = crossing_points(np.array([kind]), a[None], b[None], np.array([s]))[0]
+            table.prev_pos[row] = table.pos[row]
+            table.pos[row] = p[:2]
+            table.elevation[row] = p[2]
+            ground = b[:2] - a[:2]
+            if np.hypot(*ground) > 1e-9:
+                table.heading[row] = ground / np.hypot(*ground)
+            table.vel[row] = 0.0
+            table.has_velocity[row] = False
+            pos[at] = p[:2]
+            if s < 1.0:
+                self._on[entity][5] = elapsed
+                continue
+            del self._on[entity]
+            world.resources[LINK_LANDINGS].pop(entity, None)
+            table.has_velocity[row] = had_velocity
+            follower.land(world, at, reload)
+
+    def state(self) -> bytes:
+        """The crossings under way (for ``World.state_digest``); empty when none."""
+        parts = []
+        for entity in sorted(self._on):
+            link, kind, a, b, duration, elapsed, had_velocity, reload = self._on[entity]
+            parts.append(np.array([entity, link, kind, had_velocity, reload], np.int64).tobytes())
+            parts.append(np.concatenate([a, b, [duration, elapsed]]).tobytes())
+        return b"".join(parts)
