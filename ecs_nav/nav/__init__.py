@@ -2,6 +2,7 @@
 
     graph = load_movingai("arena.map")
     result = astar(graph, graph.node_at_cell(1, 1), graph.node_at_cell(40, 30))
+    result = find_path(graph, graph.node_at_cell(1, 1), graph.node_at_cell(40, 30))  # the same cost, faster
     result.nodes, result.cost, result.status
 
     field = flow_field(graph, goal)              # one exact field shared by a crowd (seed 003)
@@ -22,6 +23,7 @@ from ecs_nav.nav.flowfield import (
 )
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_LINK, EDGE_WALK, GridIndex, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, parse_ascii_grid, read_movingai_map, read_scenarios
+from ecs_nav.nav.jump import find_path, is_uniform_octile, jump_point_search
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
     STATUS_PARTIAL,
@@ -35,9 +37,9 @@ from ecs_nav.nav.search import (
 )
 
 __all__ = [
-    "EDGE_DROP", "EDGE_LINK", "EDGE_WALK", "FlowField", "GridIndex", "NavGraph", "PathResult", "SeedField",
-    "STATUS_COMPLETE", "STATUS_PARTIAL", "STATUS_UNREACHABLE", "astar", "dijkstra", "dijkstra_field",
-    "distance_field", "flow_field", "grid_graph", "heat_map", "line_of_sight", "load_movingai", "parse_ascii_grid",
-    "path_from_field", "paths_from_field", "read_movingai_map", "read_scenarios", "seed_field", "step_field",
-    "subdivide", "tile_directions", "vector_field",
+    "EDGE_DROP", "EDGE_LINK", "EDGE_WALK", "FlowField", "GridIndex", "NavGraph", "PathResult", "STATUS_COMPLETE",
+    "STATUS_PARTIAL", "STATUS_UNREACHABLE", "SeedField", "astar", "dijkstra", "dijkstra_field", "distance_field",
+    "find_path", "flow_field", "grid_graph", "heat_map", "is_uniform_octile", "jump_point_search", "line_of_sight",
+    "load_movingai", "parse_ascii_grid", "path_from_field", "paths_from_field", "read_movingai_map", "read_scenarios",
+    "seed_field", "step_field", "subdivide", "tile_directions", "vector_field",
 ]
