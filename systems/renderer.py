@@ -37,6 +37,7 @@ from ecs_nav.render import avoidance as draw_avoidance
 from ecs_nav.render import draw
 from ecs_nav.render import label_layout as draw_label_layout
 from ecs_nav.render import labels as draw_labels
+from ecs_nav.render import links as draw_links
 from ecs_nav.render import panel as draw_panel
 from ecs_nav.render import paths as draw_paths
 from ecs_nav.render import platformer as draw_platformer
@@ -154,7 +155,8 @@ class Renderer:
             self.meshes["path_bands"].upload(draw_paths.path_bands(paths, colours))
             self.meshes["paths"].upload(np.concatenate([
                 draw_paths.path_lines(paths, table, colours),
-                draw_paths.goal_markers(paths, requests, table, groups.row_colour)]))
+                draw_paths.goal_markers(paths, requests, table, groups.row_colour),
+                draw_links.link_arcs(world.nav_links, graph)]))
         if "steer_targets" in layers:
             self.meshes["steer_targets"].upload(draw_paths.steer_target_lines(table, groups.row_colour))
         if "velocity" in layers:

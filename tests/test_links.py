@@ -238,3 +238,30 @@ def test_nav_links_from_python_match_the_scene():
     assert world.nav_graph.distance(a, b) == pytest.approx(6.0)
     with pytest.raises(ValueError, match="OffMeshLink.kind"):
         OffMeshLink(start=(0, 0), end=(1, 1), kind="portal")
+
+
+def test_the_viewer_draws_each_link_as_an_arc_with_an_arrowhead_at_its_end():
+    from ecs_nav.render.links import ARC_BULGE, ARC_SEGMENTS, DISABLED, link_arcs
+
+    world = world_of(scene([{"start": [0, -3], "end": [0, 3]},
+                            {"start": [5, -3], "end": [5, 3], "bidirectional": True, "kind": "door"}],
+                           systems=["graph_build"]))
+    world.step()
+    graph, links = world.nav_graph, world.nav_links
+    rows = link_arcs(links, graph)
+    barbs = 2 + 4  # two a head: one head on the one-way link, two on the two-way one
+    assert rows.shape == (2 * 2 * ARC_SEGMENTS + 2 * barbs, 6)  # (two rows a segment)
+    arc = rows[: 2 * ARC_SEGMENTS, :2]
+    a, b = graph.positions[links.nodes[0], :2]
+    assert np.allclose(arc[0], a) and np.allclose(arc[-1], b)
+    middle = arc[ARC_SEGMENTS]  # the end of segment ARC_SEGMENTS / 2: the arc's middle
+    chord = b - a
+    off = middle - a
+    side = (chord[0] * off[1] - chord[1] * off[0]) / np.hypot(*chord)  # > 0: to the left of the direction
+    assert side == pytest.approx(ARC_BULGE * np.hypot(*chord))
+    head = rows[4 * ARC_SEGMENTS: 4 * ARC_SEGMENTS + 4, :2]  # the one-way link's barbs start at its end
+    assert np.allclose(head[0], b) and np.allclose(head[2], b)
+    world.set_link_enabled(1, False)
+    world.step()
+    greyed = link_arcs(links, world.nav_graph)
+    assert np.allclose(greyed[2 * ARC_SEGMENTS, 2:], DISABLED) and not np.allclose(greyed[0, 2:], DISABLED)
