@@ -12,6 +12,7 @@ from ecs_nav.core.components import (
     Avoidance,
     Collider,
     Name,
+    NavFilter,
     NavMap,
     Path,
     PathRequest,
@@ -82,9 +83,9 @@ def __dir__():
 
 
 __all__ = [
-    "Agent", "Avoidance", "Collider", "FunctionSystem", "LinkReached", "Name", "NavMap", "Path", "PathChanged",
-    "PathFailed",
-    "PathRequest", "Player", "Position", "SceneError", "SteeringWeights", "Stuck", "System", "TargetReached",
+    "Agent", "Avoidance", "Collider", "FunctionSystem", "LinkReached", "Name", "NavFilter", "NavMap", "Path",
+    "PathChanged", "PathFailed", "PathRequest", "Player", "Position", "SceneError", "SteeringWeights", "Stuck",
+    "System", "TargetReached",
     "Velocity", "WaypointReached", "World", "__version__", "load_scene", "read_recording", "record", "save_scene",
     "sweep",
 ]

@@ -103,6 +103,13 @@ Request queue (a per-tick budget)
     cannot be bounded): each is its own A*, so its path is the one the same request gets from
     ``astar`` without a budget.
 
+Area costs
+    With areas on the map (``world.nav_areas``, a scene's ``[[map.area]]``), each request is
+    searched on the graph weighted by the areas' costs as the entity's ``NavFilter`` (if any)
+    sets them (``ecs_nav.nav.areas``: a multiplier per area, excluded areas not walkable); the
+    weighted graph keeps the nav graph's node ids and version. Requests share a reverse search
+    only with requests of the same filter.
+
 Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
 ``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),
 ``last_served`` (entities served on the last tick), ``last_searches`` (searches of both
@@ -117,7 +124,7 @@ from ecs_nav.systems.field_requests import FieldRequests
 from ecs_nav.systems.path_queue import PathQueue
 from ecs_nav.systems.platformer_stage import serve_requests
 
-from ecs_nav.core.components import Path, PathRequest
+from ecs_nav.core.components import NavFilter, Path, PathRequest
 from ecs_nav.core.events import PathChanged, PathFailed
 from ecs_nav.core.resource_names import LINK_LANDINGS, SEARCH_TRACE
 from ecs_nav.core.world import System, World
@@ -236,7 +243,7 @@ class PathfindSystem(System):
             forced = np.fromiter((int(e) in self._pending for e in ents[serve]), bool, serve.size)
             self._pending.clear()
             path_of = {int(e): world.try_get(int(e), Path) for e in ents[serve]}
-            self._serve(world, graph, ents[serve], [reqs[i] for i in serve], path_of, forced)
+            self._serve_filtered(world, graph, ents[serve], [reqs[i] for i in serve], path_of, forced)
         self._pending.clear()
         if orphans:
             self._replan_orphans(world, graph, orphans)
@@ -304,7 +311,7 @@ class PathfindSystem(System):
                     continue
                 ents_arr = np.array(ents, np.int64)
                 path_of = {e: world.try_get(e, Path) for e in ents}
-                deferred = self._serve(world, graph, ents_arr, reqs, path_of, np.array(forced, bool),
+                deferred = self._serve_filtered(world, graph, ents_arr, reqs, path_of, np.array(forced, bool),
                                        remember=np.array(remember, bool))
                 self.queue.remove(ents_arr[~deferred])
                 if deferred.any():
@@ -334,10 +341,48 @@ class PathfindSystem(System):
             reqs.append(req)
         if ents:
             path_of = {e: world.try_get(e, Path) for e in ents}
-            self._serve(world, graph, np.array(ents, np.int64), reqs, path_of, np.ones(len(ents), bool),
+            self._serve_filtered(world, graph, np.array(ents, np.int64), reqs, path_of, np.ones(len(ents), bool),
                         remember=False)
 
     # --- serving ---------------------------------------------------------------------------------
+
+    def _serve_filtered(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict,
+                        forced: np.ndarray, remember=True) -> np.ndarray:
+        """``_serve``, on the graph weighted by the map's areas (``world.nav_areas``) as each
+        entity's ``NavFilter`` sets them (``ecs_nav.nav.areas``): one call per filter, in the
+        order given; without areas, ``_serve`` on ``graph``. Returns which entities wait."""
+        areas = world.nav_areas
+        if areas is None:
+            return self._serve(world, graph, ents, reqs, path_of, forced, remember)
+        remember = np.broadcast_to(np.asarray(remember, bool), (ents.size,))
+        filters = [world.try_get(int(e), NavFilter) for e in ents.tolist()]
+        keys = [None if f is None else f.key() for f in filters]
+        deferred = np.zeros(ents.size, dtype=bool)
+        # under a budget, runs of one filter in queue order (nothing younger goes first); else one
+        # call per filter, so requests with one filter and goal still share a search
+        if self._left is None:
+            groups = [[i for i, k in enumerate(keys) if k == key] for key in dict.fromkeys(keys)]
+        else:
+            groups, start = [], 0
+            for end in range(1, ents.size + 1):
+                if end == ents.size or keys[end] != keys[start]:
+                    groups.append(list(range(start, end)))
+                    start = end
+        for n, idx in enumerate(groups):
+            f = filters[idx[0]]
+            try:
+                weighted = areas.graph_for(graph, None if f is None else f.costs, () if f is None else f.excluded)
+            except KeyError as exc:
+                raise ValueError(f"entity {int(ents[idx[0]])}: {exc.args[0]}") from None
+            at = np.array(idx, np.int64)
+            deferred[at] = self._serve(world, weighted, ents[at], [reqs[i] for i in idx], path_of, forced[at],
+                                       remember[at])
+            if deferred[at].any():  # the budget ran out: the rest wait too
+                for i in (j for later in groups[n + 1:] for j in later):
+                    deferred[i] = True
+                    self._mark_pending(world, int(ents[i]), path_of.get(int(ents[i])))
+                break
+        return deferred
 
     def _serve(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict,
                forced: np.ndarray, remember=True) -> np.ndarray:

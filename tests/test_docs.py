@@ -146,7 +146,7 @@ def test_the_moved_modules_table_is_written_from_moved_and_every_new_path_import
 # --- components: the guide's tables against the classes -------------------------------------
 
 COMPONENT_SECTIONS = ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Avoidance", "PathRequest",
-                      "Path", "NavMap")
+                      "NavFilter", "Path", "NavMap")
 NEEDS = {"PathRequest": {"goal": (0.0, 0.0)}}
 """Arguments a component cannot be made without (a request names one goal)."""
 

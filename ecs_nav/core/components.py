@@ -697,6 +697,34 @@ class PathRequest(CheckedFields):
         object.__setattr__(self, "_owner", (changed, entity))
 
 
+@dataclass
+class NavFilter(CheckedFields):
+    """Which areas of the map (``[[map.area]]``, ``ecs_nav.nav.areas``) an agent's path searches
+    avoid or pay for: Detour's ``dtQueryFilter``, Unity's area mask and costs.
+
+    Fields:
+        costs: area name → cost multiplier (> 0, at most 1e6) overriding the area's own ``cost``
+            for this agent (an agent that pays double on stairs: ``{"stairs": 2.0}``).
+        excluded: area names the agent never enters: their nodes are not walkable for its
+            searches (an agent standing in one has no start node: its path is unreachable).
+
+    Read when the agent's request is served (a change takes effect at its next re-plan); a name
+    that no area of the map has is an error then."""
+
+    costs: dict[str, float] = field(default_factory=dict)
+    excluded: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        for name, value in self.costs.items():
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                    or not 0 < value <= 1e6):
+                raise ValueError(f"NavFilter.costs: the cost of {name!r} must be a number > 0 and at most 1e6, "
+                                 f"got {value!r}")
+
+    def key(self) -> tuple:
+        """What tells two filters apart (equal keys: the same weighted graph)."""
+        return tuple(sorted(self.costs.items())), tuple(sorted(set(self.excluded)))
+
 
 _PATH_FIELDS = ("nodes", "waypoints", "index", "status", "radius", "mode", "direction", "graph_version")
 _PATH_CHECKED = frozenset(_PATH_FIELDS)

@@ -183,6 +183,7 @@ class World:
         self.navmap = None  # ecs_nav.core.components.NavMap (scan parameters)
         self.nav_graph = None  # ecs_nav.nav.NavGraph
         self.nav_links = None  # ecs_nav.nav.links.NavLinks: the map's off-mesh links (GraphBuildSystem adds them)
+        self.nav_areas = None  # ecs_nav.nav.areas.NavAreas: area costs (the PathfindSystem's searches use them)
         self.resources: dict[str, Any] = {}
         self._name = f"ecs_nav-{next(_world_ids)}"
         self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)

@@ -39,6 +39,7 @@ from ecs_nav.core.components import (
 from ecs_nav.core.limits import SCENE_SIZE_LIMIT
 from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.nav.areas import NavAreas
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.nav.links import NavLinks
 from ecs_nav.platformer.world import PlatformerBody
@@ -182,6 +183,8 @@ def build_world(scene: Scene, seed: int | None = None) -> World:
     world.navmap = scene.navmap
     if scene.map.get("link"):  # off-mesh links: the GraphBuildSystem adds their edges
         world.nav_links = NavLinks(scene.map["link"])
+    if scene.map.get("area"):  # area costs: the PathfindSystem weighs the graph by them
+        world.nav_areas = NavAreas(scene.map["area"])
     if scene.level:
         build_side_view(world, scene.level)
     world.add_systems(*make_systems(scene.systems, scene.settings))
@@ -282,7 +285,7 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     map_spec = {k: v for k, v in scene.map.items() if k not in ("movingai_path", "image_path", "tiled_path")
                 and not (k in SHAPES and not v)}  # (no empty piece lists: a tile map may have none)
     if map_spec and not scene.level:
-        data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES or k == "link" else v)
+        data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES or k in ("link", "area") else v)
                        for k, v in map_spec.items()}
     if scene.level:
         data["level"] = level_to_dict(world, scene.level)

@@ -1,7 +1,7 @@
 """The ``[map]`` section of a scene: bounds, floor, pieces (boxes, ramps, circles) or one tile
 map source (an ASCII grid, a Moving AI file, an image, a Tiled map, WKT polygons), each read here
 so that a scene that validates also builds; and its off-mesh links (``[[map.link]]``,
-``ecs_nav.nav.links.OffMeshLink``)."""
+``ecs_nav.nav.links.OffMeshLink``) and areas (``[[map.area]]``, ``ecs_nav.nav.areas.NavArea``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from typing import Any
 
 from ecs_nav.core.limits import COORDINATE_LIMIT, SHAPE_LIMIT
 from ecs_nav.geometry.shapes import Box, Circle, Ramp
+from ecs_nav.nav.areas import NavArea
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.nav.links import OffMeshLink
 from ecs_nav.scene.level import find_scene_file
 from ecs_nav.scene.values import construct, kind_of, number, unknown_keys, vector
 
-MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "link", "grid", "cell_size", "origin", "wall_height",
+MAP_KEYS = ("bounds", "floor", "box", "ramp", "circle", "link", "area", "grid", "cell_size", "origin", "wall_height",
             "movingai", "image", "tiled", "tiled_layer", "wkt")
 TILE_SOURCES = ("grid", "movingai", "image", "tiled", "wkt")
 SHAPES = {"box": Box, "ramp": Ramp, "circle": Circle}
@@ -59,6 +60,14 @@ def parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]
     elif links:  # off-mesh links: ecs_nav.nav.links (their nodes are found when the graph is built)
         out["link"] = [p for i, link in enumerate(links)
                        if (p := construct(OffMeshLink, link, f"map.link[{i}]", report)) is not None]
+    areas = section.get("area", [])
+    if not isinstance(areas, list):
+        report("map.area", f"must be an array of tables ([[map.area]]), got {kind_of(areas)}")
+    elif len(areas) > SHAPE_LIMIT:
+        report("map.area", f"more than {SHAPE_LIMIT} areas")
+    elif areas:  # area costs: ecs_nav.nav.areas
+        out["area"] = [p for i, area in enumerate(areas)
+                       if (p := construct(NavArea, area, f"map.area[{i}]", report)) is not None]
     sources = [k for k in TILE_SOURCES if k in section]
     if len(sources) > 1:
         report("map", f"give one tile map source, not {' and '.join(sources)} (sources: {', '.join(TILE_SOURCES)})")

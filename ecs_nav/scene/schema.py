@@ -24,6 +24,7 @@ from ecs_nav.core.components import (
     Agent,
     Avoidance,
     Collider,
+    NavFilter,
     NavMap,
     Path,
     PathRequest,
@@ -57,7 +58,7 @@ else:  # pragma: no cover
 
 COMPONENTS: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, Avoidance, PathRequest, Path, Player,
+    for cls in (Position, Velocity, Agent, Collider, SteeringWeights, Avoidance, PathRequest, NavFilter, Path, Player,
                 PlatformerBody, Bot)
 }
 """Component names a scene may use, and their classes."""
