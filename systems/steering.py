@@ -121,6 +121,8 @@ _NO_WALLS = (np.zeros((0, 2)), np.zeros((0, 2)), 0.0, 0.0, 1.0, 1, 1, np.zeros(2
 """``steer_tick``'s walls of a world without any: (walls_a, walls_b, *grid.kernel_args())."""
 _NO_CIRCLES = (np.zeros((0, 2)), np.zeros(0), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64))
 """``given_forces``' circles of a world without any: (centres, radii, *grid.kernel_args())."""
+_NO_MAP = object()
+"""No map looked at yet (``world.map`` is a MapGeometry or None)."""
 _CALLER_INPUTS_CAPPED = CALLER_INPUTS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
 _QUIET = {"invalid": "ignore", "over": "ignore", "divide": "ignore"}
 """``np.errstate`` around the numpy paths: a non-finite input makes them warn on their way to a
@@ -158,6 +160,9 @@ class SteeringSystem(System):
         and circles."""
         self._kernel_circles = None  # (the cached circles they come from, the circles given_forces takes)
         self._seed = (None, None)  # (world.seed, it as the uint64 the noise kernels take)
+        self._tick_geometry = (_NO_MAP, None, (_NO_WALLS, _NO_CIRCLES))
+        """(the map, its version, the walls and circles ``steer_tick`` takes for it): one identity
+        and one version check a tick while the map stays the same."""
         self._tick = (None, None, None)
         """``aot.pin``'s (``steer_tick``, its compiled version for this system's argument types, and
         those types where ``aot.checking_calls()``: the test suite checks every call).
@@ -231,6 +236,16 @@ class SteeringSystem(System):
             self._kernel_circles = (circles, kept)
         return self._kernel_circles[1]
 
+    def _kernel_geometry(self, world):
+        """(walls, circles) as ``steer_tick`` takes them, the empty ones where the map has none."""
+        gmap = world.map
+        held_map, held_version, both = self._tick_geometry
+        if held_map is gmap and (gmap is None or held_version == gmap.version):
+            return both
+        both = (self._wall_inputs(world) or _NO_WALLS, self._circle_inputs(world) or _NO_CIRCLES)
+        self._tick_geometry = (gmap, None if gmap is None else gmap.version, both)
+        return both
+
     def _noise_seed(self, world) -> np.uint64:
         """The world's seed as the uint64 the noise kernels take (``entity_uniforms``' ``seed % 2**64``)."""
         if self._seed[0] != world.seed:
@@ -240,20 +255,14 @@ class SteeringSystem(System):
     # --- the tick ----------------------------------------------------------------------------
 
     def update(self, world) -> None:
-        self._steer(world)
+        if not (self.compiled and self._steer_compiled(world)):
+            with np.errstate(**_QUIET):
+                self.reference_ticks += 1
+                reference_update(world, self._geometry, self.max_neighbours, self.name)
         self.avoidance.update(world)  # (one attribute lookup unless some entity has an Avoidance)
 
-    def _steer(self, world) -> None:
-        if self.compiled and self._steer_compiled(world):
-            return
-        with np.errstate(**_QUIET):
-            self.reference_ticks += 1
-            reference_update(world, self._geometry, self.max_neighbours, self.name)
-
     def _steer_tick(self, world, table, n) -> int:
-        walls, circles = _NO_WALLS, _NO_CIRCLES
-        if self._geometry_wanted:
-            walls, circles = self._wall_inputs(world) or _NO_WALLS, self._circle_inputs(world) or _NO_CIRCLES
+        walls, circles = self._kernel_geometry(world) if self._geometry_wanted else (_NO_WALLS, _NO_CIRCLES)
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
                 table.int64_view, table.row_by_entity, self.max_neighbours is not None, self._geometry_wanted, walls,
                 circles, self._noise_seed(world), int(world.tick), float(world.dt))

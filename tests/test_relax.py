@@ -221,3 +221,27 @@ def test_layers_add_up_their_work():
     _, checks, _ = relax_layers(NO_MAP, tuple(NO_OPEN_CELLS), False, layered, pos.copy(), np.zeros(600), *args, layer,
                                 2.0, 16, 1e-3)
     assert checks == total > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_small_single_layer_relaxes_as_relax_agents_whether_or_not_two_overlap(seed):
+    """``relax_layers`` on one layer of at most ``SMALL_LAYER`` agents tests them pair by pair
+    first and skips the pass when none overlap: positions and elevations equal ``relax_agents``'
+    bit for bit, those that touch (a few seeds) and those that do not (the rest)."""
+    from ecs_nav.motion.spatial import SMALL_LAYER
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, SMALL_LAYER + 1))
+    pos = rng.uniform(0, 4.0 if seed % 3 == 0 else 40.0, (k, 2))
+    radius = rng.uniform(0.2, 0.6, k)
+    args = (radius, np.full(k, 0.5), rng.random(k) < 0.8, np.arange(k, dtype=np.int64))
+    results = []
+    for relax in (relax_agents, relax_layers):
+        moved, elevation = pos.copy(), np.zeros(k)
+        layer = () if relax is relax_agents else (np.zeros(k, np.int64),)
+        relax(NO_MAP, tuple(NO_OPEN_CELLS), False, moved, pos.copy(), elevation, *args, *layer, 2.0, 4, 1e-3)
+        results.append((moved, elevation))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    overlap = _max_overlap(pos, radius) > 0
+    assert overlap == (not np.array_equal(results[0][0], pos))  # a touching pair moved; else nobody

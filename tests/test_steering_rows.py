@@ -608,3 +608,31 @@ def test_the_crowd_scene_cut_to_two_agents_steers_in_one_call_as_the_reference_p
     assert worlds[0].state_digest() == worlds[1].state_digest()
     for w in worlds:
         w.close()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_few_agents_neighbour_sums_equal_the_grid_pass_whether_or_not_one_has_a_neighbour(seed):
+    """``neighbour_pass`` over at most ``SMALL_LAYER`` agents on one layer tests them pair by pair
+    first and builds no grid when none has another within its radius: its counts and sums equal
+    ``flock_sums`` over the grid it would build, bit for bit, in worlds where agents meet (a few
+    seeds) and where none does (the rest)."""
+    from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid
+    from ecs_nav.motion.steering_rows import neighbour_pass
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, SMALL_LAYER + 1))
+    pos = rng.uniform(0, 4.0 if seed % 3 == 0 else 60.0, (k, 2))
+    angle = rng.uniform(0, 2 * np.pi, k)
+    heading = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    radius = np.where(rng.random(k) < 0.2, 0.0, rng.uniform(0.5, 3.0, k))
+    flags = np.ones(k, bool)
+    finite, index, count, sums = neighbour_pass(k, flags, flags, pos, heading, radius, np.zeros(k, np.int64), k,
+                                                float(radius.max()), True)
+    assert finite and index.tolist() == list(range(k))
+    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max()), 1e-6))
+    grid_count, grid_sums = st.flock_sums(pos, heading, radius, True, ox, oy, 1.0 / cell, cols, rows, cell_start,
+                                          cell_items)
+    np.testing.assert_array_equal(count, grid_count)
+    np.testing.assert_array_equal(sums, grid_sums)
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=2) + np.diag(np.full(k, np.inf))
+    assert (count > 0).any() == bool((d < radius[:, None]).any())  # (both kinds of world are drawn)

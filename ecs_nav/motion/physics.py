@@ -374,7 +374,7 @@ def relax_agents(G, F, use_map, pos, previous, elevation, radius, max_climb, mov
 
 
 @kernel(inline="always")
-def _any_overlap(run, pos, radius):
+def any_overlap(run, pos, radius):
     """Whether two agents of ``run`` overlap (centres closer than the sum of their radii, as
     ``relax_displacements`` counts a contact); pair by pair."""
     for a in range(run.shape[0]):
@@ -394,12 +394,14 @@ def relax_layers(G, F, use_map, pos, previous, elevation, radius, max_climb, mov
     """``relax_agents`` with agents on layers (``layer`` (k,), ``Collider.layer``): agents of
     different layers do not push each other. With more than one layer, each layer's agents are
     relaxed on their own, as in a world holding only them (its passes, its early stop, its
-    grid); a layer of one agent, or of at most ``SMALL_LAYER`` none of which overlap, is left as
-    the first pass would leave it, untouched. ``pos`` and ``elevation`` are updated in place
-    (``previous``: as ``relax_agents``'). Returns ``relax_agents``' work over the layers: (the
-    most passes a layer ran, the pair checks of all, the most candidates one agent's reach
-    held)."""
+    grid); a layer of one agent, or of at most ``SMALL_LAYER`` none of which overlap (the single
+    layer too), is left as the first pass would leave it, untouched, and adds no work. ``pos`` and
+    ``elevation`` are updated in place (``previous``: as ``relax_agents``'). Returns
+    ``relax_agents``' work over the layers: (the most passes a layer ran, the pair checks of all,
+    the most candidates one agent's reach held)."""
     if single_layer(layer):
+        if pos.shape[0] <= SMALL_LAYER and not any_overlap(np.arange(pos.shape[0]), pos, radius):
+            return 0, 0, 0  # no overlap: the first pass would move nobody (and a small world builds no grid)
         return relax_agents(G, F, use_map, pos, previous, elevation, radius, max_climb, movable, ids, body_height,
                             iterations, tolerance)
     passes, checks, widest = 0, 0, 0
@@ -407,7 +409,7 @@ def relax_layers(G, F, use_map, pos, previous, elevation, radius, max_climb, mov
     for r in range(starts.shape[0] - 1):
         run = order[starts[r]:starts[r + 1]]
         m = run.shape[0]
-        if m < 2 or (m <= SMALL_LAYER and not _any_overlap(run, pos, radius)):
+        if m < 2 or (m <= SMALL_LAYER and not any_overlap(run, pos, radius)):
             continue  # no overlap: the first pass would move nobody
         r_pos, r_prev, r_elev = np.empty((m, 2)), np.empty((m, 2)), np.empty(m)
         r_radius, r_climb = np.empty(m), np.empty(m)

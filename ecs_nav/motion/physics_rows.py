@@ -43,7 +43,16 @@ from ecs_nav.core.table_columns import (
     VEL,
     column,
 )
-from ecs_nav.motion.physics import drop_velocity_into, integrate, move_on_map, relax_layers, substep_need, turn_heading
+from ecs_nav.motion.physics import (
+    any_overlap,
+    drop_velocity_into,
+    integrate,
+    move_on_map,
+    relax_layers,
+    substep_need,
+    turn_heading,
+)
+from ecs_nav.motion.spatial import SMALL_LAYER
 
 MOVED = 0
 REFUSED = 1
@@ -159,8 +168,8 @@ def move_rows(n, capacity, layout, floats, pairs, flags, ids, G, F, use_map, dt,
             target = out = integrate(moved, vel_k, speed_k, step_dt)
         if not all_finite(target):
             return REFUSED
-        if not relax:
-            moved = out
+        if not relax or (every and every_collides and k <= SMALL_LAYER and not any_overlap(sel[:k], out, radius_k)):
+            moved = out  # (a small world none of whose agents overlap: what relaxing would leave, without copies)
             continue
         # 4-5. agent-agent relaxation over the colliding rows, each pass followed by the map
         if every:

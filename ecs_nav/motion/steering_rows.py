@@ -384,7 +384,10 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer, n_mem
                 m += 1
     if not all_finite(m_pos):
         return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
-    if n_members < 2:  # a lone agent has no neighbour: the sums flock_sums would give, without a grid
+    if n_members < 2 or (n_members <= SMALL_LAYER and single_layer(m_layer)
+                         and not _any_neighbour(np.arange(n_members), m_pos, m_radius)):
+        # a lone agent, or a few none of which has another within its radius: the sums flock_sums
+        # would give, without a grid
         return True, index, np.zeros(n_members, np.int64), np.zeros((n_members, 6))
     if not single_layer(m_layer):
         count, sums = layer_pass(m_pos, m_heading, m_radius, m_layer, with_heading)
