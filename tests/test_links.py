@@ -265,3 +265,10 @@ def test_the_viewer_draws_each_link_as_an_arc_with_an_arrowhead_at_its_end():
     world.step()
     greyed = link_arcs(links, world.nav_graph)
     assert np.allclose(greyed[2 * ARC_SEGMENTS, 2:], DISABLED) and not np.allclose(greyed[0, 2:], DISABLED)
+
+
+def test_an_agent_standing_on_a_links_start_crosses_it_instead_of_walking_to_its_end():
+    data = scene([{"start": [0, -3], "end": [0, 3], "kind": "jump"}], entities=[agent("a", (0.2, -3.1), (0, 10))])
+    world, entity, reached, track = run_crossing(data, ticks=300)
+    assert [(e.link, e.kind) for e in reached] == [(0, "jump")]
+    assert track[-1, 2] > 8

@@ -150,3 +150,11 @@ def test_scene_key_sets_the_budget_and_bad_values_name_the_key():
             scene_from_dict(scene({"path_budget_per_tick": bad}))
     with pytest.raises(ValueError, match="path_budget_per_tick"):
         PathfindSystem(path_budget_per_tick=0)
+
+
+def test_a_saved_scene_keeps_its_budget():
+    from ecs_nav.scene.files import scene_to_dict
+
+    world = build_world(scene_from_dict(scene({"path_budget_per_tick": 750})))
+    assert scene_to_dict(world)["world"]["path_budget_per_tick"] == 750
+    assert "path_budget_per_tick" not in scene_to_dict(build_world(scene_from_dict(scene({}))))["world"]

@@ -100,6 +100,7 @@ class NavLinks:
         self.nodes = np.full((len(self.links), 2), -1, dtype=np.int64)
         self.version = 0
         self.applied = np.zeros(0, np.int64)  # keys (src * 2**32 + dst) of the edges the last apply added
+        self._steps: tuple | None = None  # (key, {(a, b): link}) for link_between
 
     def __len__(self) -> int:
         return len(self.links)
@@ -185,14 +186,19 @@ class NavLinks:
         return out
 
     def link_between(self, graph: NavGraph, a: int, b: int) -> int:
-        """The index of the enabled link whose edge leads from node ``a`` to node ``b``, or -1."""
-        for i, link in enumerate(self.links):
-            if not self.enabled[i]:
-                continue
-            s, e = (int(v) for v in self.nodes[i])
-            if (s, e) == (a, b) or (link.bidirectional and (e, s) == (a, b)):
-                return i
-        return -1
+        """The index of the enabled link whose edge leads from node ``a`` to node ``b``, or -1
+        (a dict look-up, rebuilt after an ``apply`` or ``set_enabled``)."""
+        key = (self.version, id(self.nodes), self.nodes.tobytes())
+        if self._steps is None or self._steps[0] != key:
+            steps = {}
+            for i, link in enumerate(self.links):
+                if self.enabled[i]:
+                    s, e = (int(v) for v in self.nodes[i])
+                    steps.setdefault((s, e), i)
+                    if link.bidirectional:
+                        steps.setdefault((e, s), i)
+            self._steps = (key, steps)
+        return self._steps[1].get((int(a), int(b)), -1)
 
     def crosses_disabled(self, nodes: np.ndarray) -> bool:
         """Whether consecutive ``nodes`` (a path) use the node pair of a disabled link."""
