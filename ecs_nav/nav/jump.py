@@ -49,10 +49,6 @@ JUMP_DTYPE = np.dtype(
 """Per-cell search scratch, 24 bytes: cost so far, generation stamp, heap slot, parent jump point
 and the step it was reached by."""
 
-# the 8 steps as (d_row, d_col); bit (d_row + 1) * 3 + (d_col + 1) of NavGraph.step_mask
-_STEPS = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc)
-
-
 # --- the kernels (padded grid: a ring of blocked cells round the map, ids row * width + col) ----
 
 
@@ -76,12 +72,12 @@ def straight_jumps(free, width):
     for k in range(4):
         d = 1 if k == 0 else -1 if k == 1 else width if k == 2 else -width
         side = width if k < 2 else 1
-        # visit each cell after the one it steps to: against the direction
-        outer, inner = (rows - 2, width - 2) if k < 2 else (width - 2, rows - 2)
-        for a in range(1, outer + 1):
-            for b in range(inner, 0, -1):
-                i = b if d > 0 else inner + 1 - b
-                n = a * width + i if k < 2 else i * width + a
+        # visit each cell after the one it steps to (against the direction), rows in memory order
+        for a in range(1, rows - 1):
+            row = rows - 1 - a if k == 2 else a
+            for b in range(1, width - 1):
+                col = width - 1 - b if k == 0 else b
+                n = row * width + col
                 m = n + d
                 if not free[m]:
                     jumps[n, k] = 0
@@ -343,46 +339,82 @@ def jump_path(cells, width, cols, goal, straight, diagonal):
 # --- per-graph state and the entry points -----------------------------------------------------------
 
 
+@kernel
+def octile_step_costs(indptr, indices, costs, kinds, walkable, rows, cols):
+    """Whether a CSR graph laid on a ``rows`` x ``cols`` grid (node id ``row * cols + col``) is
+    uniform octile (module docstring), in one pass over its edges.
+
+    Each node's targets must be ascending (as ``NavGraph`` keeps them): a walkable node's edges are
+    exactly its steps to walkable neighbours, a diagonal one only where both cells beside it are
+    walkable; a blocked node has none; every edge is EDGE_WALK.
+
+    Returns:
+        (uniform, straight, diagonal): the one cost of every cardinal and every diagonal step
+        (-1 where the graph has none of that kind).
+    """
+    straight = -1.0
+    diagonal = -1.0
+    for node in range(rows * cols):
+        lo, hi = indptr[node], indptr[node + 1]
+        if not walkable[node]:
+            if hi > lo:
+                return False, straight, diagonal
+            continue
+        r, c = node // cols, node % cols
+        e = lo
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                if dr == 0 and dc == 0:
+                    continue
+                rr, cc = r + dr, c + dc
+                ok = 0 <= rr < rows and 0 <= cc < cols and walkable[rr * cols + cc]
+                if ok and dr != 0 and dc != 0:
+                    ok = walkable[rr * cols + c] and walkable[r * cols + cc]
+                if not ok:
+                    continue
+                if e >= hi or indices[e] != rr * cols + cc or kinds[e] != 0:
+                    return False, straight, diagonal
+                if dr != 0 and dc != 0:
+                    if diagonal < 0.0:
+                        diagonal = costs[e]
+                    elif costs[e] != diagonal:
+                        return False, straight, diagonal
+                elif straight < 0.0:
+                    straight = costs[e]
+                elif costs[e] != straight:
+                    return False, straight, diagonal
+                e += 1
+        if e != hi:
+            return False, straight, diagonal
+    return True, straight, diagonal
+
+
 def _octile_costs(graph: NavGraph) -> tuple[float, float] | None:
     """(straight, diagonal) step costs when the graph is uniform octile (module docstring), else None."""
-    grid = graph.grid
-    rows, cols = grid.rows, grid.cols
-    if graph.node_count != rows * cols:
+    rows, cols = graph.grid.rows, graph.grid.cols
+    if graph.node_count != rows * cols or graph.kinds.shape[0] != graph.edge_count:
         return None
-    if np.any(graph.kinds != EDGE_WALK):
+    if EDGE_WALK != 0:  # (the kernel tests kinds against 0)
+        raise AssertionError("EDGE_WALK is expected to be 0")
+    uniform, straight, diagonal = octile_step_costs(graph.indptr, graph.indices, graph.costs, graph.kinds,
+                                                    graph.walkable, rows, cols)
+    if not uniform:
         return None
-    mask, steps_only = graph.step_mask()
-    if not steps_only:
-        return None
-    # the mask the octile rules give the walkable cells (rows grow with world y, as node ids)
-    walk = np.zeros((rows + 2, cols + 2), dtype=bool)
-    walk[1:-1, 1:-1] = graph.walkable.reshape(rows, cols)
-    here = walk[1:-1, 1:-1]
-    expected = np.zeros((rows, cols), dtype=np.uint16)
-    for dr, dc in _STEPS:
-        ok = here & walk[1 + dr : 1 + dr + rows, 1 + dc : 1 + dc + cols]
-        if dr and dc:
-            ok &= walk[1 + dr : 1 + dr + rows, 1 : 1 + cols] & walk[1 : 1 + rows, 1 + dc : 1 + dc + cols]
-        expected |= ok.astype(np.uint16) << np.uint16((dr + 1) * 3 + dc + 1)
-    if not np.array_equal(mask, expected.reshape(-1)):
-        return None
-    src = graph.edge_sources()
-    diag = (graph.indices // cols != src // cols) & (graph.indices % cols != src % cols)
-    straight_costs, diagonal_costs = graph.costs[~diag], graph.costs[diag]
-    # (no step at all: isolated cells, any cost will do)
-    straight = float(straight_costs[0]) if straight_costs.size else float(grid.spacing)
-    diagonal = float(diagonal_costs[0]) if diagonal_costs.size else SQRT2 * straight
-    if np.any(straight_costs != straight) or np.any(diagonal_costs != diagonal):
-        return None
+    if straight < 0.0:  # no step at all: isolated cells, any cost will do
+        straight = float(graph.grid.spacing)
+    if diagonal < 0.0:
+        diagonal = SQRT2 * straight
     if abs(diagonal - SQRT2 * straight) > COST_RTOL * straight:
         return None
-    return straight, diagonal
+    return float(straight), float(diagonal)
 
 
 class _JumpState:
     """A uniform octile graph's padded grid and search buffers (or ``costs`` None: not uniform)."""
 
-    def __init__(self, graph: NavGraph):
+    def __init__(self, graph: NavGraph, before: _JumpState | None = None):
+        """``before``: this graph's state at an older version; its buffers are kept when the
+        grid's size is the same (a changed graph costs one pass over its edges and cells)."""
         self.key = graph.cache_key()
         self.costs = _octile_costs(graph)
         if self.costs is None:
@@ -396,6 +428,10 @@ class _JumpState:
         size = self.free.shape[0]
         if size >= np.iinfo(np.int32).max:
             raise ValueError(f"grid too large for jump point search ({size} padded cells)")
+        if before is not None and before.costs is not None and before.cells.shape[0] == size:
+            self.cells, self.gen = before.cells, before.gen  # stamps of older generations stay stale
+            self.heap_node, self.heap_f, self.heap_h = before.heap_node, before.heap_f, before.heap_h
+            return
         self.cells = np.zeros(size, dtype=JUMP_DTYPE)
         self.gen = 0
         self.heap_node = np.empty(size, dtype=np.int32)
@@ -417,7 +453,7 @@ class _JumpState:
 def _jump_state(graph: NavGraph) -> _JumpState:
     state = graph.__dict__.get("_jump_state")
     if state is None or state.key != graph.cache_key():
-        state = _JumpState(graph)
+        state = _JumpState(graph, state)
         graph.__dict__["_jump_state"] = state
     return state
 
