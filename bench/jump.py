@@ -1,0 +1,248 @@
+"""Jump point search against A*, pyastar2d and libtcod on the Moving AI maps: query time and optimality.
+
+    .venv/bin/python bench/jump.py [--quick] [--maps DIR] [--queries N]
+
+Every map of ``../shared/maps`` (or $ECS_NAV_MAPS, or --maps; skipped with a message when
+absent) answers ``--queries`` ``.scen`` queries evenly spaced over its file (the buckets grow
+along it; the last, longest one always in). Each query runs in turn on every library, each
+timed as the best of ``--repeats`` runs, so machine noise hits them alike. Per map: the median
+query time of each, and the median of the per-query ratios peer / ecs_nav JPS (above 1: JPS is
+faster).
+
+Exactness: ecs_nav's answers (``find_path``, which picks jump point search on these grids, and
+``astar``) and tcod's must equal the file's optimum (1e-4 relative) or the run stops.
+pyastar2d (``allow_diagonal=True``) answers under its own rules, diagonal steps cost 1 like
+straight ones and may cut corners: its column "optimal" counts the paths that are valid under
+the Moving AI rules (no corner cut) and as short as the optimum, measured in octile steps.
+pyastar2d is timed through its compiled entry point on a weight array flattened once per map
+(``astar_path`` copies the array and checks its minimum on every call: slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ecs_nav.nav.grid import load_movingai, read_movingai_map, read_scenarios  # noqa: E402
+from ecs_nav.nav.jump import find_path, is_uniform_octile  # noqa: E402
+from ecs_nav.nav.search import astar  # noqa: E402
+
+SQRT2 = math.sqrt(2.0)
+REL_TOL = 1e-4
+TCOD_SCALE = 100_000
+
+
+def maps_dir(arg: str | None) -> Path | None:
+    path = Path(arg or os.environ.get("ECS_NAV_MAPS", ROOT.parent / "shared" / "maps"))
+    return path if path.is_dir() else None
+
+
+def octile_cost(cells: np.ndarray) -> float:
+    """Cost of a path given as (k, 2) integer cells: 1 a straight step, sqrt 2 a diagonal."""
+    if len(cells) < 2:
+        return 0.0
+    d = np.abs(np.diff(np.asarray(cells), axis=0)).sum(axis=1)
+    return float(np.where(d == 2, SQRT2, 1.0).sum())
+
+
+def cuts_a_corner(cells: np.ndarray, blocked: np.ndarray) -> bool:
+    """Whether a diagonal step of the path ((k, 2) (row, col) cells) passes a blocked cardinal cell."""
+    c = np.asarray(cells)
+    a, b = c[:-1], c[1:]
+    diagonal = (a[:, 0] != b[:, 0]) & (a[:, 1] != b[:, 1])
+    return bool(np.any(diagonal & (blocked[a[:, 0], b[:, 1]] | blocked[b[:, 0], a[:, 1]])))
+
+
+def warm_up(graph, search):
+    """One real query (compiles or loads the kernels, sizes the buffers): setup, not timed."""
+    walkable = np.flatnonzero(graph.walkable)
+    search(graph, int(walkable[0]), int(walkable[-1]))
+
+
+class JPS:
+    name = "ecs_nav JPS"
+
+    def __init__(self, blocked, graph):
+        self.graph = graph
+        assert is_uniform_octile(graph)
+        warm_up(graph, find_path)
+
+    def query(self, sx, sy, gx, gy):
+        g = self.graph
+        return find_path(g, g.node_at_cell(sx, sy), g.node_at_cell(gx, gy)).cost
+
+
+class AStar:
+    name = "ecs_nav A*"
+
+    def __init__(self, blocked, graph):
+        self.graph = graph
+        warm_up(graph, astar)
+
+    def query(self, sx, sy, gx, gy):
+        g = self.graph
+        return astar(g, g.node_at_cell(sx, sy), g.node_at_cell(gx, gy)).cost
+
+
+class PyAstar2d:
+    """pyastar2d with diagonals (its only 8-connected mode): Chebyshev costs, corners cut."""
+
+    name = "pyastar2d"
+
+    def __init__(self, blocked, graph):
+        import pyastar2d
+
+        self.lib = pyastar2d.astar  # the compiled module astar_path calls
+        weights = np.where(blocked, np.inf, 1.0).astype(np.float32)
+        self.flat = np.ascontiguousarray(weights.reshape(-1))
+        self.height, self.width = blocked.shape
+        self.blocked = blocked
+        self.last_path = None
+
+    def query(self, sx, sy, gx, gy):
+        path = self.lib.astar(self.flat, self.height, self.width, sy * self.width + sx, gy * self.width + gx, True, 0)
+        self.last_path = path
+        return octile_cost(path)
+
+
+class Tcod:
+    """libtcod's Pathfinder on a CustomGraph with its A* heuristic; each diagonal edge
+    conditioned on both cardinal cells being open (no corner cutting); a reused Pathfinder."""
+
+    name = "tcod.path"
+
+    def __init__(self, blocked, graph):
+        import tcod.path
+
+        open_ = ~blocked
+        h, w = open_.shape
+        pad = np.zeros((h + 2, w + 2), bool)
+        pad[1:-1, 1:-1] = open_
+        cost = open_.astype(np.int8)
+        diagonal = round(TCOD_SCALE * SQRT2)
+        self.graph = tcod.path.CustomGraph(open_.shape)
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                if dx and dy:
+                    both_sides = pad[1 + dy : 1 + dy + h, 1 : 1 + w] & pad[1 : 1 + h, 1 + dx : 1 + dx + w]
+                    self.graph.add_edge((dy, dx), diagonal, cost=cost, condition=both_sides.astype(np.int8))
+                elif dx or dy:
+                    self.graph.add_edge((dy, dx), TCOD_SCALE, cost=cost)
+        self.graph.set_heuristic(cardinal=TCOD_SCALE, diagonal=diagonal)
+        self.pathfinder = tcod.path.Pathfinder(self.graph)
+
+    def query(self, sx, sy, gx, gy):
+        pf = self.pathfinder
+        pf.clear()
+        pf.add_root((sy, sx))
+        return octile_cost(pf.path_to((gy, gx)))
+
+
+LIBRARIES = [JPS, AStar, PyAstar2d, Tcod]
+
+
+def available() -> list[type]:
+    out = []
+    for cls in LIBRARIES:
+        module = {PyAstar2d: "pyastar2d", Tcod: "tcod"}.get(cls)
+        if module is not None:
+            try:
+                __import__(module)
+            except ImportError:
+                print(f"{module} is not installed (the bench extra): its column is left out", file=sys.stderr)
+                continue
+        out.append(cls)
+    return out
+
+
+def pick(scenarios: np.ndarray, count: int) -> np.ndarray:
+    with_path = scenarios[scenarios["optimal_length"] > 0]
+    idx = np.unique(np.linspace(0, len(with_path) - 1, min(count, len(with_path))).round().astype(int))
+    return with_path[idx]
+
+
+def bench_map(path: Path, libraries: list[type], args) -> dict:
+    blocked = read_movingai_map(path)
+    graph = load_movingai(path)
+    scenarios = pick(read_scenarios(Path(f"{path}.scen")), args.queries)
+    libs = {cls: cls(blocked, graph) for cls in libraries}
+    times = {cls: [] for cls in libraries}
+    optimal = 0
+    for s in scenarios:
+        q = (int(s["start_x"]), int(s["start_y"]), int(s["goal_x"]), int(s["goal_y"]))
+        expected = float(s["optimal_length"])
+        for cls, lib in libs.items():
+            best = math.inf
+            for _ in range(args.repeats):
+                t = time.perf_counter()
+                cost = lib.query(*q)
+                best = min(best, time.perf_counter() - t)
+            if cls is PyAstar2d:
+                valid = not cuts_a_corner(lib.last_path, blocked)
+                optimal += valid and math.isclose(cost, expected, rel_tol=REL_TOL)
+            elif not math.isclose(cost, expected, rel_tol=REL_TOL):
+                raise AssertionError(f"{cls.name} on {path.name} {q}: cost {cost}, the file says {expected}")
+            times[cls].append(best)
+    return {"map": path.name, "shape": blocked.shape, "times": times, "queries": len(scenarios),
+            "pyastar2d_optimal": optimal}
+
+
+def fmt_ms(ms: float) -> str:
+    return f"{ms:.4f}" if ms < 0.1 else f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 100 else f"{ms:.0f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer queries and repeats (a smoke run)")
+    parser.add_argument("--maps", help="the Moving AI maps folder (default ../shared/maps or $ECS_NAV_MAPS)")
+    parser.add_argument("--queries", type=int, help="queries per map (default 48, --quick 8)")
+    parser.add_argument("--repeats", type=int, help="runs per query, the best counts (default 5, --quick 1)")
+    args = parser.parse_args(argv)
+    args.queries = args.queries or (8 if args.quick else 48)
+    args.repeats = args.repeats or (1 if args.quick else 5)
+    maps = maps_dir(args.maps)
+    if maps is None:
+        print("Moving AI maps not found (set ECS_NAV_MAPS or --maps, or put them in ../shared/maps): nothing to run")
+        return 0
+    libraries = available()
+    peers = [cls for cls in libraries if cls is not JPS]
+    print(f"| map | size | queries | {JPS.name} ms | "
+          + " | ".join(f"{c.name} ms (ratio)" for c in peers)
+          + (" | pyastar2d optimal |" if PyAstar2d in peers else " |"))
+    print("|---|---|---:|---:|" + "---:|" * len(peers) + ("---:|" if PyAstar2d in peers else ""))
+    ratios = {cls: [] for cls in peers}
+    total_optimal = total = 0
+    for path in sorted(maps.glob("*.map"), key=lambda p: p.stat().st_size):
+        res = bench_map(path, libraries, args)
+        ours = np.array(res["times"][JPS])
+        cells = [res["map"], f"{res['shape'][1]}x{res['shape'][0]}", str(res["queries"]), fmt_ms(np.median(ours) * 1e3)]
+        for cls in peers:
+            theirs = np.array(res["times"][cls])
+            ratios[cls].extend(theirs / ours)
+            cells.append(f"{fmt_ms(np.median(theirs) * 1e3)} ({np.median(theirs / ours):.1f}x)")
+        if PyAstar2d in peers:
+            cells.append(f"{res['pyastar2d_optimal']} / {res['queries']}")
+            total_optimal += res["pyastar2d_optimal"]
+        total += res["queries"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    cells = ["**all maps**", "", str(total), "median of per-query ratios:"]
+    for cls in peers:
+        r = np.array(ratios[cls])
+        cells.append(f"**{np.median(r):.1f}x** (min {r.min():.1f}x)")
+    if PyAstar2d in peers:
+        cells.append(f"{total_optimal} / {total}")
+    print("| " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
