@@ -24,7 +24,7 @@ from ecs_nav.nav.search import STATUS_COMPLETE, STATUS_PARTIAL, STATUS_UNREACHAB
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"
 SMALL_MAP_CELLS = 20_000
-SAMPLE = 200  # scenarios per big map in the short form
+SAMPLE = 60  # scenarios per big map in the short form (as test_movingai)
 SCIPY_SAMPLE = 4  # scenarios per map also checked against scipy's Dijkstra
 _MAPS = maps_dir()
 MAP_NAMES = sorted(p.name for p in _MAPS.glob("*.map")) if _MAPS else []
