@@ -124,6 +124,7 @@ bench: $(TESTS) $(BENCH_STAMP) $(KERNELS)
 	$(PY) bench/spawn.py
 	$(PY) bench/graph_build.py
 	$(PY) bench/pathfinding.py
+	$(PY) bench/jump.py
 	$(PY) bench/flowfield.py
 	$(PY) bench/motion.py
 	$(PY) bench/evacuation.py --jupedsim-max-seconds 60
