@@ -199,8 +199,9 @@ def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them()
 def test_every_call_of_the_one_call_tick_has_the_same_argument_types():
     """The SteeringSystem looks ``steer_tick``'s compiled version up once (``compiled_version``)
     and calls it without numba's dispatch, which would check each argument's type: so every world
-    must hand it the same types -- without walls, with the walls of any map (boxes or none, wall
-    avoidance weighted or not), under a neighbour cap, before and after the table grows."""
+    must hand it the same types -- without walls, with the walls and circles of any map (boxes,
+    circles or none, wall and obstacle avoidance weighted or not), under a neighbour cap, before
+    and after the table grows."""
     import numba
     from ecs_nav.systems import steering as steering_system
 
@@ -211,7 +212,8 @@ def test_every_call_of_the_one_call_tick_has_the_same_argument_types():
         seen.add(tuple(numba.typeof(a) for a in args))
         return real(*args)
 
-    maps = [None, MapGeometry((-12, -12, 12, 12)), MapGeometry((-12, -12, 12, 12), boxes=[Box((2, 2), (3, 1), 2.0)])]
+    maps = [None, MapGeometry((-12, -12, 12, 12)), MapGeometry((-12, -12, 12, 12), boxes=[Box((2, 2), (3, 1), 2.0)]),
+            MapGeometry((-12, -12, 12, 12), circles=[Circle((-3, 4), 1.5, 2.0), Circle((6, 6), 1.0, 1.0)])]
     with mock.patch.object(steering_system, "steer_tick", side_effect=spy):
         for seed, gmap in enumerate(maps * 2):
             behaviours = WHOLE_TICK if seed % 2 else [b for b in WHOLE_TICK if b != "wall_avoidance"]
