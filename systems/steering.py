@@ -31,8 +31,9 @@ Inputs per behaviour:
 * flee: from the ``target_entity``'s position when the row has a live target entity, else from
   ``steer_target``; ``panic_distance``.
 * pursuit, evade: against the ``target_entity`` row (position, velocity, heading); zero without one.
-* wander: ``entity_uniforms(world.seed, entity ids, world.tick, stream=WANDER_STREAM)``; the
-  jittered ``wander_target`` is written back.
+* wander: ``entity_uniforms(world.seed, entity ids, world.tick, stream=WANDER_STREAM)`` (the
+  compiled path draws the same numbers, ``steering_given.entity_noise``); the jittered
+  ``wander_target`` is written back.
 * obstacle_avoidance: the map's circles only (``world.map.circles``). Other agents are not
   obstacles here: separation and the PhysicsSystem's relaxation keep agents apart.
 * wall_avoidance: the map's bounds edges and the edges of the boxes taller than
