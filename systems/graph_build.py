@@ -3,9 +3,9 @@
 The graph (``world.nav_graph``) is built on the first tick, or whenever it is ``None``:
 
 - a tile map (``world.resources["tile_grid"] = (blocked_text_order, {"cell_size", "origin"})``)
-  becomes an octile grid with :func:`ecs_nav.nav.grid.grid_graph`, at the map floor's elevation;
-- any other map is scanned with :func:`ecs_nav.nav.build.scan_heightfield` (seed 000's AIGraph).
-  The :class:`ScanParams` come from ``world.navmap`` (scan_range, spacing, max_climb,
+  becomes an octile grid with ``ecs_nav.nav.grid.grid_graph``, at the map floor's elevation;
+- any other map is scanned with ``ecs_nav.nav.build.scan_heightfield`` (seed 000's AIGraph).
+  The ``ScanParams`` come from ``world.navmap`` (scan_range, spacing, max_climb,
   clearance), centred on the centre of the map's bounds (the origin for the seed's map). Without
   a NavMap the scan covers the map's bounds with the default spacing, climb and clearance, and
   rays start 1 m above the map's highest point. The agent radius of the clearance rule is the
@@ -22,9 +22,9 @@ and tracked in three small arrays (entity, shape id, last position) over the obs
   collides with it too), a despawned one is removed, one whose position changed since the last
   tick is moved (``MapGeometry.add/remove/move``);
 - each change gives an AABB; the graph is rebuilt in that region only
-  (:func:`ecs_nav.nav.build.rebuild_region`; on a tile map, the grid is rebuilt with the cells
+  (``ecs_nav.nav.build.rebuild_region``; on a tile map, the grid is rebuilt with the cells
   under the dynamic boxes blocked), and every ``Path`` whose nodes the region may change
-  (:func:`ecs_nav.nav.build.path_crosses_region`) gets ``status = "stale"``, which makes the
+  (``ecs_nav.nav.build.path_crosses_region``) gets ``status = "stale"``, which makes the
   PathfindSystem replan it on the same tick (it runs right after this system).
 
 Off-mesh links (``world.nav_links``, a scene's ``[[map.link]]``: ``ecs_nav.nav.links``) are added

@@ -2,21 +2,21 @@
 
 The six systems stay the six stages for side-view characters too (ARCHITECTURE.md): each
 system's ``update`` first calls the function here for its stage, which does nothing in a World
-without a :class:`~ecs_nav.platformer.world.PlatformerMap`:
+without a ``PlatformerMap``:
 
 =================  ===================  ===========================================================
 stage (system)     function             work
 =================  ===================  ===========================================================
-GraphBuild         :func:`build_level`  rows for new / despawned ``PlatformerBody`` entities; the
+GraphBuild         ``build_level``  rows for new / despawned ``PlatformerBody`` entities; the
                                         level masks per character size, rebuilt after a tile
                                         changed, and then every bot re-plans
-Pathfind           :func:`serve_requests`  ``PathRequest`` of each ``Bot``: at once when new, after
+Pathfind           ``serve_requests``  ``PathRequest`` of each ``Bot``: at once when new, after
                                         a tile change or when the bot is stuck; else every period
                                         ticks, staggered by entity, and only when the goal tile
                                         moved (a moving target) and the bot stands on ground
-PathFollow         :func:`run_bots`     the seed-002 bot over all bots (path → inputs);
+PathFollow         ``run_bots``     the seed-002 bot over all bots (path → inputs);
                                         TargetReached / Stuck
-Physics            :func:`move_characters`  inputs → motion for every character
+Physics            ``move_characters``  inputs → motion for every character
 =================  ===================  ===========================================================
 
 Each stage runs the compiled kernels over whole columns; Python runs per bot only for the bots

@@ -1,7 +1,7 @@
 """RenderSystem: draws the world top-down with OpenGL (pyglet); never changes simulation state.
 
-Three rooms share the work: :mod:`ecs_nav.systems.render_gl` loads pyglet (lazily: importing
-this module loads no pyglet) and holds the GL objects; :mod:`ecs_nav.systems.renderer` turns a
+Three rooms share the work: ``ecs_nav.systems.render_gl`` loads pyglet (lazily: importing
+this module loads no pyglet) and holds the GL objects; ``ecs_nav.systems.renderer`` turns a
 World into the meshes of the visible layers and draws a frame; this module is the system a
 World runs, which captures frames offscreen (screenshots, recordings) or draws into the
 viewer's window. The names callers use (``load_pyglet``, ``RenderUnavailable``,
@@ -42,7 +42,7 @@ class RenderSystem(System):
 
     In the tick it does nothing unless given ``on_frame``: then every ``every`` ticks it renders
     a ``size`` frame offscreen and passes the (h, w, 3) uint8 image to ``on_frame`` (recording
-    while a scene runs). The viewer calls :meth:`draw` once per window frame instead.
+    while a scene runs). The viewer calls ``draw`` once per window frame instead.
 
     Args:
         size: (width, height) of captured frames in pixels.

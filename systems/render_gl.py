@@ -1,18 +1,18 @@
 """The GL floor of the renderer: loading pyglet, the offscreen context, and the GL objects the
 Renderer draws with (shader programs, vertex buffers, meshes, the agent sprites, framebuffers).
 
-pyglet is imported lazily, on the first :func:`load_pyglet` call, never by importing this
+pyglet is imported lazily, on the first ``load_pyglet`` call, never by importing this
 module: a headless simulation that does not ask for pictures never loads pyglet. Without a
 display, pyglet runs in its headless EGL mode; its ``headless`` option must be set before
 ``pyglet.window`` / ``pyglet.gl`` are first imported, so every pyglet import in the project goes
-through :func:`load_pyglet`. After it, this module's ``pyglet`` and ``gl`` are the modules.
+through ``load_pyglet``. After it, this module's ``pyglet`` and ``gl`` are the modules.
 
 Agent bodies are one draw call: a point sprite per table row (an instanced quad when agents are
 wider on screen than the largest point size), the disc, rim, heading tick and selection ring
-shaded in the fragment shader (:class:`AgentMesh`).
+shaded in the fragment shader (``AgentMesh``).
 
-Captures render into a framebuffer object of the requested size (:class:`Target`) on the
-process's one hidden offscreen window (:func:`offscreen_window`), so any number of screenshots
+Captures render into a framebuffer object of the requested size (``Target``) on the
+process's one hidden offscreen window (``offscreen_window``), so any number of screenshots
 and recordings of any size share one GL context.
 """
 

@@ -1,6 +1,6 @@
 """The Renderer: turns a World into the GL meshes of the visible layers and draws a frame.
 
-What gets drawn comes from :mod:`ecs_nav.render.draw` (and its ``draw_*`` siblings) as numpy arrays;
+What gets drawn comes from ``ecs_nav.render.draw`` (and its ``draw_*`` siblings) as numpy arrays;
 this module only uploads them: one vertex buffer and one draw call per layer, every agent body
 in a single draw call (``render_gl.AgentMesh``). The map, graph and flow-field layers are drawn
 into a cached background image that each frame copies until the camera or their data changes.

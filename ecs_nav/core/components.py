@@ -569,7 +569,7 @@ class SteeringWeights(TableView):
 
     @property
     def weights(self) -> dict[str, float]:
-        """Non-zero weights by behaviour name (a copy; use :meth:`set_weight` to change one)."""
+        """Non-zero weights by behaviour name (a copy; use ``set_weight`` to change one)."""
         row = self._table.weights[self._row] if self.bound else self._weights_local
         return {b: float(w) for b, w in zip(BEHAVIOURS, row) if w != 0.0}
 

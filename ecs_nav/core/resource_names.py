@@ -1,14 +1,14 @@
 """Keys of ``world.resources`` that the World itself reads (a light module: no kernels)."""
 
 PLATFORMER = "platformer"
-"""The key of the :class:`ecs_nav.platformer.world.PlatformerMap` in ``world.resources``."""
+"""The key of the ``ecs_nav.platformer.world.PlatformerMap`` in ``world.resources``."""
 
 SEARCH_TRACE = "search_trace"
-"""The key of the :class:`ecs_nav.nav.search_trace.SearchTrace` in ``world.resources``: whose path
+"""The key of the ``ecs_nav.nav.search_trace.SearchTrace`` in ``world.resources``: whose path
 searches the PathfindSystem records (the viewer's "search" layer). Absent: nothing is recorded."""
 
 AVOIDANCE_TRACE = "avoidance_trace"
-"""The key of the :class:`ecs_nav.motion.avoidance_trace.AvoidanceTrace` in ``world.resources``:
+"""The key of the ``ecs_nav.motion.avoidance_trace.AvoidanceTrace`` in ``world.resources``:
 whose ORCA choice the SteeringSystem's avoidance stage records (the viewer's "avoidance" layer).
 Absent: nothing is recorded."""
 

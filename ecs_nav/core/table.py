@@ -134,7 +134,7 @@ class AgentTable:
     """Struct-of-arrays storage; see the module docstring.
 
     Columns are attributes (``table.pos``) holding the full-capacity arrays; only rows
-    ``[0:n)`` are live. Use :meth:`live` for a view of the live rows of one column.
+    ``[0:n)`` are live. Use ``live`` for a view of the live rows of one column.
     ``buffer`` (uint8) holds them all; ``layout`` (int64, one more than the columns) holds
     where each column starts in it, in bytes, in the order of ``columns``, and where the last
     ends. ``float_view``, ``pair_view`` ((k, 2) float64), ``flag_view``, ``int8_view`` and

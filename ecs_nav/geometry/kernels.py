@@ -31,7 +31,7 @@ _EPS = 1e-9
 """Penetration below this is touching, not crossing (length units)."""
 MIN_COLLISION_RADIUS = 0.05
 """Agents collide as discs of at least this radius (a point agent keeps 5 cm off walls), so the
-sub-steps of :meth:`ecs_nav.geometry.map.MapGeometry.resolve_circles` and ``resolve_disc`` (half the
+sub-steps of ``ecs_nav.geometry.map.MapGeometry.resolve_circles`` and ``resolve_disc`` (half the
 radius) stay finite and no wall, however thin, can be stepped over."""
 
 

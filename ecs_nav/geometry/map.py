@@ -2,7 +2,7 @@
 
 Coordinates. The ground plane is (x, y); elevation is the third axis (the seed's Unity "y").
 A map is a flat floor at height ``floor`` inside ``bounds`` plus solid shapes standing on it:
-boxes, ramps and circles (``ecs_nav.geometry.shapes``). :class:`MapGeometry` holds them with stable ids,
+boxes, ramps and circles (``ecs_nav.geometry.shapes``). ``MapGeometry`` holds them with stable ids,
 packs them into flat arrays and answers every query with a compiled kernel over those arrays
 (``ecs_nav.geometry.kernels``).
 

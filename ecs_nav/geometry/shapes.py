@@ -2,11 +2,11 @@
 
 Coordinates as in ``ecs_nav.geometry.map``: the ground plane is (x, y); elevation is the third axis.
 
-- :class:`Box`: axis-aligned, solid from ``base`` to ``base + height``; its top is walkable.
-- :class:`Ramp`: the seed's hidden tilted slab along a staircase. An oriented rectangle from the
+- ``Box``: axis-aligned, solid from ``base`` to ``base + height``; its top is walkable.
+- ``Ramp``: the seed's hidden tilted slab along a staircase. An oriented rectangle from the
   ``start`` edge to the ``end`` edge, ``width`` wide; its walkable top rises linearly from
   ``low`` at ``start`` to ``high`` at ``end``; it is solid from the map floor up to that surface.
-- :class:`Circle`: a vertical cylinder (also the obstacles of steering's obstacle avoidance).
+- ``Circle``: a vertical cylinder (also the obstacles of steering's obstacle avoidance).
 
 Every number is checked where a shape is made (finite, within ``COORDINATE_LIMIT``, sizes
 >= 0): the packed map (``ecs_nav.geometry.kernels``) and the compiled kernels never see anything else.

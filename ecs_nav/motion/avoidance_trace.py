@@ -1,6 +1,6 @@
 """Which agent's ORCA choice to record, and the last one recorded: the viewer's "avoidance" layer.
 
-The viewer puts an :class:`AvoidanceTrace` naming the selected agent into
+The viewer puts an ``AvoidanceTrace`` naming the selected agent into
 ``world.resources[AVOIDANCE_TRACE]``; after choosing every avoiding agent's velocity, the
 SteeringSystem's avoidance stage (``ecs_nav.systems.avoidance``) asks
 ``ecs_nav.motion.orca.agent_half_planes`` for that agent's half-planes, from the same inputs, so

@@ -1,7 +1,7 @@
 """The seed's AIGraph: a heightfield scan of the map geometry into a NavGraph, vectorised.
 
 Axes. Our ground plane is (x, y) and elevation is the third axis; the seed's Unity scene has
-the ground plane (x, z) and height y. :class:`ScanParams` keeps the seed's tuple order for
+the ground plane (x, z) and height y. ``ScanParams`` keeps the seed's tuple order for
 ``scan_range`` so a scene can copy the seed's ``(40, 10, 40)`` literally:
 
     scan_range = (half extent in x, ray start height, half extent in y)
@@ -39,7 +39,7 @@ Straight links cost ``spacing``, diagonal links ``sqrt(2) * spacing``; links are
 Note the seed's 0.2 lift also refuses a climbable step (0.2 < step <= max_climb) whose edge lies
 near the lower node; raise ``link_lift`` to ``max_climb`` to link such steps wherever they are.
 
-Dynamic obstacles: :func:`rebuild_region` re-scans the node slots near a changed AABB and
+Dynamic obstacles: ``rebuild_region`` re-scans the node slots near a changed AABB and
 re-links only the walk links touching them; everything else is kept (off-mesh links too, while
 both their ends stay walkable), node ids do not change.
 """
@@ -328,11 +328,11 @@ def region_nodes(graph: NavGraph, params: ScanParams, aabb: AABB) -> np.ndarray:
 def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, aabb: AABB) -> NavGraph:
     """Rebuild only the part of ``graph`` that a change of the shapes inside ``aabb`` touches.
 
-    Re-scans the slots of :func:`region_nodes`, re-links the walk links touching them and keeps
+    Re-scans the slots of ``region_nodes``, re-links the walk links touching them and keeps
     every other link as it was (kinds included). A link of another kind (``EDGE_LINK``,
     ``EDGE_DROP``: added to the graph, not found by the scan) is kept even in the region, as
     long as both its ends are still walkable. Node ids are unchanged; the result's
-    ``version`` is ``graph.version + 1``. Equal to a full :func:`scan_heightfield` of the
+    ``version`` is ``graph.version + 1``. Equal to a full ``scan_heightfield`` of the
     changed geometry, plus the surviving links, when ``aabb`` covers the change
     (``MapGeometry.move``/``remove`` return it)."""
     grid = params.grid()
@@ -362,7 +362,7 @@ def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, a
 
 
 def path_crosses_region(graph: NavGraph, params: ScanParams, path_nodes, aabb: AABB) -> bool:
-    """Does a path (node ids) use a node or link that :func:`rebuild_region` may change for
+    """Does a path (node ids) use a node or link that ``rebuild_region`` may change for
     ``aabb``? A path for which this is False is still valid on the rebuilt graph (though a
     removed obstacle may have opened a shorter one)."""
     nodes = np.asarray(path_nodes, dtype=np.int64).reshape(-1)

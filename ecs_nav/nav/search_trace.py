@@ -1,6 +1,6 @@
 """Which entity's path searches to record, and the last one recorded: the viewer's "search" layer.
 
-The viewer puts a :class:`SearchTrace` naming the selected agent into
+The viewer puts a ``SearchTrace`` naming the selected agent into
 ``world.resources[SEARCH_TRACE]``; the PathfindSystem then asks the search kernels for the
 expanded nodes of that entity's searches only (``astar(..., trace=True)``), so the other
 searches of a tick cost nothing extra, and a World without the resource records nothing. The

@@ -1,6 +1,6 @@
 """Path smoothing by string pulling: line-of-sight shortcuts over the map geometry.
 
-A graph path zig-zags along the grid (octile moves). :func:`smooth_path` keeps the first
+A graph path zig-zags along the grid (octile moves). ``smooth_path`` keeps the first
 waypoint and greedily jumps to the farthest later waypoint that can be walked to in a straight
 line, repeatedly, keeping the last. "Walked in a straight line" is the same rule the physics
 applies (``ecs_nav.geometry.map``): walking the line in steps of at most ``step``, tracking the

@@ -1,6 +1,6 @@
 """The platformer bot of seed 002: a planned path → the key inputs GoLeft/GoRight/GoDown/Jump.
 
-Every rule of the seed, compiled over all bots at once (:func:`bot_update`):
+Every rule of the seed, compiled over all bots at once (``bot_update``):
 
 - states ``NONE`` / ``MOVE_TO``; a path is copied into the bot's own buffer start first and the
   current node index starts at 1; on a new path the jump frames are set for node 0;
@@ -20,9 +20,9 @@ Every rule of the seed, compiled over all bots at once (:func:`bot_update`):
 - stuck (position unchanged) for more than ``MAX_STUCK_FRAMES`` = 20 frames → ask for a re-plan
   to the path's last node (``replan`` flag; the caller plans, as the seed's ``MoveTo``).
 
-Jump frames by height come from :func:`jump_frames_table`, computed per character from its own
+Jump frames by height come from ``jump_frames_table``, computed per character from its own
 jump speed and gravity by integrating the physics (the seed's ideal case) instead of the seed's
-fixed table :data:`SEED_JUMP_FRAMES`. Positions are the box's bottom-left corner in tiles; the
+fixed table ``SEED_JUMP_FRAMES``. Positions are the box's bottom-left corner in tiles; the
 seed's *path position* is that corner plus half a tile.
 
 Changes from the seed: the jump-height scan stops at the first node **with ground under it**
@@ -60,7 +60,7 @@ JUMP_TABLE_SIZE = 17
 
 def jump_apex(constants: CharacterConstants, held_frames: int, dt: float) -> float:
     """Highest rise (tiles) of a jump from the ground when Jump is held for the take-off frame and
-    ``held_frames`` (≥ 0) frames in the air, stepping as :func:`step_characters` does."""
+    ``held_frames`` (≥ 0) frames in the air, stepping as ``step_characters`` does."""
     if held_frames < 0:
         raise ValueError(f"jump_apex: held_frames must be ≥ 0, got {held_frames}")
     v = constants.jump_speed
@@ -109,7 +109,7 @@ def jump_frames_table(constants: CharacterConstants, dt: float, clearance: float
     (the seed's ideal case): ``(JUMP_TABLE_SIZE,)`` int32 where entry ``h`` (tiles, 1..15) is the
     fewest frames (≥ 1) whose apex clears ``h + clearance`` tiles; a height no jump clears by
     that much — and the last entry, "anything higher" — gets the full jump plus
-    :data:`EDGE_FRAMES`. Entry 0 is 0 (no jump). The series' constants at 60 Hz give the seed's
+    ``EDGE_FRAMES``. Entry 0 is 0 (no jump). The series' constants at 60 Hz give the seed's
     table for heights 1–4 and a full jump for 5 and up, where the seed's 14, 21 and 30 are all
     past the 12 frames after which holding Jump adds nothing."""
     if not clearance >= 0:

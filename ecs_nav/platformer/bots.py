@@ -3,7 +3,7 @@ together without the ECS — what tests, benchmarks and the ECS systems drive.
 
 ``PlatformerBots.step()`` runs, for all characters at once, the compiled bot update (path →
 inputs) and then the compiled physics (inputs → motion); only a bot that asked for a path (a
-``move_to`` or a re-plan after being stuck) costs Python work, in :meth:`serve_plans`.
+``move_to`` or a re-plan after being stuck) costs Python work, in ``serve_plans``.
 
 Units: tiles and seconds; positions are the bottom-left corner of each character's box.
 """
@@ -61,10 +61,10 @@ def planned_jump(constants: CharacterConstants, dt: float, max_jump: int | None 
 
 
 class PlatformerBots:
-    """Characters (players and bots) on a :class:`TileLevel`, stepped with a fixed ``dt`` (s).
+    """Characters (players and bots) on a ``TileLevel``, stepped with a fixed ``dt`` (s).
 
     Args:
-        level: the level (its tiles may change; call :meth:`level_changed` after).
+        level: the level (its tiles may change; call ``level_changed`` after).
         dt: tick length in seconds, > 0 (default 1/60, the frame rate the seed assumes).
         clearance: tiles a bot's jump should clear above the node it aims at, ≥ 0 (sets its
             jump frames; see ``jump_frames_table``).
@@ -205,7 +205,7 @@ class PlatformerBots:
 
     def move_to(self, i: int, destination: tuple[int, int]) -> bool:
         """The seed's MoveTo: plan from the start tile to ``destination`` (tiles; already on the
-        ground — see :func:`lower_onto_ground`) and follow it. False (state NONE) if no path."""
+        ground — see ``lower_onto_ground``) and follow it. False (state NONE) if no path."""
         if not 0 <= i < self.count:
             raise ValueError(f"move_to: no character {i}")
         self.stuck_frames[i] = 0

@@ -16,7 +16,7 @@ Tile characters:
 
 Anything outside the grid counts as solid, so a level needs no border of its own.
 
-:func:`parse_level` raises :class:`LevelError` (a ``ValueError`` that carries the 1-based line and
+``parse_level`` raises ``LevelError`` (a ``ValueError`` that carries the 1-based line and
 column) for an unknown character, ragged lines, or a spawn point whose character would overlap a
 solid tile; the scene loader turns it into a ``SceneError``.
 """
@@ -117,7 +117,7 @@ class TileLevel:
         return "\n".join("".join(r) for r in reversed(rows)) + "\n"
 
     def check_fits(self, spawn: Spawn, width_tiles: int, height_tiles: int) -> None:
-        """Raise :class:`LevelError` at the spawn's line and column if a character of this size
+        """Raise ``LevelError`` at the spawn's line and column if a character of this size
         (tiles, ≥ 1) placed with its bottom-left tile on the spawn overlaps a solid tile."""
         if width_tiles < 1 or height_tiles < 1:
             raise ValueError(f"check_fits: width_tiles and height_tiles must be ≥ 1, got {width_tiles}, {height_tiles}")

@@ -9,12 +9,12 @@ a character that comes from above, let it jump up through them, and GoDown on on
 through.
 
 **Units are tiles and seconds** (a tile is one scene unit). The series works in pixels with 16-px
-tiles; :data:`SERIES` holds its constants converted (divide by 16): gravity −1030 px/s² =
+tiles; ``SERIES`` holds its constants converted (divide by 16): gravity −1030 px/s² =
 −64.375 tiles/s², fall speed cap −900 px/s = −56.25 tiles/s, walk 160 px/s = 10 tiles/s, jump
 410 px/s = 25.625 tiles/s, release cap 200 px/s = 12.5 tiles/s. Every character carries its own.
 
 Positions are the **bottom-left corner** of the character's box. Anything outside the level is
-solid. All characters step in one compiled loop (:func:`step_characters`), no Python per
+solid. All characters step in one compiled loop (``step_characters``), no Python per
 character.
 
 Changes from the series: collisions are swept per axis against the tile grid (x first, then y)

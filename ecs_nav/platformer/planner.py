@@ -28,7 +28,7 @@ the state space is finite and a long fall costs at most ``1 + (2m + 13) // 4`` p
 of growing without bound; the whole box is tested against solid tiles, not just its rim; there
 is no search limit unless one is asked for.
 
-:func:`find_path` returns the nodes a bot needs (take-off, landing, turns, top of a jump, one-way
+``find_path`` returns the nodes a bot needs (take-off, landing, turns, top of a jump, one-way
 platforms), chosen by the series' rules, **start first**: the seed's order after it reverses the
 finder's list, so a follower starts at index 1.
 """
@@ -78,7 +78,7 @@ def jump_value_count(max_jump):
 @kernel(**NO_REFCOUNT)
 def successor(fits, ground, ceiling, x, y, j, dx, dy, max_jump):
     """The jump value after moving from state (x, y, j) by (dx, dy), or -1 if the move is not
-    allowed (see the module docstring). Wrapped into the finite range of :func:`jump_value_count`.
+    allowed (see the module docstring). Wrapped into the finite range of ``jump_value_count``.
     ``plan_states`` calls it per move tried, so it is compiled without reference counting
     (``NO_REFCOUNT``, see ``ecs_nav.compile.options``): the incref/decref of its three masks per call
     made the planner 1.3-1.6x slower."""
@@ -320,7 +320,7 @@ def find_path(
     character ``width_tiles`` × ``height_tiles`` (≥ 1) with ``max_jump_height`` tiles (≥ 1).
 
     As in the series, a goal the character does not fit at is moved left by ``width - 1``.
-    ``masks`` may be passed to reuse :func:`build_masks` across queries. ``max_expansions``
+    ``masks`` may be passed to reuse ``build_masks`` across queries. ``max_expansions``
     (≥ 0; 0 = no limit) stops a long search as unreachable.
     """
     if int(max_jump_height) != max_jump_height or not 1 <= max_jump_height <= MAX_JUMP_HEIGHT:

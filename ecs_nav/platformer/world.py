@@ -1,14 +1,14 @@
 """Side-view (platformer) entities in a World: their components and the level resource.
 
-A World is a side view when it holds a :class:`PlatformerMap` in ``world.resources[PLATFORMER]``
+A World is a side view when it holds a ``PlatformerMap`` in ``world.resources[PLATFORMER]``
 (a scene's ``[level]`` table makes one). Its characters are entities with a
-:class:`PlatformerBody` (size and physics constants, where it starts); a :class:`Bot` tag
+``PlatformerBody`` (size and physics constants, where it starts); a ``Bot`` tag
 makes one follow planned paths with the seed-002 bot, anything else (the ``Player``) keeps
-the key inputs set from outside (:meth:`PlatformerMap.set_inputs`, the viewer's WASD). A
+the key inputs set from outside (``PlatformerMap.set_inputs``, the viewer's WASD). A
 ``PathRequest`` (a goal point in tiles, or a target entity) on a Bot is served by the
 Pathfind stage. None of these need ``Position``/``Agent``/``Path`` and the top-down systems
 never see them: characters get no row in the agent table. Their hot state lives in the
-columns of one :class:`~ecs_nav.platformer.bots.PlatformerBots` driver, one row per
+columns of one ``PlatformerBots`` driver, one row per
 character, rows in entity order when they are first seen.
 
 Units are tiles (one tile = one scene unit, y up) and seconds; a position is the bottom-left
@@ -52,7 +52,7 @@ class PlatformerBody:
             the series' constants).
 
     The fields describe the character as it was placed; its state while the World runs is
-    read from the :class:`PlatformerMap` (``position(entity)``, ``inputs``).
+    read from the ``PlatformerMap`` (``position(entity)``, ``inputs``).
     """
 
     x: float | None = None

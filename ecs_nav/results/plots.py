@@ -169,7 +169,7 @@ def _colour(at: float):
 
 def plot_recording(path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> list[Path]:
     """Write the four PNGs of a recording (trajectories, density, arrivals, speeds) into
-    ``out_dir`` (default: :func:`plot_folder`); returns their paths."""
+    ``out_dir`` (default: ``plot_folder``); returns their paths."""
     require("matplotlib", "pandas", "shapely", what="plotting")
     from ecs_nav.results.read import read_recording
 
@@ -201,7 +201,7 @@ SWEEP_METRICS = ("arrived", "mean_arrival_s", "last_arrival_s", "ms_per_tick")
 
 def plot_sweep_table(path: str | os.PathLike, out_dir: str | os.PathLike | None = None) -> list[Path]:
     """One PNG per parameter and metric of a sweep's table (``METRIC_vs_PARAMETER.png``) in
-    ``out_dir`` (default: :func:`plot_folder`); returns their paths."""
+    ``out_dir`` (default: ``plot_folder``); returns their paths."""
     require("matplotlib", "pandas", "pyarrow", what="plotting")
     import pandas as pd
 

@@ -1,14 +1,14 @@
 """ecs_nav.testing: unit-test scenes and systems headlessly.
 
-- Worlds: :func:`world_with_systems` (exactly the systems under test, by scene name or as
-  instances), :func:`ascii_world` (a tile map drawn as text, its nav graph built; :func:`spot`
-  finds a marked cell), :func:`entity_named` (a scene's entity), ``DEFAULT_SYSTEMS``.
-- Stand-ins: :class:`Integrate` (in place of physics), :class:`DriveTo` (in place of steering).
-- Assertions whose messages say what happened: :func:`assert_arrives`,
-  :func:`assert_no_agent_in_walls`, :func:`assert_no_nan`, :func:`assert_emitted` /
-  :func:`assert_not_emitted` on a :func:`record_events` log, :func:`assert_same_digest`,
-  :func:`assert_deterministic`.
-- Crowds: :func:`run_crowd` and its :class:`CrowdOutcome`.
+- Worlds: ``world_with_systems`` (exactly the systems under test, by scene name or as
+  instances), ``ascii_world`` (a tile map drawn as text, its nav graph built; ``spot``
+  finds a marked cell), ``entity_named`` (a scene's entity), ``DEFAULT_SYSTEMS``.
+- Stand-ins: ``Integrate`` (in place of physics), ``DriveTo`` (in place of steering).
+- Assertions whose messages say what happened: ``assert_arrives``,
+  ``assert_no_agent_in_walls``, ``assert_no_nan``, ``assert_emitted`` /
+  ``assert_not_emitted`` on a ``record_events`` log, ``assert_same_digest``,
+  ``assert_deterministic``.
+- Crowds: ``run_crowd`` and its ``CrowdOutcome``.
 - A pytest plugin (``ecs_nav.testing.plugin``, registered as a ``pytest11`` entry point, so an
   installed ecs-nav brings it): fixtures ``nav_world``, ``make_nav_world`` and ``ascii_map``.
 

@@ -49,7 +49,7 @@ def assert_arrives(world: World, entity: int, within: int) -> int:
     returns how many ticks it took (1 when it arrives on the first tick stepped).
 
     When it does not arrive, the AssertionError says where it is, how far from its goal
-    (:func:`goal_of`), its closest approach and when, its speed, its Path's status and waypoint,
+    (``goal_of``), its closest approach and when, its speed, its Path's status and waypoint,
     and the events it sent meanwhile (``Stuck``, ``PathFailed``, ...); or the tick it was
     despawned."""
     if not world.exists(entity):
@@ -237,7 +237,7 @@ def state_differences(first: World, second: World) -> list[str]:
 
 def assert_same_digest(first: World, second: World) -> str:
     """Assert that two Worlds have the same ``state_digest()``; returns it. The message lists
-    what differs (:func:`state_differences`)."""
+    what differs (``state_differences``)."""
     da, db = first.state_digest(), second.state_digest()
     if da != db:
         found = state_differences(first, second) or ["nothing found by field: compare state_digest's inputs"]

@@ -17,7 +17,7 @@ REST_SPEED = 0.05
 
 @dataclass
 class CrowdOutcome:
-    """What happened to a crowd in :func:`run_crowd`.
+    """What happened to a crowd in ``run_crowd``.
 
     Attributes:
         agents: how many agents the crowd had when the run began.
@@ -94,7 +94,7 @@ def farthest_member(world: World, goal: tuple[float, float]) -> int:
 
 
 def lone_travel_ticks(world: World, goal: tuple[float, float], max_ticks: int) -> int:
-    """Ticks the crowd's farthest member (:func:`farthest_member`) takes to reach ``goal``
+    """Ticks the crowd's farthest member (``farthest_member``) takes to reach ``goal``
     ((x, y), m) alone: every other agent of ``world`` is despawned first. Returns
     ``max_ticks + 1`` when it never arrives. Steps (and so changes) ``world``."""
     world.step()  # builds the nav graph

@@ -16,7 +16,7 @@ SHOWN = 5
 
 class EventLog(list):
     """The events of the recorded types, in emission order (a list), from the tick recording
-    began; made by :func:`record_events`.
+    began; made by ``record_events``.
 
     Attributes:
         world: the World recorded.

@@ -23,7 +23,7 @@ path_follow, steering, physics. The sixth stage, rendering, is never added here 
 pyglet and changes no simulation state)."""
 
 SPOTS = "ascii_spots"
-"""``world.resources`` key of the marked cells of an ASCII map (see :func:`spots`)."""
+"""``world.resources`` key of the marked cells of an ASCII map (see ``spots``)."""
 
 
 def world_with_systems(
@@ -86,12 +86,12 @@ def ascii_world(
     pathfind_period: int = 30,
     stuck_ticks: int = 20,
 ) -> World:
-    """A World on a tile map drawn as text, with ``systems`` (as :func:`world_with_systems`).
+    """A World on a tile map drawn as text, with ``systems`` (as ``world_with_systems``).
 
     The picture is read like a scene's ``[map] grid``: one line per row of cells, the first line
     the north edge, common indentation and blank lines around it removed. ``.`` is floor;
     ``#``, ``@``, ``O``, ``T`` and ``W`` are walls ``wall_height`` m high; any other character
-    (a letter, a digit) is floor that marks a spot, found with :func:`spot` / :func:`spots`::
+    (a letter, a digit) is floor that marks a spot, found with ``spot`` / ``spots``::
 
         world = ascii_world('''
             #######
@@ -164,7 +164,7 @@ def _build_graph(world: World) -> None:
 
 def spots(world: World, mark: str) -> np.ndarray:
     """(k, 2) float64: the centres (x, y), m, of the k cells marked ``mark`` in the picture of
-    an :func:`ascii_world`, in reading order (line by line, left to right). KeyError naming the
+    an ``ascii_world``, in reading order (line by line, left to right). KeyError naming the
     marks there are when ``mark`` is not one of them."""
     marked = world.resources.get(SPOTS)
     if marked is None:
@@ -176,7 +176,7 @@ def spots(world: World, mark: str) -> np.ndarray:
 
 def spot(world: World, mark: str) -> tuple[float, float]:
     """The centre (x, y), m, of the one cell marked ``mark``; ValueError when several are
-    (use :func:`spots`), KeyError when none is."""
+    (use ``spots``), KeyError when none is."""
     points = spots(world, mark)
     if points.shape[0] != 1:
         raise ValueError(f"{points.shape[0]} cells are marked {mark!r}: use spots(world, {mark!r})")
