@@ -17,7 +17,7 @@ from pettingzoo import ParallelEnv
 
 from ecs_nav.rl.batch import NavBatch, NavSettings, settings_from
 from ecs_nav.rl.nav_env import TERMS, seed_below
-from ecs_nav.rl.spaces import RENDER_SIZE, HumanWindow, action_space, observation_space, render_rgb
+from ecs_nav.rl.spaces import BatchRendering, HumanWindow, action_space, observation_space
 
 
 def scene_agent_count(batch: NavBatch) -> int:
@@ -25,7 +25,7 @@ def scene_agent_count(batch: NavBatch) -> int:
     return sum(int(entry.get("count", 1)) for entry in batch.scene.entities if "Agent" in entry["components"])
 
 
-class CrowdEnv(ParallelEnv):
+class CrowdEnv(BatchRendering, ParallelEnv):
     """``n_agents`` learners (default: as many as the scene has agents) in ``settings.scene``,
     named ``learner_0``, ``learner_1``, ...; keyword arguments override ``NavSettings`` fields.
     ``infos`` of a step hold each learner's reward terms, ``distance`` and ``is_success``."""
@@ -101,18 +101,3 @@ class CrowdEnv(ParallelEnv):
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
-
-    def render(self):
-        if self.render_mode == "rgb_array":
-            return render_rgb(self.batch, RENDER_SIZE)
-        if self.render_mode == "human":
-            if self.window is None:
-                self.window = HumanWindow(self.batch)
-            self.window.show(self.batch)
-        return None
-
-    def close(self) -> None:
-        if self.window is not None:
-            self.window.close()
-            self.window = None
-        self.batch.close()

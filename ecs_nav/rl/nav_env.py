@@ -14,7 +14,7 @@ import gymnasium
 import numpy as np
 
 from ecs_nav.rl.batch import NavBatch, NavSettings, settings_from
-from ecs_nav.rl.spaces import RENDER_SIZE, HumanWindow, action_space, observation_space, render_rgb
+from ecs_nav.rl.spaces import BatchRendering, HumanWindow, action_space, observation_space
 
 TERMS = ("progress", "collision", "time", "arrival")
 """The reward's terms, in ``info`` under these names; the reward is their sum."""
@@ -26,7 +26,7 @@ def seed_below(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**31 - 1))
 
 
-class NavEnv(gymnasium.Env):
+class NavEnv(BatchRendering, gymnasium.Env):
     """One learner in ``settings.scene`` (keyword arguments override ``NavSettings`` fields:
     ``NavEnv(scene="corridor", n_rays=32, arrival_weight=10.0)``).
 
@@ -88,18 +88,3 @@ class NavEnv(gymnasium.Env):
     def world(self):
         """The World the learner is in (a new one after each reset)."""
         return self.batch.world
-
-    def render(self):
-        if self.render_mode == "rgb_array":
-            return render_rgb(self.batch, RENDER_SIZE)
-        if self.render_mode == "human":
-            if self.window is None:
-                self.window = HumanWindow(self.batch)
-            self.window.show(self.batch)
-        return None
-
-    def close(self) -> None:
-        if self.window is not None:
-            self.window.close()
-            self.window = None
-        self.batch.close()

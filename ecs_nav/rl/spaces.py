@@ -74,3 +74,29 @@ class HumanWindow:
         if self.viewer is not None:
             self.viewer.close()
         self.window.close()
+
+
+class BatchRendering:
+    """``render`` and ``close`` of an environment over a ``NavBatch`` (``self.batch``), with its
+    ``render_mode`` (None, "rgb_array" or "human") and ``self.window`` (None until shown)."""
+
+    batch: NavBatch
+    render_mode: str | None
+    window: HumanWindow | None
+
+    def render(self):
+        """"rgb_array": the viewer's frame, (height, width, 3) uint8; "human": draws the World in
+        a window (None); no render mode: None."""
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.batch, RENDER_SIZE)
+        if self.render_mode == "human":
+            if self.window is None:
+                self.window = HumanWindow(self.batch)
+            self.window.show(self.batch)
+        return None
+
+    def close(self) -> None:
+        if self.window is not None:
+            self.window.close()
+            self.window = None
+        self.batch.close()
