@@ -15,12 +15,19 @@ Per tick:
 Which request names which field is worked out when requests are given or taken
 (``World.structure_version``) or edited (``World.take_changed_requests``), not per tick;
 despawned requesters are dropped without a pass over the others.
+
+Area costs: on a map with areas (``world.nav_areas``) a field is built on the nav graph weighted
+as the requester's ``NavFilter`` sets the costs (the map's own costs without one; excluded areas
+not walked), so requests toward one goal share a field only when their filters are equal. The
+filter is read when the requests are assigned: when a PathRequest, Path or NavFilter is given
+or taken, or a request edited (a NavFilter edited in place takes effect then).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ecs_nav.core.components import NavFilter
 from ecs_nav.motion.arrival import goal_key_of_field
 from ecs_nav.nav.fields import FIELDS, FieldGoal, FlowFields, SharedField, goal_nodes
 
@@ -43,8 +50,13 @@ class FieldRequests:
         by_goal: dict[FieldGoal, SharedField] = {}
         ids = np.empty(ents.size, np.int64)
         despawn = np.empty(ents.size, bool)
+        areas = world.nav_areas
         for i, req in enumerate(reqs):
-            goal = FieldGoal.of(req)
+            area_filter = None
+            if areas is not None:
+                nav_filter = world.try_get(int(ents[i]), NavFilter)
+                area_filter = None if nav_filter is None else nav_filter.key()
+            goal = FieldGoal.of(req, area_filter)
             shared = by_goal.get(goal)
             if shared is None:
                 shared = by_goal[goal] = fields.field_for(goal)
@@ -84,17 +96,18 @@ class FieldRequests:
         for shared in fields.fields.values():
             if shared.users == 0:
                 continue
-            stale = shared.flow is None or not shared.flow.is_current(graph)
+            weighted = shared.goal.graph(graph, world.nav_areas)
+            stale = shared.flow is None or not shared.flow.is_current(weighted)
             moving = shared.goal.entity >= 0
             if not stale and not (moving and world.tick - shared.checked_tick >= self.periods.get(shared.id, 30)):
                 continue
             shared.checked_tick = world.tick
-            nodes, points = goal_nodes(shared.goal, graph, world.table, world.map)
+            nodes, points = goal_nodes(shared.goal, weighted, world.table, world.map)
             if nodes.size == 0:
                 continue  # the goal is off the graph (or its entity gone): agents find no field
             if not stale and np.array_equal(np.unique(nodes), shared.goal_nodes):
                 continue  # the target is still on its node: the field stands
-            if shared.build(graph, nodes, points, world.tick):
+            if shared.build(weighted, nodes, points, world.tick):
                 fields.builds += 1
         for fid in fields.evict(world.tick):
             self.periods.pop(fid, None)

@@ -108,7 +108,8 @@ Area costs
     searched on the graph weighted by the areas' costs as the entity's ``NavFilter`` (if any)
     sets them (``ecs_nav.nav.areas``: a multiplier per area, excluded areas not walkable); the
     weighted graph keeps the nav graph's node ids and version. Requests share a reverse search
-    only with requests of the same filter.
+    only with requests of the same filter. Flow-field requests get the field of their goal on
+    their filter's weighted graph (``systems/field_requests.py``).
 
 Counters (for tests and benchmarks): ``searches`` (single A*/Dijkstra searches so far),
 ``field_searches`` (shared reverse searches so far), ``served`` (requests served so far),
@@ -209,7 +210,8 @@ class PathfindSystem(System):
             return
         changed = world.take_changed_requests()
         gone, self._despawn_cursor = world.despawned_since(self._despawn_cursor)
-        structure = (world.structure_version(PathRequest), world.structure_version(Path))
+        structure = (world.structure_version(PathRequest), world.structure_version(Path),
+                     world.structure_version(NavFilter))
         if structure != self._structure or changed.size:  # requests or paths given or taken, or edited
             self._structure = structure
             self._refresh(world, world.query(PathRequest))

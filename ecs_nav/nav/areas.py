@@ -158,11 +158,14 @@ class NavAreas:
 def weighted_graph(graph: NavGraph, node_multiplier: np.ndarray) -> NavGraph:
     """``graph`` with each walk or drop edge a → b costing ``cost * (m[a] + m[b]) / 2`` (``m`` =
     ``node_multiplier``, (n,) > 0 or inf); off-mesh links keep their cost; nodes with an infinite
-    multiplier are not walkable and have no edges. Same node ids, positions and ``version``."""
+    multiplier are not walkable and have no edges. Same node ids, positions and ``version``; the
+    result's ``node_multiplier`` is ``m``."""
     m = np.asarray(node_multiplier, np.float64).reshape(-1)
     src, dst = graph.edge_sources(), graph.indices.astype(np.int64)
     keep = np.isfinite(m[src]) & np.isfinite(m[dst])
     scale = np.where(graph.kinds == EDGE_LINK, 1.0, (m[src] + m[dst]) / 2)
     walkable = graph.walkable & np.isfinite(m)
-    return NavGraph.from_edges(graph.positions, walkable, src[keep], dst[keep], (graph.costs * scale)[keep],
-                               graph.grid, kinds=graph.kinds[keep], max_climb=graph.max_climb, version=graph.version)
+    out = NavGraph.from_edges(graph.positions, walkable, src[keep], dst[keep], (graph.costs * scale)[keep],
+                              graph.grid, kinds=graph.kinds[keep], max_climb=graph.max_climb, version=graph.version)
+    out.node_multiplier = m
+    return out

@@ -39,21 +39,36 @@ UNUSED_TICKS = 600
 @dataclass(frozen=True)
 class FieldGoal:
     """What a field leads to: ``points`` (one or more goal points), a ``zone`` ([xmin, ymin,
-    xmax, ymax]) or a target ``entity``. Equal goals share one field."""
+    xmax, ymax]) or a target ``entity``, over the nav graph weighted by the area costs that
+    ``area_filter`` sets (a ``NavFilter.key()``; None: the map's own costs). Equal goals share
+    one field; requests with different filters get different fields."""
 
     points: tuple[tuple[float, float], ...] = ()
     zone: tuple[float, float, float, float] | None = None
     entity: int = -1
+    area_filter: tuple | None = None
 
     @staticmethod
-    def of(request) -> FieldGoal:
-        """The goal a ``PathRequest`` names."""
+    def of(request, area_filter: tuple | None = None) -> FieldGoal:
+        """The goal a ``PathRequest`` names, for an agent whose ``NavFilter`` key is ``area_filter``."""
         if request.target is not None:
-            return FieldGoal(entity=int(request.target))
+            return FieldGoal(entity=int(request.target), area_filter=area_filter)
         if request.zone is not None:
-            return FieldGoal(zone=tuple(float(v) for v in request.zone))
+            return FieldGoal(zone=tuple(float(v) for v in request.zone), area_filter=area_filter)
         points = (request.goal,) if request.goal is not None else request.goals
-        return FieldGoal(points=tuple((float(x), float(y)) for x, y in points))
+        return FieldGoal(points=tuple((float(x), float(y)) for x, y in points), area_filter=area_filter)
+
+    def graph(self, graph, areas):
+        """The graph this goal's field is built on: ``graph`` weighted by ``areas`` (a NavAreas,
+        or None: ``graph`` itself) as the filter sets the costs. ValueError naming an area the
+        map does not have."""
+        if areas is None:
+            return graph
+        costs, excluded = self.area_filter if self.area_filter is not None else ((), ())
+        try:
+            return areas.graph_for(graph, dict(costs), excluded)
+        except KeyError as exc:
+            raise ValueError(f"flow field toward {self.describe()}: {exc.args[0]}") from None
 
     def describe(self) -> str:
         """The goal as a person would write it: ``(x, y)``, ``3 points``, ``zone [...]``, ``entity N``."""

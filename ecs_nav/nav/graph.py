@@ -122,6 +122,10 @@ class NavGraph:
     _reverse: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, graph)
     _packed: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, adjacency)
     _steps: tuple | None = field(default=None, repr=False, compare=False)  # (cache_key, mask, all_steps)
+    node_multiplier: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """(n,) float64 each node's area cost multiplier when the graph is one weighted by area costs
+    (``ecs_nav.nav.areas.weighted_graph``); None on a plain graph. Line of sight
+    (``ecs_nav.nav.sight``) does not cross from one multiplier to another."""
 
     @classmethod
     def from_edges(

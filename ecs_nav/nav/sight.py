@@ -144,15 +144,38 @@ def _fill_lacks(mask, walkable, rows, cols, words):
 
 def sight_grid(graph: NavGraph) -> SightGrid:
     """The graph's SightGrid (see the module doc), cached on the graph until
-    ``graph.cache_key()`` changes; O(n) to build."""
+    ``graph.cache_key()`` changes; O(n) to build. On a graph weighted by area costs
+    (``graph.node_multiplier`` set) a step between nodes of different multipliers counts as
+    missing, so a line of sight stays within cells of one multiplier and is never dearer than
+    the walk it replaces when the cells it replaces cost at least as much a metre."""
     key = graph.cache_key()
     cached = graph.__dict__.get("_sight_grid")
     if cached is None or cached[0] != key:
         mask, _ = graph.step_mask()
         rows, cols = int(graph.grid.rows), int(graph.grid.cols)
+        if graph.node_multiplier is not None:
+            mask = same_multiplier_steps(mask, graph.node_multiplier, cols)
         cached = (key, SightGrid(mask, graph.walkable, _lacking_steps(mask, graph.walkable, rows, cols), rows, cols))
         graph.__dict__["_sight_grid"] = cached
     return cached[1]
+
+
+def same_multiplier_steps(mask: np.ndarray, multiplier: np.ndarray, cols: int) -> np.ndarray:
+    """A copy of the step ``mask`` ((n,) uint16, ``NavGraph.step_mask``) keeping only the steps
+    between slots of equal ``multiplier`` ((n,) float64, a node's area cost multiplier); a grid
+    ``cols`` wide."""
+    out = mask.copy()
+    n = mask.shape[0]
+    m = np.asarray(multiplier, np.float64)
+    u = np.arange(n)
+    for d_row in (-1, 0, 1):
+        for d_col in (-1, 0, 1):
+            bit = (d_row + 1) * 3 + d_col + 1
+            has = ((mask >> bit) & 1).astype(bool)
+            v = np.clip(u + d_row * cols + d_col, 0, n - 1)
+            cross = has & (m[v] != m)
+            out[cross] &= np.uint16(~(1 << bit) & 0xFFFF)
+    return out
 
 
 @kernel
