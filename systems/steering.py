@@ -4,13 +4,13 @@ Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). Two paths giv
 forces and velocities (the same formulas in the same order of operations; tests compare them on
 randomised worlds to 1e-12, and their state digests):
 
-* the row kernel (``ecs_nav.motion.steering_rows.steer_rows``), used for every tick in which all steering
-  rows use the weighted truncated sum: one compiled pass over the table's columns computes each
-  row's seek, arrive, follow_path, follow_flow and group behaviours, the weighted sum, the
-  truncation and the new velocity. A small world pays a few kernel calls, not a numpy call per
-  behaviour, and a crowd no (k, 2) temporaries. Before it, only when some row uses them: the
-  neighbour sums (``neighbour_pass``, one pass over a grid of the agents), wall avoidance
-  (``wall_avoidance_rows``), flee, pursuit, evade, wander and obstacle avoidance
+* the row kernel (``ecs_nav.motion.steering_rows.steer_rows``), used for every tick: one compiled
+  pass over the table's columns computes each row's seek, arrive, follow_path, follow_flow and
+  group behaviours, combines them by the row's combiner (the weighted truncated sum, the
+  prioritised running sum or dithering) and computes the new velocity. A small world pays a
+  few kernel calls, not a numpy call per behaviour, and a crowd no (k, 2) temporaries. Before
+  it, only when some row uses them: the neighbour sums (``neighbour_pass``, one pass over a
+  grid of the agents), wall avoidance (``wall_avoidance_rows``), flee, pursuit, evade, wander and obstacle avoidance
   (``ecs_nav.motion.steering_given.given_forces``), the flow field sampled at each agent, and the
   group behaviours under a neighbour cap through the reference functions. It is compiled on the
   first tick that has a steering row. When no row follows a flow field and the group behaviours
@@ -20,9 +20,8 @@ randomised worlds to 1e-12, and their state digests):
   tick takes the calls above.
 * the reference path: ``ecs_nav.motion.steering``'s vectorised functions, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
-  the prioritised and dithered combiners (a tick with any such row takes it for every row), a
-  tick the kernel refuses (a non-finite value or a mass <= 0: the reference path then raises the
-  precise error), ``compiled=False`` and ``behaviour_forces``.
+  a tick the kernel refuses (a non-finite value, a mass <= 0 or an unknown combiner code: the
+  reference path then raises the precise error), ``compiled=False`` and ``behaviour_forces``.
 
 Inputs per behaviour:
 
@@ -55,7 +54,8 @@ Inputs per behaviour:
 
 Combiners per row (``combiner`` column): 0 weighted truncated sum, 1 prioritised running sum,
 2 prioritised dithering with ``DITHER_PROBABILITIES`` and uniforms from ``entity_uniforms``
-(streams ``DITHER_STREAM`` and up). Then seed 004's pipeline (``apply_steering``):
+(streams ``DITHER_STREAM`` and up; the compiled path draws the same numbers). Then seed 004's
+pipeline (``apply_steering``):
 ``vel = truncate(vel + truncate(force, max_force) / mass * dt, max_speed)`` for the rows with
 ``has_steering`` and ``has_velocity``. The PhysicsSystem integrates position.
 
@@ -138,7 +138,7 @@ class SteeringSystem(System):
         max_neighbours: cap on neighbours per agent for the group behaviours (closest kept);
             None keeps all within the radius.
         wall_min_height: boxes whose top is at most this above the floor are steps, not walls.
-        compiled: steer the weighted-sum rows with the row kernel (``ecs_nav.motion.steering_rows``);
+        compiled: steer every row with the row kernel (``ecs_nav.motion.steering_rows``);
             False: every row through the vectorised reference path (the same forces; tests
             compare the two).
     """
@@ -149,8 +149,8 @@ class SteeringSystem(System):
         self.max_neighbours = max_neighbours
         self.compiled = bool(compiled)
         self.reference_ticks = 0
-        """Ticks steered by the reference path (``compiled=False``, a prioritised or dithered
-        row, or an input the kernel refused)."""
+        """Ticks steered by the reference path (``compiled=False``, or an input the kernel
+        refused)."""
         self._kernel_walls = None  # (the cached walls they come from, the walls wall_avoidance_rows takes)
         self._whole_tick = True
         """Try ``steer_tick`` first: the last tick's rows needed no force computed here."""
@@ -352,7 +352,7 @@ class SteeringSystem(System):
             n, table.has_steering, table.has_velocity, table.combiner, table.weights, table.pos, table.vel,
             table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.has_steer_target,
             table.steer_target, table.follow_state, table.force, given, given_on, flow,
-            group_all, *group, float(world.dt))
+            group_all, *group, table.entity, self._noise_seed(world), int(world.tick), float(world.dt))
         if status != WRITTEN:
             return False
         if new_wander is not None and used[B["wander"]]:

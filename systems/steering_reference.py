@@ -1,7 +1,7 @@
 """The SteeringSystem's reference path: every steering row through ``ecs_nav.motion.steering``'s
 vectorised functions (Buckland's formulas, one numpy pass per behaviour). It serves the rows the
-row kernel (``ecs_nav.motion.steering_rows``) leaves to it -- prioritised and dithered combiners,
-refusals of non-finite values -- ``SteeringSystem(compiled=False)``, the inputs the kernel is
+row kernel (``ecs_nav.motion.steering_rows``) leaves to it -- refusals of non-finite values and
+unknown combiner codes -- ``SteeringSystem(compiled=False)``, the inputs the kernel is
 handed by column (flee, pursuit, evade, wander, capped group behaviours) and
 ``SteeringSystem.behaviour_forces``. See ``systems/steering.py`` for what each behaviour reads.
 
@@ -17,20 +17,10 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.core.world import refuse_non_finite
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.spatial import layer_members, neighbours_within
-from ecs_nav.motion.steering_given import WANDER_STREAM
+from ecs_nav.motion.steering_given import DITHER_PROBABILITIES, DITHER_STREAM, WANDER_STREAM
 from ecs_nav.motion.steering_rows import N_BEHAVIOURS, STOP_SPEED
 
 B = st.B
-
-DITHER_STREAM = 1
-"""``entity_uniforms`` streams: wander uses 0; dithering uses 1, 2, ... (two behaviours each)."""
-
-DITHER_PROBABILITIES = np.array([
-    {"wall_avoidance": 0.5, "obstacle_avoidance": 0.5, "evade": 1.0, "flee": 0.6, "separation": 0.2,
-     "alignment": 0.3, "cohesion": 0.6, "seek": 0.8, "arrive": 0.5, "wander": 0.8, "pursuit": 0.8,
-     "follow_path": 0.8, "follow_flow": 0.8}[b] for b in st.BEHAVIOURS])
-"""Buckland's Params.ini probabilities (prWallAvoidance 0.5, ... prArrive 0.5); pursuit,
-follow_path and follow_flow, absent from his dithered list, take prSeek's 0.8."""
 
 GROUP = (B["separation"], B["alignment"], B["cohesion"])
 SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", "wander", "obstacle_avoidance",

@@ -290,19 +290,97 @@ def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it()
         world.close()
 
 
-def test_a_prioritised_row_sends_the_tick_to_the_reference_path_before_any_work():
-    """``steer_tick`` refuses at once (before the survey and the neighbour pass) when a steering
-    row combines by priority; the reference path then steers every row, as without it."""
+def random_combiners(w: World, seed: int, codes=(0, 1, 2)) -> np.ndarray:
+    """Each steering row of ``w`` given a combiner drawn from ``codes`` (the same for a seed)."""
+    t = w.table
+    n = t.n
+    t.combiner[:n] = np.random.default_rng(seed + 1).choice(codes, n)
+    return t.combiner[:n].copy()
+
+
+@settings(max_examples=30, deadline=None)
+@given(hs.integers(0, 2**31), hs.integers(1, 40), hs.sampled_from([None, 3]), hs.booleans(),
+       hs.sampled_from([(1,), (2,), (0, 1, 2), (1, 2)]), hs.booleans())
+def test_prioritised_and_dithered_rows_steer_in_the_kernel_as_on_the_reference_path_bit_for_bit(
+        seed, count, max_neighbours, flow, codes, whole_tick):
+    """Worlds whose rows mix the three combiners (or use one alone) over random mixes of every
+    behaviour (or only those the one-call tick computes itself): the compiled path's forces,
+    velocities and wander targets equal the reference path's bit for bit, tick after tick, and
+    the kernel steered every tick."""
+    behaviours = WHOLE_TICK if whole_tick else BEHAVIOURS
     worlds = []
     for compiled in (True, False):
-        w, ents = random_world(6, 10, compiled, behaviours=WHOLE_TICK)
-        w.table.combiner[w.table.row_of(ents[-1])] = 1
-        with mock.patch("ecs_nav.systems.steering.steer_rows", side_effect=AssertionError("steer_rows called")):
-            w.run(2)
-        assert w.system("SteeringSystem").reference_ticks == 2
+        w = random_world(seed, count, compiled, max_neighbours, flow, steps_with=[Integrate()],
+                         behaviours=behaviours)[0]
+        random_combiners(w, seed, codes)
         worlds.append(w)
-    for c in OUTPUTS:
-        np.testing.assert_array_equal(worlds[0].table.live(c), worlds[1].table.live(c), err_msg=c)
+    step_alike(worlds, 4)
+    assert worlds[0].system("SteeringSystem").reference_ticks == 0
+    assert worlds[1].system("SteeringSystem").reference_ticks == 4
+    assert worlds[0].state_digest() == worlds[1].state_digest()
+    for w in worlds:
+        w.close()
+
+
+@pytest.mark.parametrize("code", [1, 2])
+def test_the_combiner_tests_are_not_vacuous(code):
+    """On the randomised worlds each combiner's forces differ from the weighted sum's on most
+    rows, and are not zero on many."""
+    forces = {}
+    for c in (0, code):
+        w = random_world(5, 60, compiled=True)[0]
+        t = w.table
+        t.combiner[: t.n] = c
+        w.step()
+        forces[c] = t.live("force")[t.live("has_steering")].copy()
+        w.close()
+    differ = np.any(forces[0] != forces[code], axis=1)
+    assert differ.mean() > 0.5
+    assert np.count_nonzero(np.any(forces[code] != 0.0, axis=1)) > 10
+
+
+def test_dithering_draws_the_reference_numbers_per_entity_and_tick():
+    """A dithered agent with two behaviours of known forces: which one acts each tick follows the
+    reference uniforms ``(entity_uniforms(seed, [e], tick, DITHER_STREAM + b // 2)[b % 2] + 1) / 2``
+    against ``DITHER_PROBABILITIES``, on the compiled path."""
+    from ecs_nav.systems.steering import DITHER_PROBABILITIES, DITHER_STREAM
+    w = World(seed=12345)
+    w.add_systems(SteeringSystem())
+    e = w.spawn(Position(0, 0), Agent(max_speed=1.0, max_force=100.0, mass=1.0),
+                SteeringWeights({"seek": 1.0, "arrive": 1.0}, target=(10, 0), combiner="dithered"))
+    seek, arrive = st.B["seek"], st.B["arrive"]
+    chosen = set()
+    for _ in range(40):
+        tick = w.tick
+        u = {b: (st.entity_uniforms(w.seed, [e], tick, stream=DITHER_STREAM + b // 2)[0, b % 2] + 1.0) / 2.0
+             for b in (seek, arrive)}
+        w.table.vel[w.table.row_of(e)] = 0.0
+        w.step()
+        fx = w.table.force[w.table.row_of(e), 0]
+        # seek comes first in priority (its force (1, 0) / 0.8), else arrive (its speed capped at 1: (1, 0) / 0.5)
+        if u[seek] < DITHER_PROBABILITIES[seek]:
+            expected = 1.0 / DITHER_PROBABILITIES[seek]
+        elif u[arrive] < DITHER_PROBABILITIES[arrive]:
+            expected = 1.0 / DITHER_PROBABILITIES[arrive]
+        else:
+            expected = 0.0
+        assert fx == pytest.approx(expected, rel=1e-12), tick
+        chosen.add(expected)
+    assert len(chosen) == 3
+    assert w.system("SteeringSystem").reference_ticks == 0
+    w.close()
+
+
+def test_an_unknown_combiner_code_is_refused_by_the_kernel_and_named_by_the_reference():
+    for compiled in (True, False):
+        w, ents = random_world(6, 10, compiled, behaviours=WHOLE_TICK)
+        w.table.combiner[w.table.row_of(ents[-1])] = 3
+        before = outputs(w)
+        with pytest.raises(ValueError, match="unknown combiner"):
+            w.step()
+        for c in OUTPUTS:
+            np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+        w.close()
 
 
 @pytest.mark.parametrize("radius", [np.nan, np.inf])
@@ -362,17 +440,6 @@ def test_rows_without_steering_or_velocity_are_left_alone():
     assert no_vel.any()
     np.testing.assert_array_equal(t.live("vel")[no_vel], before["vel"][no_vel])
     w.close()
-
-
-def test_mixed_combiners_take_the_reference_path_for_every_row():
-    worlds = []
-    for compiled in (True, False):
-        w, ents = random_world(11, 15, compiled)
-        w.table.combiner[w.table.row_of(ents[-1])] = 1  # one prioritised row
-        w.step()
-        assert w.system("SteeringSystem").reference_ticks == 1
-        worlds.append(w)
-    np.testing.assert_array_equal(worlds[0].table.live("force"), worlds[1].table.live("force"))
 
 
 @pytest.mark.parametrize("column, value", [("vel", np.inf), ("max_speed", np.inf), ("mass", 0.0)])

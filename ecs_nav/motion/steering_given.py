@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ecs_nav.compile.aot import kernel
-from ecs_nav.core.behaviours import B
+from ecs_nav.core.behaviours import BEHAVIOURS, B
 from ecs_nav.core.table_columns import (
     DETECTION_BOX_LENGTH,
     ENTITY,
@@ -53,6 +53,17 @@ COMPUTED_BEHAVIOURS = np.array([B[b] for b in COMPUTED], dtype=np.int64)
 """Their columns in the weights."""
 WANDER_STREAM = 0
 """``entity_uniforms``' stream of wander's noise (the reference path's)."""
+DITHER_STREAM = 1
+"""``entity_uniforms`` streams: wander uses 0; dithering uses 1, 2, ... (two behaviours each:
+behaviour b's number is component ``b % 2`` of stream ``DITHER_STREAM + b // 2``)."""
+DITHER_STREAMS = (len(BEHAVIOURS) + 1) // 2
+"""How many streams dithering draws from."""
+DITHER_PROBABILITIES = np.array([
+    {"wall_avoidance": 0.5, "obstacle_avoidance": 0.5, "evade": 1.0, "flee": 0.6, "separation": 0.2,
+     "alignment": 0.3, "cohesion": 0.6, "seek": 0.8, "arrive": 0.5, "wander": 0.8, "pursuit": 0.8,
+     "follow_path": 0.8, "follow_flow": 0.8}[b] for b in BEHAVIOURS])
+"""Buckland's Params.ini probabilities (prWallAvoidance 0.5, ... prArrive 0.5) by behaviour column;
+pursuit, follow_path and follow_flow, absent from his dithered list, take prSeek's 0.8."""
 
 _FLEE, _PURSUIT, _EVADE, _WANDER, _OBSTACLE = (B[b] for b in COMPUTED)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

@@ -8,7 +8,10 @@ same order of operations, so that its forces and velocities equal the reference 
 a small world pays one kernel call instead of a few hundred numpy calls, a crowd pays no
 (k, 2) temporaries per behaviour.
 
-It handles rows whose combiner is the weighted truncated sum (code 0). It computes seek, arrive,
+It combines each row as its combiner says: the weighted truncated sum (code 0), the prioritised
+running sum (1) or prioritised dithering (2, its numbers drawn from the splitmix64 chain of
+``steering_given.entity_noise`` on the reference path's streams), the latter two from the row's
+unweighted forces in the order the reference path stacks them. It computes seek, arrive,
 separation, alignment and cohesion over every neighbour (from the neighbour sums of
 ``ecs_nav.motion.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow (from
 the field sampled at each agent beforehand). The behaviours that need noise, a target entity or
@@ -28,10 +31,9 @@ kernels compiled into it: a scene compiles it (on a first run without the kernel
 of time, ``ecs_nav.compile.aot``) on its first tick with a steering row, whether or not its rows
 then need the caller's forces.
 
-Nothing is written unless every steering row passes: a combiner other than 0, a mass <= 0 or a
-non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
-untouched, and the caller takes the reference path, which raises the precise error (or
-combines the prioritised and dithered rows).
+Nothing is written unless every steering row passes: an unknown combiner code, a mass <= 0 or
+a non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
+untouched, and the caller takes the reference path, which raises the precise error.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.core.table_columns import (
     COMBINER,
     DECELERATION,
+    ENTITY,
     FEELER_LENGTH,
     FOLLOW_STATE,
     FORCE,
@@ -70,7 +73,17 @@ from ecs_nav.core.table_columns import (
 )
 from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
 from ecs_nav.motion.steering import DECELERATION_TWEAKER, flock_sums, wall_force
-from ecs_nav.motion.steering_given import COMPUTED, COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
+from ecs_nav.motion.steering_given import (
+    COMPUTED,
+    COMPUTED_BEHAVIOURS,
+    DITHER_PROBABILITIES,
+    DITHER_STREAM,
+    DITHER_STREAMS,
+    entity_noise,
+    given_forces,
+    keep_wander_targets,
+    noise_key,
+)
 
 WRITTEN = 0
 REFUSED = 1
@@ -142,10 +155,54 @@ def _truncate(x, y, max_len):
     return x, y
 
 
+@kernel(inline="always")
+def _prioritised(forces, w, max_force):
+    """``steering.combine_prioritized`` of one row: ``forces`` (B, 2) unweighted, in BEHAVIOURS
+    order, ``w`` (B,) its weights; the same operations as its kernel."""
+    tx = 0.0
+    ty = 0.0
+    for b in range(forces.shape[0]):
+        remaining = max_force - math.sqrt(tx * tx + ty * ty)
+        if remaining <= 0.0:
+            break
+        fx = forces[b, 0] * w[b]
+        fy = forces[b, 1] * w[b]
+        magnitude = math.sqrt(fx * fx + fy * fy)
+        if magnitude > remaining:
+            fx *= remaining / magnitude
+            fy *= remaining / magnitude
+        tx += fx
+        ty += fy
+    return tx, ty
+
+
+@kernel(inline="always")
+def _dithered(forces, w, max_force, keys, entity):
+    """``steering.combine_dithered`` of one row with ``DITHER_PROBABILITIES`` and the reference
+    path's uniforms: behaviour b's is ``(u + 1) / 2`` of component ``b % 2`` of
+    ``entity_noise(keys[b // 2], entity)`` (``keys``: ``noise_key`` of each dither stream)."""
+    for b in range(forces.shape[0]):
+        p = DITHER_PROBABILITIES[b]
+        ua, ub = entity_noise(keys[b // 2], entity)
+        u = ((ua if b % 2 == 0 else ub) + 1.0) / 2.0
+        if not (u < p):
+            continue
+        fx = forces[b, 0] * w[b] / p
+        fy = forces[b, 1] * w[b] / p
+        if fx == 0.0 and fy == 0.0:
+            continue
+        magnitude = math.sqrt(fx * fx + fy * fy)
+        if magnitude > max_force:
+            fx *= max_force / magnitude
+            fy *= max_force / magnitude
+        return fx, fy
+    return 0.0, 0.0
+
+
 @kernel
 def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force, mass,
                deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
-               flow, group_all, group_index, group_count, group_sums, dt):
+               flow, group_all, group_index, group_count, group_sums, entity, seed, tick, dt):
     """Steer rows [0, n) of the table where ``has_steering``; returns WRITTEN or REFUSED.
 
     Table columns (capacity-long, as the AgentTable holds them): ``force`` and ``vel`` are
@@ -154,16 +211,27 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
     ``flow`` (n, 2): the flow direction at each agent (empty: no field). ``group_all``:
     separation, alignment and cohesion over every neighbour from ``ecs_nav.motion.steering.flock_sums``'
     (count, sums) of the agents, row i's at ``group_index[i]``.
+
+    Each row is combined by its ``combiner``: 0 the weighted truncated sum, 1 the prioritised
+    running sum, 2 prioritised dithering, whose numbers come from ``entity`` (the table's column),
+    ``seed`` (uint64) and ``tick`` as the reference path draws them (``DITHER_STREAM`` and up);
+    another code is refused.
     """
     out_force = np.empty((n, 2))
     out_vel = np.empty((n, 2))
     has_flow = flow.shape[0] > 0
     n_given = given_on.shape[0]
+    fb = np.zeros((N_BEHAVIOURS, 2))  # a combined row's unweighted forces, as the reference path stacks them
+    keys = np.empty(DITHER_STREAMS, np.uint64)
+    keyed = False
     for i in range(n):
         if not has_steering[i]:
             continue
-        if combiner[i] != 0:
+        code = combiner[i]
+        if code < 0 or code > 2:
             return REFUSED
+        if code != 0:
+            fb[:] = 0.0
         w = weights[i]
         px, py = pos[i, 0], pos[i, 1]
         vx, vy = vel[i, 0], vel[i, 1]
@@ -175,21 +243,25 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
         # the reference path's order of accumulation (systems/steering.py)
         if w[_SEEK] != 0.0 and has_t:
             fx, fy = _seek(px, py, vx, vy, tx, ty, ms)
+            fb[_SEEK, 0], fb[_SEEK, 1] = fx, fy
             sx += fx * w[_SEEK]
             sy += fy * w[_SEEK]
         if w[_ARRIVE] != 0.0 and has_t:
             fx, fy = _arrive(px, py, vx, vy, tx, ty, ms, deceleration[i])
+            fb[_ARRIVE, 0], fb[_ARRIVE, 1] = fx, fy
             sx += fx * w[_ARRIVE]
             sy += fy * w[_ARRIVE]
         for s in range(_FIRST_GROUP):  # flee, pursuit, evade, wander, obstacle and wall avoidance
             b = GIVEN_BEHAVIOURS[s]
             if given_on[s] and w[b] != 0.0:
+                fb[b, 0], fb[b, 1] = given[s, i, 0], given[s, i, 1]
                 sx += given[s, i, 0] * w[b]
                 sy += given[s, i, 1] * w[b]
         if group_all:
             g = group_index[i]
             count = group_count[g]
             if w[_SEPARATION] != 0.0:
+                fb[_SEPARATION, 0], fb[_SEPARATION, 1] = group_sums[g, 0], group_sums[g, 1]
                 sx += group_sums[g, 0] * w[_SEPARATION]
                 sy += group_sums[g, 1] * w[_SEPARATION]
             if w[_ALIGNMENT] != 0.0:
@@ -197,6 +269,7 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
                 if count > 0:
                     fx = group_sums[g, 4] / count - heading[i, 0]
                     fy = group_sums[g, 5] / count - heading[i, 1]
+                fb[_ALIGNMENT, 0], fb[_ALIGNMENT, 1] = fx, fy
                 sx += fx * w[_ALIGNMENT]
                 sy += fy * w[_ALIGNMENT]
             if w[_COHESION] != 0.0:
@@ -208,12 +281,14 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
                         fx, fy = fx / d, fy / d
                     else:
                         fx, fy = 0.0, 0.0
+                fb[_COHESION, 0], fb[_COHESION, 1] = fx, fy
                 sx += fx * w[_COHESION]
                 sy += fy * w[_COHESION]
         else:
             for s in range(_FIRST_GROUP, n_given):  # under a neighbour cap
                 b = GIVEN_BEHAVIOURS[s]
                 if given_on[s] and w[b] != 0.0:
+                    fb[b, 0], fb[b, 1] = given[s, i, 0], given[s, i, 1]
                     sx += given[s, i, 0] * w[b]
                     sy += given[s, i, 1] * w[b]
         state = follow_state[i]
@@ -221,10 +296,12 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
         if w[_FOLLOW_PATH] != 0.0:
             if state == FOLLOW_SEEK and has_t:
                 fx, fy = _seek(px, py, vx, vy, tx, ty, ms)
+                fb[_FOLLOW_PATH, 0], fb[_FOLLOW_PATH, 1] = fx, fy
                 sx += fx * w[_FOLLOW_PATH]
                 sy += fy * w[_FOLLOW_PATH]
             elif state == FOLLOW_ARRIVE and has_t:
                 fx, fy = _arrive(px, py, vx, vy, tx, ty, ms, deceleration[i])
+                fb[_FOLLOW_PATH, 0], fb[_FOLLOW_PATH, 1] = fx, fy
                 sx += fx * w[_FOLLOW_PATH]
                 sy += fy * w[_FOLLOW_PATH]
             elif state == FOLLOW_STOPPED:
@@ -232,14 +309,27 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
         if w[_FOLLOW_FLOW] != 0.0 and has_flow:
             fx = flow[i, 0] * ms - vx
             fy = flow[i, 1] * ms - vy
+            fb[_FOLLOW_FLOW, 0], fb[_FOLLOW_FLOW, 1] = fx, fy
             sx += fx * w[_FOLLOW_FLOW]
             sy += fy * w[_FOLLOW_FLOW]
         if stopped:  # it holds still: only the brake acts
             per_second = mass[i] / dt
             sx = -vx * per_second * w[_FOLLOW_PATH]
             sy = -vy * per_second * w[_FOLLOW_PATH]
+            if code != 0:
+                fb[:] = 0.0
+                fb[_FOLLOW_PATH, 0], fb[_FOLLOW_PATH, 1] = -vx * per_second, -vy * per_second
         mf = max_force[i]
-        fx, fy = _truncate(sx, sy, mf)
+        if code == 0:
+            fx, fy = _truncate(sx, sy, mf)
+        elif code == 1:
+            fx, fy = _prioritised(fb, w, mf)
+        else:
+            if not keyed:
+                for k in range(DITHER_STREAMS):
+                    keys[k] = noise_key(seed, DITHER_STREAM + k, tick)
+                keyed = True
+            fx, fy = _dithered(fb, w, mf, keys, entity[i])
         if not (math.isfinite(fx) and math.isfinite(fy)):
             return REFUSED
         out_force[i, 0], out_force[i, 1] = fx, fy
@@ -404,13 +494,13 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     """The SteeringSystem's whole tick in one call when no row needs an input its caller computes:
     ``steering_survey``, ``given_forces``, ``wall_avoidance_rows``, ``neighbour_pass``,
     ``steer_rows`` and ``keep_wander_targets``, what the caller would hand in computed as it
-    would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner is not
-    the weighted sum; REFUSED when a group radius or a new wander target is not finite), or
+    would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner code is
+    unknown; REFUSED when a group radius or a new wander target is not finite), or
     NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS`` (or,
     ``capped``: under a neighbour cap, a group behaviour), or NEEDS_GEOMETRY when a row uses wall
     or obstacle avoidance and not ``geometry_given``. ``row_by_entity``: the table's (the rows of
     target entities); ``circles``: as ``given_forces`` takes them; ``seed`` (uint64) and ``tick``:
-    wander's noise. ``capacity``, ``layout`` and the AgentTable's buffer as
+    wander's and dithering's noise. ``capacity``, ``layout`` and the AgentTable's buffer as
     ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
     ``flag_view``, ``int8_view``; ``ints``: its ``int64_view``: ``ecs_nav.core.table_columns``) hold
     the columns ``steer_rows`` reads and writes, and ``feeler_length``, ``neighbour_radius`` and
@@ -432,8 +522,8 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     feeler_length = column(floats, layout[FEELER_LENGTH], capacity)
     layer = column(ints, layout[LAYER], capacity)
     for i in range(n):
-        if has_steering[i] and combiner[i] != 0:
-            return REFUSED
+        if has_steering[i] and not (0 <= combiner[i] <= 2):
+            return REFUSED  # an unknown combiner (the reference path names it)
     n_behaviours = weights.shape[1]
     used, radius = np.empty(n_behaviours, np.bool_), np.empty(n)
     n_members, max_radius = steering_survey(has_steering[:n], is_agent[:n], weights[:n], neighbour_radius[:n],
@@ -470,7 +560,8 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
         index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
     status = steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force,
                         mass, deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
-                        np.zeros((0, 2)), group, index, count, sums, dt)
+                        np.zeros((0, 2)), group, index, count, sums, column(ints, layout[ENTITY], capacity), seed,
+                        tick, dt)
     if status == WRITTEN and used[_WANDER]:
         keep_wander_targets(n, has_steering, weights, new_wander, column(pairs, layout[WANDER_TARGET], capacity))
     return status
