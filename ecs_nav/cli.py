@@ -104,10 +104,11 @@ def cmd_run(args) -> int:
 
     if args.every is not None and not args.out:
         raise ValueError("--every: it says how often --out writes trajectories; give --out FILE too")
+    loader = policy_loader(args) if args.policy else None
     if not args.headless and not (args.screenshot or args.record or args.out) and display_available():
         from ecs_nav.render.viewer import run_viewer
 
-        run_viewer(args.scene, seed=args.seed)
+        run_viewer(args.scene, seed=args.seed, loader=loader)
         return 0
     if args.screenshot or args.record:  # output names and packages: checked before the run, not after it
         from ecs_nav.render import viewer
@@ -124,7 +125,7 @@ def cmd_run(args) -> int:
         from ecs_nav.results.formats import check_out_path
 
         check_out_path(args.out)
-    world = load_scene(args.scene, seed=args.seed)
+    world = (loader or load_scene)(args.scene, seed=args.seed)
     for line in unserved_components(world):
         print(f"warning: {line}", file=sys.stderr)
     recording = None
@@ -161,6 +162,10 @@ def cmd_run(args) -> int:
         screenshot(world, args.screenshot, size=tuple(args.size))
     summary = {"scene": str(args.scene), "seed": world.seed, **world.summary(),
                "wall_s": round(wall, 4), "digest": world.state_digest(), "version": __version__}
+    if args.policy:
+        from ecs_nav.rl.watch import DRIVER
+
+        summary["policy"] = world.resources[DRIVER].summary()
     if args.json:
         print(json.dumps(summary))
     else:
@@ -169,6 +174,9 @@ def cmd_run(args) -> int:
               + (f", {counted(summary['characters'], 'side-view character')}" if "characters" in summary else "")
               + f", seed {summary['seed']}")
         print("events: " + ", ".join(f"{k} {v}" for k, v in summary["events"].items()))
+        if args.policy:
+            p = summary["policy"]
+            print(f"policy {p['file']}: {counted(p['episodes'], 'episode')} ended, {p['arrived']} arrived at the goal")
         for name, ms in summary["timings_ms"].items():
             warmup = summary["warmup_ms"].get(name, 0.0)
             print(f"  {name:<18} {ms:9.2f} ms total  {ms / max(world.tick, 1):8.3f} ms/tick"
@@ -276,9 +284,37 @@ def cmd_view(args) -> int:
     from ecs_nav.render.viewer import run_viewer
     from ecs_nav.scene.files import resolve_scene
 
-    resolve_scene(args.scene)  # a bad name fails here, before any window opens
-    run_viewer(args.scene, seed=args.seed)
+    loader = policy_loader(args) if args.policy else None  # a bad file fails here, before any window
+    if args.scene is not None and not str(args.scene).startswith("ecs_nav.rl:"):
+        resolve_scene(args.scene)  # a bad name fails here, before any window opens
+    run_viewer(args.scene, seed=args.seed, loader=loader)
     return 0
+
+
+class ExtraMissing(Exception):
+    """An optional extra that a command's option needs is not installed (exit 1)."""
+
+
+def policy_loader(args):
+    """``loader(scene, seed=...)`` for the viewer and ``run``: a World of ``scene`` whose learner
+    the policy file ``args.policy`` drives (``ecs_nav.rl.watch``); ``args.scene`` left out becomes
+    the scene the policy was trained in. The file is read now: a bad one fails before any World."""
+    try:
+        from ecs_nav.rl.policy import load_policy
+        from ecs_nav.rl.watch import policy_world
+    except ModuleNotFoundError as exc:
+        if (exc.name or "ecs_nav").startswith("ecs_nav"):  # (one of ecs-nav's own modules: a bug)
+            raise
+        raise ExtraMissing(f"--policy needs the rl extra: {exc}") from None
+    policy = load_policy(args.policy)
+    if args.scene is None:
+        args.scene = policy.settings.scene
+    return lambda scene, seed=None: policy_world(policy, scene, seed)
+
+
+POLICY_HELP = ("drive the scene's learner with this policy file (.npz, ecs_nav.rl.policy): an agent named "
+               "'learner' added as ecs_nav.rl's NavEnv adds it, with a goal it walks to, again and again; "
+               "SCENE may then be left out for the scene the policy was trained in (needs the rl extra)")
 
 
 def _debug_option(p: argparse.ArgumentParser, shown: bool = False) -> None:
@@ -312,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a scene for N fixed ticks and print ticks, agents, events and "
                                    "the time per system. With a display and without --headless, --screenshot "
                                    "or --record, the viewer opens instead (close it to end).")
-    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("scene", nargs="?", help="a scene file or the name of a built-in scene")
     p.add_argument("--ticks", type=_int_at_least(0), default=600, help="fixed ticks to run (default 600)")
     p.add_argument("--seed", type=_int_at_least(0, SEED_LIMIT), default=None, help="override the scene's seed")
     p.add_argument("--headless", action="store_true", help="never open a window")
@@ -326,6 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=_int_at_least(1, FRAME_SIZE_LIMIT), nargs=2, default=(1280, 720), metavar=("W", "H"),
                    help=f"frame size for --screenshot/--record (default 1280 720, at most {FRAME_SIZE_LIMIT})")
     p.add_argument("--fps", type=_int_at_least(1, 1000), default=30, help="frames per second of --record (default 30)")
+    p.add_argument("--policy", metavar="FILE", help=POLICY_HELP)
     _debug_option(p, shown=True)
     p.set_defaults(fn=cmd_run)
 
@@ -382,8 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("view", help="open the interactive viewer",
                        description="Open the pyglet viewer on a scene (press H in the window for keys).")
-    p.add_argument("scene", help="a scene file or the name of a built-in scene")
+    p.add_argument("scene", nargs="?", help="a scene file or the name of a built-in scene")
     p.add_argument("--seed", type=_int_at_least(0, SEED_LIMIT), default=None, help="override the scene's seed")
+    p.add_argument("--policy", metavar="FILE", help=POLICY_HELP)
     _debug_option(p)
     p.set_defaults(fn=cmd_view)
     return parser
@@ -396,7 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     from ecs_nav.scene.files import SceneError
     from ecs_nav.systems.render import RenderUnavailable
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("run", "view") and args.scene is None and not args.policy:
+        parser.error("the following arguments are required: scene")  # (with --policy it may be left out)
     report_progress(True)  # a first run compiles the kernels: say so on stderr instead of sitting silent
     compiled = kernels_compiled()
     try:
@@ -418,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     except RenderUnavailable as exc:  # no display, no EGL, no fonts for the viewer or a capture
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_NO_DISPLAY
-    except (MediaUnavailable, ResultsUnavailable) as exc:
+    except (MediaUnavailable, ResultsUnavailable, ExtraMissing) as exc:
         print(f"ecs-nav: error: {exc}", file=sys.stderr)
         return EXIT_MISSING_PACKAGE
     except BrokenPipeError as exc:

@@ -11,7 +11,9 @@ copy on the step its episode ends: ``NavVectorEnv(autoreset_mode="SameStep")`` d
 Every ``--chunk`` training steps the policy (deterministic actions) is evaluated on ``--episodes``
 episodes, one per copy of a separate NavVectorEnv with its own seed; training stops at the target
 success rate or after ``--max-steps``. Writes ``OUT.zip`` (the policy) and ``OUT_vecnormalize.pkl``
-(the observation normalisation it was trained with) and prints the wall-clock time.
+(the observation normalisation it was trained with) and prints the wall-clock time; with
+``--export FILE.npz`` also the policy file that loads without torch (``examples/export_policy.py``),
+which ``ecs-nav view SCENE --policy FILE.npz`` drives the learner with.
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.9, help="success rate to stop at")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="ppo_room", help="policy file name (without .zip)")
+    parser.add_argument("--export", metavar="NPZ", help="also write the torch-free policy file (ecs_nav.rl.policy)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch's threads (more than one made each small layer 5-10x slower on 2 shared cores)")
     args = parser.parse_args()
@@ -116,6 +119,10 @@ def main() -> None:
             break
     model.save(args.out)
     venv.save(f"{args.out}_vecnormalize.pkl")
+    if args.export:
+        from export_policy import export
+
+        export(model, venv, args.export)
     print(f"{'reached' if rate >= args.target else 'did not reach'} {args.target:.0%} success: {rate:.1%} of "
           f"{args.episodes} evaluation episodes after {trained:,} steps, {time.perf_counter() - start:.0f} s wall-clock; "
           f"saved {args.out}.zip")

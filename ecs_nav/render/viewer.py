@@ -43,7 +43,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -126,10 +126,13 @@ class Viewer:
             ``[view] layers``, else :data:`draw.DEFAULT_LAYERS`).
         max_frame_dt: real seconds one frame may account for at most (a stall does not turn
             into a burst of ticks).
+        loader: what ``R`` builds the fresh World with, ``loader(scene, seed=seed)`` (default
+            ``ecs_nav.load_scene``; ``ecs-nav view --policy`` passes one that adds the learner).
     """
 
     def __init__(self, world: World, window: Any, scene: str | os.PathLike | None = None,
-                 seed: int | None = None, layers: Iterable[str] | None = None, max_frame_dt: float = 0.25):
+                 seed: int | None = None, layers: Iterable[str] | None = None, max_frame_dt: float = 0.25,
+                 loader: Callable[..., World] | None = None):
         render = _render_module()
         self.pyglet = render.load_pyglet()
         self.key = self.pyglet.window.key
@@ -137,6 +140,7 @@ class Viewer:
         self.world = world
         self.window = window
         self.scene, self.seed = scene, seed
+        self.loader = loader
         self.layers = set(draw.default_layers(world) if layers is None else layers)
         self.max_frame_dt = float(max_frame_dt)
         existing = world.system("RenderSystem")
@@ -418,7 +422,7 @@ class Viewer:
         import ecs_nav
 
         try:
-            world = ecs_nav.load_scene(self.scene, seed=self.seed)
+            world = (self.loader or ecs_nav.load_scene)(self.scene, seed=self.seed)
         except Exception as exc:  # a broken scene must not kill the viewer
             self.status = f"reload failed: {exc}".splitlines()[0]
             return False
@@ -433,10 +437,12 @@ class Viewer:
         return True
 
 
-def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[int, int] = (1280, 720)) -> None:
+def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[int, int] = (1280, 720),
+               loader: Callable[..., World] | None = None) -> None:
     """Open a window on ``scene`` (a scene file or a built-in scene name) and run until it is
-    closed. Raises ``ecs_nav.systems.render.RenderUnavailable`` with a one-line reason when there is
-    no display to open a window on."""
+    closed; ``loader(scene, seed=seed)`` builds its World (default ``ecs_nav.load_scene``).
+    Raises ``ecs_nav.systems.render.RenderUnavailable`` with a one-line reason when there is no
+    display to open a window on."""
     render = _render_module()
     if not render.display_available():
         raise render.RenderUnavailable(
@@ -447,12 +453,12 @@ def run_viewer(scene: str | os.PathLike, seed: int | None = None, size: tuple[in
         raise render.RenderUnavailable("pyglet is already in headless mode in this process; the viewer needs a window")
     import ecs_nav
 
-    world = ecs_nav.load_scene(scene, seed=seed)
+    world = (loader or ecs_nav.load_scene)(scene, seed=seed)
     try:
         window = p.window.Window(int(size[0]), int(size[1]), caption=f"ecs_nav - {scene}", resizable=True)
     except Exception as exc:
         raise render.RenderUnavailable(f"cannot open a window: {type(exc).__name__}: {exc}") from exc
-    viewer = Viewer(world, window, scene=scene, seed=seed)
+    viewer = Viewer(world, window, scene=scene, seed=seed, loader=loader)
     p.clock.schedule(viewer.update)
     try:
         p.app.run(1 / 60)

@@ -1,0 +1,90 @@
+"""A scene's learner driven by a policy file, tick by tick: what ``ecs-nav view SCENE --policy FILE``
+and ``ecs-nav run SCENE --headless --policy FILE`` show and run.
+
+The learner is the one ``NavEnv`` has: an agent named ``learner`` (``LEARNER_NAME``) that
+ecs_nav.rl spawns into the scene, with its goal drawn as an entity named ``goal``; the scene's
+own agents are driven by its systems. It senses, acts and moves through ``NavBatch`` exactly as in
+``NavEnv`` with the policy's ``NavSettings``: every ``ticks_per_step`` ticks a system
+(``PolicyDriver.update``, run before the PathFollowSystem, so before the learner's aim and the
+SteeringSystem) observes, asks the
+policy for its deterministic action and sets the learner's preferred velocity. An episode ends as
+NavEnv's does (arrival, or ``max_steps`` steps); the learner then gets a new start, heading and
+goal from the same random generator, and the next episode begins. The first episode of
+``policy_world(policy, seed=s)`` is the episode of ``NavEnv(policy.settings).reset(seed=s)``
+under the policy's actions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from ecs_nav.core.world import FunctionSystem
+from ecs_nav.rl.batch import NavBatch
+from ecs_nav.rl.nav_env import seed_below
+from ecs_nav.rl.policy import NumpyPolicy, load_policy, scene_of_mark
+
+DRIVER = "policy_driver"
+"""The World resource holding a policy-driven World's ``PolicyDriver``."""
+
+
+class PolicyDriver:
+    """The system that drives a ``NavBatch``'s single learner with ``policy``.
+
+    ``episodes`` (ended so far), ``arrivals`` (of them, how many arrived) and ``steps`` (of the
+    current episode) count what it has done; ``rng`` draws each episode's start and goal."""
+
+    def __init__(self, policy: NumpyPolicy, batch: NavBatch, rng: np.random.Generator):
+        self.policy, self.batch, self.rng = policy, batch, rng
+        self.episodes = 0
+        self.arrivals = 0
+        self.ticks = 0
+        batch.place(np.array([0]), rng)
+        self.obs = batch.sense()[0]
+
+    def update(self, world) -> None:
+        """At every ``ticks_per_step``-th tick: end the episode if the learner arrived or ran out
+        of steps (and start the next), then act on the latest observation."""
+        batch, settings = self.batch, self.batch.settings
+        if self.ticks % settings.ticks_per_step == 0:
+            if self.ticks:
+                obs, clearance, gap = batch.sense()
+                _, arrived = batch.reward(clearance, gap)
+                if arrived[0] or batch.steps[0] >= settings.max_steps:
+                    self.episodes += 1
+                    self.arrivals += int(arrived[0])
+                    batch.place(np.array([0]), self.rng)
+                    obs = batch.sense()[0]
+                self.obs = obs
+            batch.act(self.policy.act(self.obs[0])[None])
+            batch.steps += 1  # (NavBatch.advance counts a step so; here the World is stepped by its runner)
+        self.ticks += 1
+
+    def summary(self) -> dict:
+        """Episodes ended, of them arrived, and the current episode's steps (for a run's summary)."""
+        return {"file": self.policy.source, "episodes": self.episodes, "arrived": self.arrivals,
+                "steps": int(self.batch.steps[0])}
+
+
+def policy_world(policy: NumpyPolicy | str | os.PathLike, scene: str | os.PathLike | None = None,
+                 seed: int | None = None):
+    """A World of ``scene`` (default: the scene the policy was trained in) with a learner driven
+    by ``policy`` (a NumpyPolicy or a policy file; ``scene`` may be a mark of ``ecs_nav.rl.policy``,
+    ``ecs_nav.rl:room.toml``); its ``PolicyDriver`` is the World's resource
+    ``DRIVER``. ``seed`` (default 0) seeds the scene's crowds and the learner's starts and goals as
+    ``NavEnv.reset(seed=seed)`` does."""
+    if not isinstance(policy, NumpyPolicy):
+        policy = load_policy(policy)
+    settings = policy.settings if scene is None else dataclasses.replace(policy.settings, scene=scene_of_mark(scene))
+    batch = NavBatch(settings, copies=1, learners=1, goal_markers=True)
+    rng, _ = seeding.np_random(0 if seed is None else int(seed))
+    batch.build(seed_below(rng))
+    driver = PolicyDriver(policy, batch, rng)
+    world = batch.world
+    # (before the learner's aim, which NavBatch placed before the SteeringSystem: no built-in in between moves an agent)
+    world.add_system(FunctionSystem(driver.update, name="PolicyDriver"), before="PathFollowSystem")
+    world.resources[DRIVER] = driver
+    return world
