@@ -156,6 +156,52 @@ def test_a_policy_driven_worlds_first_episode_is_navenvs_episode_under_the_same_
     world.close()
 
 
+NAMED_LEARNER = """
+[world]
+dt = 0.1
+systems = ["steering", "physics"]
+[map]
+bounds = [0.0, 0.0, 10.0, 6.0]
+[[map.circle]]
+center = [5.0, 3.0]
+radius = 0.6
+height = 2.0
+[[entity]]
+name = "learner"
+Position = { x = 1.0, y = 1.0 }
+PathRequest = { goal = [9.0, 5.0] }
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(EXAMPLE), reason="no example policy file")
+def test_a_scene_names_its_learners_first_start_and_goal_and_the_example_policy_walks_there(tmp_path):
+    scene = tmp_path / "named.toml"
+    scene.write_text(NAMED_LEARNER)
+    world = policy_world(EXAMPLE, scene=scene, seed=0)
+    driver = world.resources[DRIVER]
+    row = driver.batch.rows[0]
+    np.testing.assert_array_equal(world.table.pos[row], [1.0, 1.0])
+    np.testing.assert_array_equal(driver.batch.goal[0], [9.0, 5.0])
+    assert len(world.table) == 2  # the learner and its goal marker: the scene's own learner entry was taken out
+    ticks = 0
+    while driver.episodes == 0 and ticks < 200:
+        world.step()
+        ticks += 1
+    assert driver.arrivals == 1
+    fastest = (np.hypot(8.0, 4.0) - driver.policy.settings.goal_radius) / driver.policy.settings.max_speed / world.dt
+    assert fastest <= ticks <= 2 * fastest
+    world.close()
+
+
+def test_a_scene_with_two_learners_is_refused(tmp_path):
+    scene = tmp_path / "two.toml"
+    scene.write_text(NAMED_LEARNER + '[[entity]]\nname = "learner"\nPosition = { x = 2.0, y = 1.0 }\n')
+    weights, biases, mean, var = random_arrays(np.random.default_rng(8))
+    policy = NumpyPolicy(weights, biases, "tanh", mean, var, 10.0, 1e-8, "box", [-1, -1], [1, 1], SMALL)
+    with pytest.raises(ValueError, match="a scene names one learner"):
+        policy_world(policy, scene=scene)
+
+
 @pytest.mark.skipif(not os.path.exists(EXAMPLE), reason="no example policy file")
 def test_the_example_policy_brings_its_learner_to_nine_goals_in_ten_from_the_cli(capsys):
     assert main(["run", "--headless", "--policy", EXAMPLE, "--ticks", "1500", "--seed", "3", "--json"]) == 0

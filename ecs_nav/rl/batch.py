@@ -289,8 +289,15 @@ class NavBatch:
             goals[left[found]] = cand[found, pick[found]]
         if np.isnan(goals).any():
             raise RuntimeError(f"{self.scene.source}: found no free goal {s.min_goal_distance} m or more from a start")
+        self.start_episode(which, starts, goals, rng.random(which.size) * 2.0 * math.pi)
+
+    def start_episode(self, which: np.ndarray, starts: np.ndarray, goals: np.ndarray, angle: np.ndarray) -> None:
+        """Put the learners ``which`` at ``starts`` ((n, 2) m), standing still, heading ``angle``
+        ((n,) radians anticlockwise of +x), with ``goals`` ((n, 2) m) and no steps yet (what
+        ``place`` does with the points it draws)."""
+        which = np.asarray(which, dtype=np.int64).reshape(-1)
+        table = self.world.table
         rows = self.rows[which]
-        angle = rng.random(which.size) * 2.0 * math.pi
         table.pos[rows] = starts
         table.prev_pos[rows] = starts
         table.vel[rows] = 0.0
