@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import ecs_nav.systems.pathfind as pathfind_module
+import ecs_nav.systems.path_serve as path_serve_module
 import numpy as np
 import pytest
 from ecs_nav.systems.graph_build import GraphBuildSystem
@@ -55,7 +55,7 @@ def expansions_per_tick(monkeypatch, world):
         counted[world.tick] += res.expanded
         return res
 
-    monkeypatch.setattr(pathfind_module, "find_path", counting_astar)
+    monkeypatch.setattr(path_serve_module, "find_path", counting_astar)
     return counted
 
 
@@ -84,7 +84,7 @@ def test_ten_thousand_simultaneous_requests_are_all_served_within_the_budget_old
 
     # the paths served are the ones served without a budget (each its own search: no shared fields)
     free = world_with(None)
-    monkeypatch.setattr(pathfind_module, "find_path", find_path)
+    monkeypatch.setattr(path_serve_module, "find_path", find_path)
     ref = spawn_requesters(free, starts, goals, max_expanded=10**9)
     free.step()
     for e, r in zip(ents, ref):

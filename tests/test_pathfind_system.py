@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-import ecs_nav.systems.pathfind as pathfind_module
+import ecs_nav.systems.path_serve as path_serve_module
 from ecs_nav.systems.graph_build import GraphBuildSystem
 from ecs_nav.systems.path_follow import PathFollowSystem
 from ecs_nav.systems.pathfind import PathfindSystem
@@ -152,8 +152,8 @@ def test_staggered_replans_spread_90_agents_evenly_over_the_period():
 
 def test_a_request_s_own_period_wins_and_the_world_period_applies_to_the_default(monkeypatch):
     calls = []
-    real = pathfind_module.find_path
-    monkeypatch.setattr(pathfind_module, "find_path", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    real = path_serve_module.find_path
+    monkeypatch.setattr(path_serve_module, "find_path", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     world = open_world(period=15)
     fast = agent(world, -10, -10, PathRequest(goal=(10.0, 10.0), replan_period=10))
     slow = agent(world, 10, -10, PathRequest(goal=(-10.0, 10.0)))  # default: the world's 15
@@ -187,7 +187,7 @@ def test_same_route_replans_keep_the_index_and_emit_no_path_changed():
 
 def test_requests_with_one_goal_share_one_reverse_search(monkeypatch):
     counts = {"field": 0, "astar": 0}
-    real_field, real_astar = field_cache_module.distance_field, pathfind_module.find_path
+    real_field, real_astar = field_cache_module.distance_field, path_serve_module.find_path
 
     def field(*a, **k):
         counts["field"] += 1
@@ -198,7 +198,7 @@ def test_requests_with_one_goal_share_one_reverse_search(monkeypatch):
         return real_astar(*a, **k)
 
     monkeypatch.setattr(field_cache_module, "distance_field", field)
-    monkeypatch.setattr(pathfind_module, "find_path", single)
+    monkeypatch.setattr(path_serve_module, "find_path", single)
     world = open_world(boxes=[Box((0.0, 0.0), (4.0, 12.0), 2.0)])
     rng = np.random.default_rng(3)
     starts = rng.uniform(-16, -6, size=(25, 2))

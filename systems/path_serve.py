@@ -1,0 +1,363 @@
+"""The PathfindSystem's serving of a batch of path requests: searches, and the Paths they give.
+
+``systems/pathfind.py`` decides which requests are served on a tick (new, stale, due by their
+period, waiting in the queue); a ``PathServer`` serves them, as that module's docstring says
+under "Start and goal", "Searches", "The Path written", "Events", "Search trace", "Area costs"
+and, for the budget, "Request queue":
+
+- the start and goal of each request snapped to nodes (an agent crossing an off-mesh link plans
+  from where it lands: ``world.resources[LINK_LANDINGS]``, ``systems/link_crossing.py``);
+- the requests grouped by area filter (``serve``: one weighted graph per ``NavFilter``,
+  ``ecs_nav.nav.areas``), then by goal: two or more without a budget share one reverse search
+  (``ecs_nav.nav.field_cache``), any other gets its own (``ecs_nav.nav.jump.find_path``, or
+  ``dijkstra``), within ``budget_left`` while a tick's budget applies;
+- each result written as the entity's ``Path`` (goal waypoint, string pulling, the waypoint
+  index), a periodic replan keeping a route that is still as good, with ``PathChanged`` and
+  ``PathFailed``.
+
+The server keeps the counters the PathfindSystem reports (``searches``, ``field_searches``,
+``served``, ``last_served``, ``last_searches``, ``last_expanded``) and which request each entity
+was last served for (``seen``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_nav.core.components import NavFilter, Path, PathRequest
+from ecs_nav.core.events import PathChanged, PathFailed
+from ecs_nav.core.resource_names import LINK_LANDINGS, SEARCH_TRACE
+from ecs_nav.core.world import World
+from ecs_nav.nav.corridor import ROUTE_SLACK, route_kept, still_as_good
+from ecs_nav.nav.field_cache import RecentFields
+from ecs_nav.nav.jump import find_path
+from ecs_nav.nav.search import (
+    STATUS_COMPLETE,
+    STATUS_PARTIAL,
+    STATUS_UNREACHABLE,
+    dijkstra,
+    paths_from_field,
+)
+from ecs_nav.nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
+from ecs_nav.nav.smooth import line_walkable, smooth_path
+
+_GOAL_LIFT = 0.2
+"""Lift of the goal-node → goal-point segment test (the seed's link lift)."""
+
+
+class PathServer:
+    """Serves batches of path requests for a PathfindSystem (see the module docstring).
+
+    Args:
+        heuristic: A*'s heuristic ("octile", "euclidean" or "zero").
+
+    Attributes:
+        budget_left: nodes the searches may still expand on this tick, while the queue is served
+            under a per-tick budget (``tick_budget``); None (outside such a serve): unlimited.
+        tick_budget: the whole per-tick budget while ``budget_left`` applies, else None.
+        seen: the request each entity was last served for (a ``PathRequest`` by entity id).
+        recent_fields: the shared searches' distance fields, by goal node.
+    """
+
+    def __init__(self, heuristic: str = "octile"):
+        self.heuristic = heuristic
+        self.searches = 0
+        self.field_searches = 0
+        self.served = 0
+        self.last_served = np.zeros(0, dtype=np.int64)
+        self.last_searches = 0
+        self.last_expanded = 0
+        self.budget_left: int | None = None
+        self.tick_budget: int | None = None
+        self.seen: dict[int, PathRequest] = {}
+        self.recent_fields = RecentFields()
+
+    def begin_tick(self) -> None:
+        """Clear the last tick's counters (``last_served``, ``last_searches``, ``last_expanded``)."""
+        self.last_served = np.zeros(0, dtype=np.int64)
+        self.last_searches = 0
+        self.last_expanded = 0
+
+    def serve(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict,
+              forced: np.ndarray, remember=True) -> np.ndarray:
+        """Serve the requests ``reqs`` of entities ``ents`` ((k,) int64, in serving order; under a
+        budget oldest first) on ``graph`` weighted by the map's areas (``world.nav_areas``) as each
+        entity's ``NavFilter`` sets them (``ecs_nav.nav.areas``): one ``_serve_graph`` call per
+        filter, in the order given; without areas, ``_serve_graph`` on ``graph``. ``path_of``: each
+        entity's Path (or None); ``forced`` and ``remember``: as ``_serve_graph`` takes them.
+        Returns (k,) bool: which entities wait (only under a budget)."""
+        areas = world.nav_areas
+        if areas is None:
+            return self._serve_graph(world, graph, ents, reqs, path_of, forced, remember)
+        remember = np.broadcast_to(np.asarray(remember, bool), (ents.size,))
+        filters = [world.try_get(int(e), NavFilter) for e in ents.tolist()]
+        keys = [None if f is None else f.key() for f in filters]
+        deferred = np.zeros(ents.size, dtype=bool)
+        # under a budget, runs of one filter in queue order (nothing younger goes first); else one
+        # call per filter, so requests with one filter and goal still share a search
+        if self.budget_left is None:
+            groups = [[i for i, k in enumerate(keys) if k == key] for key in dict.fromkeys(keys)]
+        else:
+            groups, start = [], 0
+            for end in range(1, ents.size + 1):
+                if end == ents.size or keys[end] != keys[start]:
+                    groups.append(list(range(start, end)))
+                    start = end
+        for n, idx in enumerate(groups):
+            f = filters[idx[0]]
+            try:
+                weighted = areas.graph_for(graph, None if f is None else f.costs, () if f is None else f.excluded)
+            except KeyError as exc:
+                raise ValueError(f"entity {int(ents[idx[0]])}: {exc.args[0]}") from None
+            at = np.array(idx, np.int64)
+            deferred[at] = self._serve_graph(world, weighted, ents[at], [reqs[i] for i in idx], path_of,
+                                             forced[at], remember[at])
+            if deferred[at].any():  # the budget ran out: the rest wait too
+                for i in (j for later in groups[n + 1:] for j in later):
+                    deferred[i] = True
+                    self._mark_pending(world, int(ents[i]), path_of.get(int(ents[i])))
+                break
+        return deferred
+
+    def _serve_graph(self, world: World, graph, ents: np.ndarray, reqs: list[PathRequest], path_of: dict,
+                     forced: np.ndarray, remember=True) -> np.ndarray:
+        """Plan for ``ents`` on ``graph``; ``forced``: a new, stale or unplanned request (always rewritten),
+        else a periodic replan (which keeps a route that is still as good); ``remember`` (a bool
+        or one per entity): note the request as seen. Under a budget (``budget_left`` not None: the
+        queue's serve, ``ents`` oldest first) returns which entities the budget left waiting
+        (their Paths marked ``pending``); else none."""
+        table = world.table
+        k = ents.size
+        rows = table.rows_of(ents)
+        start_xy = np.zeros((k, 2))
+        start_z = np.zeros(k)
+        has_row = rows >= 0
+        start_xy[has_row] = table.pos[rows[has_row]]
+        start_z[has_row] = table.elevation[rows[has_row]]
+        landings = world.resources.get(LINK_LANDINGS)
+        if landings:  # an agent crossing an off-mesh link plans from where it lands (systems/link_crossing.py)
+            for i, e in enumerate(ents.tolist()):
+                if e in landings:
+                    start_xy[i], start_z[i] = landings[e][:2], landings[e][2]
+        # goals: a point, or the target entity's current position (a loop over the served few)
+        goal_xy = np.zeros((k, 2))
+        goal_z = np.full(k, np.nan)
+        goal_ok = np.ones(k, dtype=bool)
+        point_goal = np.zeros(k, dtype=bool)
+        for i, req in enumerate(reqs):
+            if req.goal is not None:
+                goal_xy[i] = req.goal
+                point_goal[i] = True
+            elif req.target is not None and world.exists(req.target) and table.has(req.target):
+                trow = table.row_of(req.target)
+                goal_xy[i] = table.pos[trow]
+                goal_z[i] = table.elevation[trow]
+            else:
+                goal_ok[i] = False
+        if point_goal.any() and world.map is not None:
+            goal_z[point_goal] = world.map.surface_height(goal_xy[point_goal])
+        starts = graph.nearest_nodes(start_xy, start_z)
+        starts[~has_row] = -1
+        goals = graph.nearest_nodes(goal_xy, np.where(np.isfinite(goal_z), goal_z, 0.0))
+        retry = np.flatnonzero(goal_ok & ((goals < 0) | ~np.isfinite(goal_z)))
+        if retry.size:  # no node at the goal's height (or no height known): any height will do
+            goals[retry] = graph.nearest_nodes(goal_xy[retry])
+        goal_ok &= goals >= 0
+
+        results: list[tuple[np.ndarray, str] | None] = [None] * k
+        trace = world.resources.get(SEARCH_TRACE)
+        traced = trace.entity if trace is not None else -1
+        searchable = np.flatnonzero((starts >= 0) & goal_ok)
+        single: list[int] = []
+        groups: dict[int, list[int]] = {}
+        budgeted = self.budget_left is not None
+        deferred = np.zeros(k, dtype=bool)
+        remember = np.broadcast_to(np.asarray(remember, bool), (k,))
+        for i in searchable:
+            if reqs[i].max_expanded is None and not budgeted:
+                groups.setdefault(int(goals[i]), []).append(int(i))
+            else:
+                single.append(int(i))
+        for goal in sorted(groups):
+            idx = groups[goal]
+            if len(idx) < 2:
+                single.extend(idx)
+                continue
+            searched = self.recent_fields.computed
+            distance, next_hop = self.recent_fields.field(graph, goal)
+            if self.recent_fields.computed > searched:
+                self.field_searches += 1
+                self.last_searches += 1
+            offsets, nodes = paths_from_field(next_hop, starts[idx])
+            for j, i in enumerate(idx):
+                if np.isfinite(distance[starts[i]]):
+                    results[i] = (nodes[offsets[j] : offsets[j + 1]].copy(), STATUS_COMPLETE,
+                                  float(distance[starts[i]]))
+                    if ents[i] == traced:
+                        trace.record(np.flatnonzero(np.isfinite(distance)), KIND_SHARED, STATUS_COMPLETE,
+                                     world.tick, graph.version)
+                else:
+                    single.append(i)  # cut off from the goal: its own search finds the partial path
+        for i in sorted(single):
+            req = reqs[i]
+            search = dijkstra if req.algorithm == "dijkstra" else find_path
+            kwargs = {} if search is dijkstra else {"heuristic": self.heuristic}
+            cap = req.max_expanded
+            if budgeted:
+                if self.budget_left <= 0 or deferred.any():  # oldest first: nothing younger goes ahead
+                    deferred[i] = True
+                    continue
+                cap = self.budget_left if cap is None else min(cap, self.budget_left)
+            res = search(graph, int(starts[i]), int(goals[i]), max_expanded=cap,
+                         allow_partial=req.allow_partial, trace=bool(ents[i] == traced), **kwargs)
+            self.searches += 1
+            self.last_searches += 1
+            self.last_expanded += res.expanded
+            if budgeted:
+                self.budget_left -= res.expanded
+                cut = (res.status != STATUS_COMPLETE and res.expanded >= cap
+                       and (req.max_expanded is None or cap < req.max_expanded))
+                if cut and cap < self.tick_budget:  # stopped by the tick's budget: wait for a fuller one
+                    deferred[i] = True
+                    continue
+            results[i] = (res.nodes, res.status, res.cost)
+            if res.expanded_nodes is not None:
+                trace.record(res.expanded_nodes, KIND_DIJKSTRA if search is dijkstra else KIND_ASTAR, res.status,
+                             world.tick, graph.version)
+
+        own = self._own_nodes(graph, start_xy)
+        for i in range(k):
+            entity = int(ents[i])
+            if deferred[i]:
+                self._mark_pending(world, entity, path_of.get(entity))
+                continue
+            nodes, status, cost = (results[i] if results[i] is not None
+                                   else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
+            path = path_of.get(entity)
+            if (not forced[i] and status in (STATUS_COMPLETE, STATUS_PARTIAL) and path is not None
+                    and path.status == status
+                    and self._still_good(world, graph, path, reqs[i], nodes, cost, int(rows[i]), start_xy[i])):
+                self.seen[entity] = reqs[i]
+                path.pending = False
+                continue
+            waypoints = graph.positions[nodes].copy()
+            if status == STATUS_COMPLETE and nodes.size:
+                goal_point = np.array([goal_xy[i, 0], goal_xy[i, 1],
+                                       goal_z[i] if np.isfinite(goal_z[i]) else waypoints[-1, 2]])
+                if self._walkable_to_goal(world, graph, waypoints[-1], goal_point):
+                    waypoints = np.vstack([waypoints, goal_point])
+            pulled = bool(reqs[i].smooth and world.map is not None and waypoints.shape[0] > 1 and has_row[i])
+            if pulled:
+                # from where the agent stands, its first waypoint (seed 000's path[0]: the follower
+                # starts at index 1), each leg clear for the agent's disc widened by the Path's
+                # radius: where the follower takes a waypoint as reached within that radius of it,
+                # every straight line from there to the next waypoint is clear for the agent (where
+                # it took one as reached by crossing the line square to the leg, further out, the
+                # periodic replan's line of sight, _in_sight, catches a blocked one)
+                here = np.array([[start_xy[i, 0], start_xy[i, 1], start_z[i]]])
+                reach = path.radius if path is not None else Path.radius
+                waypoints = smooth_path(np.vstack([here, waypoints]), world.map,
+                                        radius=float(table.radius[rows[i]]) + float(reach),
+                                        max_climb=float(table.max_climb[rows[i]]))
+            remaining = np.inf
+            if nodes.size and goal_ok[i] and status != STATUS_COMPLETE:
+                remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
+            # (an agent on a link's start node walks to it first: the link is crossed from there)
+            stands = bool(nodes.size and own[i] == nodes[0]) and not (
+                world.nav_links is not None and nodes.size > 1
+                and world.nav_links.link_between(graph, int(nodes[0]), int(nodes[1])) >= 0)
+            self._write(world, entity, path, nodes, waypoints, status, stands, graph.version, remaining, pulled)
+            if remember[i]:
+                self.seen[entity] = reqs[i]
+        self.served += int(k - deferred.sum())
+        self.last_served = np.concatenate([self.last_served, ents[~deferred]])
+        return deferred
+
+    @staticmethod
+    def _mark_pending(world: World, entity: int, path: Path | None) -> None:
+        """The entity's request waits in the queue: its Path (an empty one when it has none) says
+        so; its route, if any, is kept."""
+        if path is None:
+            path = world.try_get(entity, Path)
+        if path is None:
+            path = Path()
+            world.add_component(entity, path)
+        path.pending = True
+
+    def _still_good(self, world: World, graph, path: Path | None, request: PathRequest, nodes: np.ndarray,
+                    cost: float, row: int, agent_xy: np.ndarray) -> bool:
+        """Whether a periodic replan keeps the route being walked: it has the new plan's status
+        (the caller's test), is on this graph version, is still as good as the new plan
+        (``ecs_nav.nav.corridor.still_as_good``, within ``ROUTE_SLACK`` node spacings), and, pulled
+        (``request.smooth``), leaves the agent in sight of its waypoint (``_in_sight``)."""
+        if path is None or path.graph_version != graph.version or nodes.size == 0:
+            return False
+        good = still_as_good(graph.indptr, graph.indices, graph.costs, graph.positions,
+                             np.asarray(path.nodes, np.int64), np.asarray(path.waypoints, np.float64),
+                             int(path.index), int(nodes[0]), int(nodes[-1]), float(cost), float(agent_xy[0]),
+                             float(agent_xy[1]), ROUTE_SLACK * graph.grid.spacing)
+        return bool(good) and (not request.smooth or self._in_sight(world, path, row))
+
+    @staticmethod
+    def _in_sight(world: World, path: Path, row: int) -> bool:
+        """Whether the agent of table row ``row`` can walk straight to the waypoint it walks to
+        (``ecs_nav.nav.smooth.line_walkable``, with its radius and max_climb): a string-pulled leg
+        is long, and an agent pushed off it (over a railing, round a wall's end) may have a wall
+        between it and its waypoint, which the length of the route does not show."""
+        table = world.table
+        if world.map is None or row < 0 or path.waypoints.shape[0] == 0:
+            return True
+        target = path.waypoints[min(max(int(path.index), 0), path.waypoints.shape[0] - 1)]
+        here = (table.pos[row, 0], table.pos[row, 1], table.elevation[row])
+        return line_walkable(world.map, here, target, radius=float(table.radius[row]),
+                             max_climb=float(table.max_climb[row]))
+
+    @staticmethod
+    def _own_nodes(graph, points: np.ndarray) -> np.ndarray:
+        """The node slot of the grid cell each point lies in (-1 outside the grid)."""
+        g = graph.grid
+        col, row = g.cells_of(points)
+        inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
+        return np.where(inside, row * g.cols + col, -1)
+
+    @staticmethod
+    def _walkable_to_goal(world: World, graph, node_pos: np.ndarray, goal: np.ndarray) -> bool:
+        if np.all(np.abs(node_pos - goal) <= 1e-9):
+            return False  # the goal is the node itself: no extra waypoint
+        if abs(goal[2] - node_pos[2]) > graph.max_climb + 1e-9:
+            return False
+        if world.map is None:
+            return True
+        lift = np.array([0.0, 0.0, _GOAL_LIFT])
+        return not bool(world.map.segment_blocked(node_pos + lift, goal + lift)[0])
+
+    def _write(self, world: World, entity: int, path: Path | None, nodes: np.ndarray, waypoints: np.ndarray,
+               status: str, stands_on_start: bool, version: int, remaining: float, pulled: bool = False) -> None:
+        if path is None:
+            path = world.try_get(entity, Path)
+        previous = None if path is None else path.nodes
+        previous_status = None if path is None else path.status
+        kept = -1 if previous is None else route_kept(previous, nodes)
+        if path is None:
+            path = Path()
+            world.add_component(entity, path)
+        count = waypoints.shape[0]
+        if pulled:  # (pulled from the agent's position, its first waypoint: it walks to the second)
+            index = 1
+        elif kept >= 0 and path.waypoints.shape[0] > 0:
+            # the same route from further along: the waypoint being walked keeps its place
+            index = min(max(int(path.index) - kept, 0), max(count - 1, 0))
+        else:
+            index = 1 if stands_on_start and count > 1 else 0
+        path.nodes = np.asarray(nodes, dtype=np.int64)
+        path.waypoints = np.ascontiguousarray(waypoints, dtype=np.float64).reshape(-1, 3)
+        path.index = index
+        path.status = status
+        path.direction = 1
+        path.graph_version = int(version)
+        path.pending = False
+        if status in (STATUS_COMPLETE, STATUS_PARTIAL) and kept < 0:
+            world.emit(PathChanged(entity, status, world.tick))
+        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE) and status != previous_status:
+            world.emit(PathFailed(entity, status, world.tick, remaining=remaining))
+
