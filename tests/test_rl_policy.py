@@ -135,10 +135,13 @@ def test_a_policy_whose_layers_do_not_take_its_settings_observation_is_refused(t
         policy.act(np.full(20, np.nan))
 
 
-def test_a_policy_driven_worlds_first_episode_is_navenvs_episode_under_the_same_actions():
-    weights, biases, mean, var = random_arrays(np.random.default_rng(6))
-    policy = NumpyPolicy(weights, biases, "tanh", mean, var, 10.0, 1e-8, "box", [-1, -1], [1, 1],
-                         dataclasses.replace(SMALL, max_steps=40))
+@pytest.mark.parametrize("action", ["continuous", "discrete"])
+def test_a_policy_driven_worlds_first_episode_is_navenvs_episode_under_the_same_actions(action):
+    settings = dataclasses.replace(SMALL, max_steps=40, action=action)
+    outputs = 2 if action == "continuous" else settings.headings + 1
+    weights, biases, mean, var = random_arrays(np.random.default_rng(6), settings, outputs=outputs)
+    kind, low, high = ("box", [-1, -1], [1, 1]) if action == "continuous" else ("discrete", None, None)
+    policy = NumpyPolicy(weights, biases, "tanh", mean, var, 10.0, 1e-8, kind, low, high, settings)
     world = policy_world(policy, seed=11)
     driver = world.resources[DRIVER]
     env = NavEnv(policy.settings)
