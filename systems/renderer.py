@@ -33,6 +33,7 @@ from ecs_nav.core.resource_names import AVOIDANCE_TRACE, SEARCH_TRACE
 from ecs_nav.core.world import World
 from ecs_nav.nav.fields import FIELDS
 from ecs_nav.platformer.world import PLATFORMER
+from ecs_nav.render import areas as draw_areas
 from ecs_nav.render import avoidance as draw_avoidance
 from ecs_nav.render import draw
 from ecs_nav.render import label_layout as draw_label_layout
@@ -130,10 +131,13 @@ class Renderer:
         if side is not None:  # a side view: its level, bots' paths, boxes and keys
             self._prepare_side_view(world, side, layers, selected_rows)
             return
-        if "map" in layers:
-            self._static("map", (world.map, getattr(world.map, "version", 0)),
-                         lambda: draw.map_triangles(world.map))
         graph_key = (graph, getattr(graph, "version", 0))
+        if "map" in layers:
+            areas = getattr(world, "nav_areas", None)  # tinted on the floor (ecs_nav.render.areas)
+            self._static("map", (world.map, getattr(world.map, "version", 0), areas,
+                                 graph_key if areas is not None else None),
+                         lambda: draw.map_triangles(world.map, draw_areas.area_cells(
+                             areas, graph, None if world.map is None else world.map.bounds)))
         if "graph_edges" in layers:
             self._static("graph_edges", graph_key, lambda: draw.graph_edge_lines(graph))
         if "graph_nodes" in layers:

@@ -47,6 +47,8 @@ PALETTE: dict[str, tuple[float, float, float, float]] = {
     "velocity": (0.92, 0.92, 0.92, 0.75),
     "graph_drop": (0.35, 0.80, 1.0, 0.8),  # a one-way drop off a ledge, with an arrowhead
     "graph_link": (1.0, 0.55, 0.95, 0.9),  # an off-mesh link (jump, teleporter), one-way
+    "area_dear": (0.25, 0.55, 1.0, 1.0),  # an area that costs more to cross (mud, water); alpha by cost
+    "area_cheap": (0.35, 0.90, 0.45, 1.0),  # one that costs less (a road to prefer)
     "goal": (1.0, 1.0, 1.0, 0.95),
     "flow_arrow": (0.30, 0.85, 1.0, 0.75),
     "search": (0.60, 0.35, 1.0, 0.45),  # a node the traced agent's last search expanded
@@ -289,16 +291,20 @@ def map_max_height(geometry: Any) -> float:
     return top if top > 1e-9 else 1.0
 
 
-def map_triangles(geometry: Any) -> np.ndarray:
+def map_triangles(geometry: Any, under: np.ndarray | None = None) -> np.ndarray:
     """Triangle rows for the map (an ``ecs_nav.geometry.map.MapGeometry``): the floor over its
-    bounds, then every shape shaded by its top's height above the floor (PALETTE "low" →
-    "high"), lower tops first so taller pieces draw over them; ramps as a gradient from their
-    low edge to their high edge. Vectorised per shape kind."""
+    bounds, then ``under`` (triangle rows drawn on the floor: the area tints of
+    ``ecs_nav.render.areas``), then every shape shaded by its top's height above the floor
+    (PALETTE "low" → "high"), lower tops first so taller pieces draw over them; ramps as a
+    gradient from their low edge to their high edge. Vectorised per shape kind."""
     if geometry is None:
         return empty_rows()
     floor, hmax = float(geometry.floor), map_max_height(geometry)
     xmin, ymin, xmax, ymax = geometry.bounds
     pieces, tops = [rectangles([xmin, ymin], [xmax, ymax], PALETTE["floor"])], [np.full(6, -np.inf)]
+    if under is not None and len(under):
+        pieces.append(np.asarray(under, np.float32))
+        tops.append(np.full(len(under), -np.inf))
     boxes = geometry.boxes
     if boxes:
         aabb = np.array([b.aabb() for b in boxes], dtype=np.float64)

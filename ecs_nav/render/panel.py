@@ -23,6 +23,7 @@ import numpy as np
 from ecs_nav.core.events import event_count_table
 from ecs_nav.core.resource_names import AVOIDANCE_TRACE, SEARCH_TRACE
 from ecs_nav.platformer.world import PLATFORMER
+from ecs_nav.render.areas import area_colours
 from ecs_nav.render.colours import viridis
 from ecs_nav.render.draw import PALETTE
 from ecs_nav.render.labels import behaviour_names
@@ -114,8 +115,9 @@ def event_lines(world: Any) -> list[str]:
 
 
 def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None,
-                 avoidance: Any = None) -> list[PanelLine]:
-    """``legend``, then a line per layer that is on and has a LEGEND entry (the graph's edge
+                 avoidance: Any = None, areas: Any = None) -> list[PanelLine]:
+    """``legend``, then a line per layer that is on and has a LEGEND entry (under "map", each
+    area of ``areas``, a NavAreas, with its cost and tint; the graph's edge
     kinds when its edges are on and it has one-way edges; under "search", whose search it
     shows: ``trace``, an ``ecs_nav.nav.search_trace.SearchTrace``, or a hint to select an agent;
     under "avoidance", its other colours and whose choice it shows: ``avoidance``, an
@@ -126,6 +128,11 @@ def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any 
     for layer, (words, swatch) in LEGEND.items():
         if layer in layers:
             lines.append(PanelLine(f"{words}", swatch))
+            if layer == "map" and areas is not None and areas.areas:
+                tints = area_colours(areas)
+                for name in areas.names:  # one line a name (several shapes may share it)
+                    i = next(k for k, a in enumerate(areas.areas) if a.name == name)
+                    lines.append(PanelLine(f"  area {name} ×{areas.areas[i].cost:g}", (*tints[i, :3], 1.0)))
             if layer == "search":
                 lines.append(PanelLine("  " + (trace.describe() if trace is not None and trace.entity >= 0
                                                else "select an agent to see its")))
@@ -214,7 +221,8 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
                   side_legend(groups if isinstance(groups, SideGroups) else None)]
     else:
         lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
-                                                world.resources.get(SEARCH_TRACE), world.resources.get(AVOIDANCE_TRACE))
+                                                world.resources.get(SEARCH_TRACE), world.resources.get(AVOIDANCE_TRACE),
+                                                getattr(world, "nav_areas", None))
     for entity in list(selected)[:1]:
         state = (character_state_lines(world, side, int(entity)) if side is not None
                  else agent_state_lines(world, int(entity), forces))
