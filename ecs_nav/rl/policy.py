@@ -62,11 +62,14 @@ def scene_of_mark(text: str) -> str:
 
 class NumpyPolicy:
     """A deterministic actor: ``act(obs)`` normalises the observation, runs the layers and turns
-    the output into an action (``NavSettings`` documents both). Build one with ``load_policy``.
+    the output into an action (the module docstring gives each step; ``NavSettings`` documents the
+    observation and the action). ``load_policy`` builds one from a file; the constructor checks the
+    arrays as it does (PolicyError naming ``source``).
 
     Attributes: ``weights`` and ``biases`` (lists, one per layer), ``activation`` (a name of
     ``ACTIVATIONS``), ``obs_mean``, ``obs_var``, ``obs_clip``, ``obs_epsilon``, ``action_kind``,
-    ``action_low``/``action_high`` (box) , ``settings`` (NavSettings), ``source`` (the file)."""
+    ``action_low``/``action_high`` (box; None for discrete), ``settings`` (NavSettings),
+    ``source`` (the file)."""
 
     def __init__(self, weights, biases, activation: str, obs_mean, obs_var, obs_clip: float, obs_epsilon: float,
                  action_kind: str, action_low=None, action_high=None, settings: NavSettings | None = None,
