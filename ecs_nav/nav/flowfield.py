@@ -16,7 +16,10 @@ a direction at any point:
   step between two cells an edge of the graph in the walking direction (walkability,
   ``max_climb``, clearance and one-way drops are the graph's own; through a cell corner, the
   diagonal edge with both cells beside it walkable). It assumes an edge costs its ground length
-  (true of grid maps): the straight line is then never longer than the chain it replaces.
+  (true of grid maps): the straight line is then never longer than the chain it replaces. On a
+  graph weighted by area costs (``ecs_nav.nav.areas``: ``graph.node_multiplier`` set) a line
+  stays within cells of one multiplier, so it costs that multiplier times its length, no more
+  than the chain unless the chain passes a cheaper area.
 - **Sampling.** A point's direction is the bilinear blend, over the (up to) four surrounding
   node slots that can reach a goal, of the unit vectors from the point toward each one's
   anchor, normalised; so motion is smooth across tile borders. Its distance is the blend of
