@@ -265,3 +265,30 @@ def test_the_exported_policy_acts_as_stable_baselines3_predicts(tmp_path):
             np.testing.assert_allclose(policy.act(obs), expected, atol=1e-5)
         else:
             assert (policy.act(obs) == expected).mean() >= 0.98  # (float32 ties aside)
+
+
+@pytest.mark.skipif(not os.path.exists(EXAMPLE), reason="no example policy file")
+def test_the_viewers_reload_builds_the_policy_driven_world_again():
+    import ecs_nav.systems.render as render
+
+    from ecs_nav.cli import build_parser, policy_loader
+    from ecs_nav.render.viewer import Viewer
+
+    try:
+        window = render.offscreen_window()
+    except render.RenderUnavailable as exc:
+        pytest.skip(f"no OpenGL context here: {exc}")
+    args = build_parser().parse_args(["view", "--policy", EXAMPLE, "--seed", "2"])
+    loader = policy_loader(args)
+    assert args.scene == ROOM  # (left out: the scene the policy was trained in)
+    world = loader(args.scene, seed=args.seed)
+    viewer = Viewer(world, window, scene=args.scene, seed=args.seed, loader=loader)
+    try:
+        viewer.update(0.5)
+        first = viewer.world
+        assert first.tick > 0 and viewer.reload() and viewer.world is not first
+        assert viewer.world.tick == 0 and DRIVER in viewer.world.resources
+        np.testing.assert_array_equal(viewer.world.resources[DRIVER].batch.goal, first.resources[DRIVER].batch.goal)
+    finally:
+        viewer.close()
+        viewer.world.close()
