@@ -87,6 +87,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 from ecs_nav.compile.aot import pin, same_types
 from ecs_nav.core.world import System
 from ecs_nav.motion import steering as st
+from ecs_nav.motion.steering_capped import capped_group_forces
 from ecs_nav.motion.steering_given import COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
 from ecs_nav.motion.steering_rows import (
     CALLER_INPUTS,
@@ -111,7 +112,9 @@ B = st.B
 _SEPARATION, _ALIGNMENT, _COHESION = GROUP
 assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
 _CAPPED_GROUP = np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
-"""The behaviours the row kernel is handed through the reference path (by column), under a cap."""
+"""The behaviours the row kernel is handed by ``capped_group_forces`` (by column), under a cap."""
+_FIRST_GIVEN_GROUP = GIVEN.index("separation")
+"""Separation's slot in ``given`` (alignment's and cohesion's follow)."""
 _COMPUTED = np.isin(np.arange(N_BEHAVIOURS), COMPUTED_BEHAVIOURS)
 """The behaviours of ``given_forces`` (by column)."""
 _NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
@@ -124,7 +127,6 @@ _NO_CIRCLES = (np.zeros((0, 2)), np.zeros(0), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, n
 """``given_forces``' circles of a world without any: (centres, radii, *grid.kernel_args())."""
 _NO_MAP = object()
 """No map looked at yet (``world.map`` is a MapGeometry or None)."""
-_CALLER_INPUTS_CAPPED = CALLER_INPUTS | np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
 _QUIET = {"invalid": "ignore", "over": "ignore", "divide": "ignore"}
 """``np.errstate`` around the numpy paths: a non-finite input makes them warn on their way to a
 non-finite output, which is refused with the entities named. The kernels raise no numpy
@@ -264,8 +266,9 @@ class SteeringSystem(System):
 
     def _steer_tick(self, world, table, n) -> int:
         walls, circles = self._kernel_geometry(world) if self._geometry_wanted else (_NO_WALLS, _NO_CIRCLES)
+        cap = -1 if self.max_neighbours is None else int(self.max_neighbours)
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
-                table.int64_view, table.row_by_entity, self.max_neighbours is not None, self._geometry_wanted, walls,
+                table.int64_view, table.row_by_entity, cap, self._geometry_wanted, walls,
                 circles, self._noise_seed(world), int(world.tick), float(world.dt))
         kernel, call, types = self._tick
         if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
@@ -282,6 +285,8 @@ class SteeringSystem(System):
         n = table.n
         if n == 0:
             return True
+        if self.max_neighbours is not None and self.max_neighbours < 0:
+            return False  # the reference path raises
         if not (self._whole_tick and self._steered) and not np.count_nonzero(table.has_steering[:n]):
             return True  # nothing steers: nothing to write (and, before a row has steered, nothing compiled)
         self._steered = True
@@ -299,9 +304,7 @@ class SteeringSystem(System):
         n_members, max_radius = steering_survey(table.has_steering[:n], table.is_agent[:n], W,
                                                    table.neighbour_radius[:n], _SEPARATION, _COHESION, used, radius)
         group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
-        self._whole_tick = not np.count_nonzero(
-            used & (CALLER_INPUTS if self.max_neighbours is None else _CALLER_INPUTS_CAPPED))
-        steering = table.has_steering[:n]
+        self._whole_tick = not np.count_nonzero(used & CALLER_INPUTS)
         given, given_on, new_wander = None, _GIVEN_OFF.copy(), None
 
         def slot_of(slot):  # the (n, 2) forces of a GIVEN slot, handed in
@@ -320,16 +323,16 @@ class SteeringSystem(System):
                                 int(world.tick), float(world.dt), given, given_on, new_wander):
                 return False  # a wander target that is not finite: the reference path refuses it
         wanted = used & _CAPPED_GROUP if self.max_neighbours is not None else None
-        if wanted is not None and np.count_nonzero(wanted):  # capped group behaviours: the reference functions
-            srows, sel = (np.arange(n), slice(0, n)) if steering.all() else (np.flatnonzero(steering),) * 2
-            with np.errstate(**_QUIET):
-                stack, _ = behaviour_stack(world, srows, sel, self._geometry, self.max_neighbours, only=wanted)
+        if wanted is not None and np.count_nonzero(wanted):  # capped group behaviours: their own kernel
+            if not math.isfinite(max_radius):
+                return False  # the reference path refuses it
             for slot, b in enumerate(GIVEN_BEHAVIOURS):
                 if wanted[b]:
-                    out = slot_of(slot)
-                    if not isinstance(sel, slice):
-                        out[:] = 0.0
-                    out[sel] = stack[:, b]
+                    slot_of(slot)
+            if not capped_group_forces(n, table.is_agent, table.has_steering, table.weights, table.pos, table.vel,
+                                       table.heading, table.max_speed, radius, table.layer, n_members,
+                                       int(self.max_neighbours), used, given, _FIRST_GIVEN_GROUP):
+                return False  # a non-finite position: the reference path refuses it
         walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
         if walls is not None:  # wall avoidance's compiled loop, into the rows that use it (those the kernel reads)
             wall_avoidance_rows(n, table.has_steering, table.weights, table.pos, table.heading, table.feeler_length,

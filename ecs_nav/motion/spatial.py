@@ -315,6 +315,13 @@ def _neighbours(query, radius, exclude_self, max_neighbours, pos, ox, oy, inv_ce
     return offsets, out
 
 
+neighbour_lists = _neighbours
+"""``neighbours_within``'s compiled core, for other kernels to call: (query (k, 2), radius (k,),
+exclude_self, max_neighbours (-1: all), pos, *grid.kernel_args()) -> (offsets, rows) as
+``neighbours_within`` returns them. It trusts its input (finite points, a grid built over
+``pos``)."""
+
+
 def neighbours_within(pos, radius, max_neighbours: int | None = None,
                       grid: UniformGrid | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every agent's neighbours closer than ``radius`` (strictly), excluding itself.

@@ -18,14 +18,15 @@ the field sampled at each agent beforehand). The behaviours that need noise, a t
 a search of their own -- flee, pursuit, evade, wander, obstacle and wall avoidance, and the
 group behaviours under a neighbour cap -- come in as forces computed before it, only when some
 row uses them (``GIVEN``): by ``ecs_nav.motion.steering_given.given_forces`` (the first five),
-``wall_avoidance_rows``, and under a cap the reference functions. So the kernel stays small and
+``wall_avoidance_rows``, and under a cap ``ecs_nav.motion.steering_capped.capped_group_forces``.
+So the kernel stays small and
 calls no other kernel (one called from another is compiled into it again).
 
 ``steer_tick`` is the whole tick in one call unless a row follows a flow field (``CALLER_INPUTS``:
-its field is sampled on the nav graph in Python) or the group behaviours are capped: it surveys
-the weights, computes the forces of ``given_forces``, wall avoidance and the neighbour sums
-itself with the kernels the caller would call (``neighbour_pass``: per ``Collider.layer`` when
-the agents are on several), calls ``steer_rows`` and keeps the new wander targets. A small world
+its field is sampled on the nav graph in Python): it surveys the weights, computes the forces of
+``given_forces``, wall avoidance and the neighbour sums (or, under a cap, the capped group
+forces) itself with the kernels the caller would call (``neighbour_pass``: per
+``Collider.layer`` when the agents are on several), calls ``steer_rows`` and keeps the new wander targets. A small world
 then pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those
 kernels compiled into it: a scene compiles it (on a first run without the kernels compiled ahead
 of time, ``ecs_nav.compile.aot``) on its first tick with a steering row, whether or not its rows
@@ -73,6 +74,7 @@ from ecs_nav.core.table_columns import (
 )
 from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
 from ecs_nav.motion.steering import DECELERATION_TWEAKER, flock_sums, wall_force
+from ecs_nav.motion.steering_capped import capped_group_forces
 from ecs_nav.motion.steering_given import (
     COMPUTED,
     COMPUTED_BEHAVIOURS,
@@ -90,7 +92,7 @@ REFUSED = 1
 """``steer_rows`` return codes: the table was updated; nothing was written (see the module doc)."""
 NEEDS_INPUT = 2
 """``steer_tick``'s third return code: a row uses a behaviour whose force the caller computes
-(``CALLER_INPUTS``, or a group behaviour under a neighbour cap); nothing was written."""
+(``CALLER_INPUTS``); nothing was written."""
 NEEDS_GEOMETRY = 3
 """``steer_tick``'s fourth: a row uses wall or obstacle avoidance and the map's walls and circles
 were not handed in; nothing was written."""
@@ -117,8 +119,7 @@ N_BEHAVIOURS = len(B)
 
 CALLER_INPUTS = np.isin(np.arange(N_BEHAVIOURS), [B["follow_flow"]])
 """The behaviours whose input ``steer_tick`` leaves to its caller (by column of the weights):
-follow_flow, whose field is sampled at each agent's nearest node of the nav graph. (Under a
-neighbour cap, the group behaviours too: ``steer_tick``'s ``capped``.)"""
+follow_flow, whose field is sampled at each agent's nearest node of the nav graph."""
 assert GIVEN[:len(COMPUTED)] == COMPUTED  # given_forces writes the first slots
 
 
@@ -489,22 +490,23 @@ def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer, n_mem
 
 
 @kernel
-def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_entity, capped, geometry_given, walls,
-               circles, seed, tick, dt):
+def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_entity, max_neighbours, geometry_given,
+               walls, circles, seed, tick, dt):
     """The SteeringSystem's whole tick in one call when no row needs an input its caller computes:
     ``steering_survey``, ``given_forces``, ``wall_avoidance_rows``, ``neighbour_pass``,
     ``steer_rows`` and ``keep_wander_targets``, what the caller would hand in computed as it
     would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner code is
     unknown; REFUSED when a group radius or a new wander target is not finite), or
-    NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS`` (or,
-    ``capped``: under a neighbour cap, a group behaviour), or NEEDS_GEOMETRY when a row uses wall
+    NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS``, or
+    NEEDS_GEOMETRY when a row uses wall
     or obstacle avoidance and not ``geometry_given``. ``row_by_entity``: the table's (the rows of
     target entities); ``circles``: as ``given_forces`` takes them; ``seed`` (uint64) and ``tick``:
     wander's and dithering's noise. ``capacity``, ``layout`` and the AgentTable's buffer as
     ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
     ``flag_view``, ``int8_view``; ``ints``: its ``int64_view``: ``ecs_nav.core.table_columns``) hold
     the columns ``steer_rows`` reads and writes, and ``feeler_length``, ``neighbour_radius`` and
-    ``layer`` read. ``walls``: as
+    ``layer`` read. ``max_neighbours``: the group behaviours' cap on neighbours (the closest
+    kept, ``capped_group_forces``), -1 for none. ``walls``: as
     ``wall_avoidance_rows`` takes them; empty arrays without any wall, or when not given (a world
     without wall or obstacle avoidance does not fetch them: 0.4 µs a tick, measured 2026-11-27 on a
     2-core AMD EPYC VM); the same for ``circles``."""
@@ -529,8 +531,7 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     n_members, max_radius = steering_survey(has_steering[:n], is_agent[:n], weights[:n], neighbour_radius[:n],
                                             _SEPARATION, _COHESION, used, radius)
     group = used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION]
-    if capped and group:
-        return NEEDS_INPUT
+    capped = group and max_neighbours >= 0
     for b in range(n_behaviours):
         if used[b] and CALLER_INPUTS[b]:
             return NEEDS_INPUT
@@ -543,7 +544,7 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     computed = False
     for b in COMPUTED_BEHAVIOURS:
         computed = computed or used[b]
-    given = np.empty((len(GIVEN), n if walls_on or computed else 0, 2))
+    given = np.empty((len(GIVEN), n if walls_on or computed or capped else 0, 2))
     new_wander = np.empty((n if used[_WANDER] else 0, 2))
     if computed and not given_forces(n, capacity, layout, floats, pairs, flags, ints, row_by_entity, used, circles,
                                      seed, tick, dt, given, given_on, new_wander):
@@ -551,7 +552,14 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     if walls_on:
         given_on[WALL_SLOT] = True
         wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, given[WALL_SLOT])
-    if group:
+    if capped:  # the closest max_neighbours neighbours: their forces handed in
+        if not capped_group_forces(n, is_agent, has_steering, weights, pos, vel, heading, max_speed, radius, layer,
+                                   n_members, max_neighbours, used, given, _FIRST_GROUP):
+            return REFUSED  # (the reference path names the entities)
+        for s in range(_FIRST_GROUP, len(GIVEN)):
+            given_on[s] = used[GIVEN_BEHAVIOURS[s]]
+        index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
+    elif group:
         finite, index, count, sums = neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer,
                                                     n_members, max_radius, used[_ALIGNMENT])
         if not finite:
@@ -560,8 +568,8 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
         index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
     status = steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force,
                         mass, deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
-                        np.zeros((0, 2)), group, index, count, sums, column(ints, layout[ENTITY], capacity), seed,
-                        tick, dt)
+                        np.zeros((0, 2)), group and not capped, index, count, sums,
+                        column(ints, layout[ENTITY], capacity), seed, tick, dt)
     if status == WRITTEN and used[_WANDER]:
         keep_wander_targets(n, has_steering, weights, new_wander, column(pairs, layout[WANDER_TARGET], capacity))
     return status
