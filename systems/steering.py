@@ -12,10 +12,10 @@ randomised worlds to 1e-12, and their state digests):
   it, only when some row uses them: the neighbour sums (``neighbour_pass``, one pass over a
   grid of the agents), wall avoidance (``wall_avoidance_rows``), flee, pursuit, evade, wander and obstacle avoidance
   (``ecs_nav.motion.steering_given.given_forces``), the flow field sampled at each agent, and the
-  group behaviours under a neighbour cap through the reference functions. It is compiled on the
-  first tick that has a steering row. When no row follows a flow field and the group behaviours
-  are not capped, the whole tick is one call instead, ``steer_tick``: the survey, the compiled
-  behaviours, wall avoidance, the neighbour pass and the row kernel. It is tried first unless
+  group behaviours under a neighbour cap (``ecs_nav.motion.steering_capped``). It is compiled on
+  the first tick that has a steering row. When no row follows a flow field, the whole tick is
+  one call instead, ``steer_tick``: the survey, the compiled behaviours, wall avoidance, the
+  neighbour pass (or the capped group forces) and the row kernel. It is tried first unless
   the tick before needed an input computed here; when a row needs one it writes nothing and the
   tick takes the calls above.
 * the reference path: ``ecs_nav.motion.steering``'s vectorised functions, each behaviour computed for
