@@ -11,9 +11,8 @@ and, for the budget, "Request queue":
   ``ecs_nav.nav.areas``), then by goal: two or more without a budget share one reverse search
   (``ecs_nav.nav.field_cache``), any other gets its own (``ecs_nav.nav.jump.find_path``, or
   ``dijkstra``), within ``budget_left`` while a tick's budget applies;
-- each result written as the entity's ``Path`` (goal waypoint, string pulling, the waypoint
-  index), a periodic replan keeping a route that is still as good, with ``PathChanged`` and
-  ``PathFailed``.
+- each result handed to ``systems/path_write.py`` (``write_route``), which writes it as the
+  entity's ``Path`` with its events, or keeps the route a periodic replan finds still as good.
 
 The server keeps the counters the PathfindSystem reports (``searches``, ``field_searches``,
 ``served``, ``last_served``, ``last_searches``, ``last_expanded``) and which request each entity
@@ -23,26 +22,15 @@ was last served for (``seen``).
 from __future__ import annotations
 
 import numpy as np
+from ecs_nav.systems.path_write import mark_pending, own_nodes, write_route
 
-from ecs_nav.core.components import NavFilter, Path, PathRequest
-from ecs_nav.core.events import PathChanged, PathFailed
+from ecs_nav.core.components import NavFilter, PathRequest
 from ecs_nav.core.resource_names import LINK_LANDINGS, SEARCH_TRACE
 from ecs_nav.core.world import World
-from ecs_nav.nav.corridor import ROUTE_SLACK, route_kept, still_as_good
 from ecs_nav.nav.field_cache import RecentFields
 from ecs_nav.nav.jump import find_path
-from ecs_nav.nav.search import (
-    STATUS_COMPLETE,
-    STATUS_PARTIAL,
-    STATUS_UNREACHABLE,
-    dijkstra,
-    paths_from_field,
-)
+from ecs_nav.nav.search import STATUS_COMPLETE, STATUS_UNREACHABLE, dijkstra, paths_from_field
 from ecs_nav.nav.search_trace import KIND_ASTAR, KIND_DIJKSTRA, KIND_SHARED
-from ecs_nav.nav.smooth import line_walkable, smooth_path
-
-_GOAL_LIFT = 0.2
-"""Lift of the goal-node → goal-point segment test (the seed's link lift)."""
 
 
 class PathServer:
@@ -115,7 +103,7 @@ class PathServer:
             if deferred[at].any():  # the budget ran out: the rest wait too
                 for i in (j for later in groups[n + 1:] for j in later):
                     deferred[i] = True
-                    self._mark_pending(world, int(ents[i]), path_of.get(int(ents[i])))
+                    mark_pending(world, int(ents[i]), path_of.get(int(ents[i])))
                 break
         return deferred
 
@@ -225,139 +213,20 @@ class PathServer:
                 trace.record(res.expanded_nodes, KIND_DIJKSTRA if search is dijkstra else KIND_ASTAR, res.status,
                              world.tick, graph.version)
 
-        own = self._own_nodes(graph, start_xy)
+        own = own_nodes(graph, start_xy)
         for i in range(k):
             entity = int(ents[i])
             if deferred[i]:
-                self._mark_pending(world, entity, path_of.get(entity))
+                mark_pending(world, entity, path_of.get(entity))
                 continue
-            nodes, status, cost = (results[i] if results[i] is not None
-                                   else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
-            path = path_of.get(entity)
-            if (not forced[i] and status in (STATUS_COMPLETE, STATUS_PARTIAL) and path is not None
-                    and path.status == status
-                    and self._still_good(world, graph, path, reqs[i], nodes, cost, int(rows[i]), start_xy[i])):
-                self.seen[entity] = reqs[i]
-                path.pending = False
-                continue
-            waypoints = graph.positions[nodes].copy()
-            if status == STATUS_COMPLETE and nodes.size:
-                goal_point = np.array([goal_xy[i, 0], goal_xy[i, 1],
-                                       goal_z[i] if np.isfinite(goal_z[i]) else waypoints[-1, 2]])
-                if self._walkable_to_goal(world, graph, waypoints[-1], goal_point):
-                    waypoints = np.vstack([waypoints, goal_point])
-            pulled = bool(reqs[i].smooth and world.map is not None and waypoints.shape[0] > 1 and has_row[i])
-            if pulled:
-                # from where the agent stands, its first waypoint (seed 000's path[0]: the follower
-                # starts at index 1), each leg clear for the agent's disc widened by the Path's
-                # radius: where the follower takes a waypoint as reached within that radius of it,
-                # every straight line from there to the next waypoint is clear for the agent (where
-                # it took one as reached by crossing the line square to the leg, further out, the
-                # periodic replan's line of sight, _in_sight, catches a blocked one)
-                here = np.array([[start_xy[i, 0], start_xy[i, 1], start_z[i]]])
-                reach = path.radius if path is not None else Path.radius
-                waypoints = smooth_path(np.vstack([here, waypoints]), world.map,
-                                        radius=float(table.radius[rows[i]]) + float(reach),
-                                        max_climb=float(table.max_climb[rows[i]]))
-            remaining = np.inf
-            if nodes.size and goal_ok[i] and status != STATUS_COMPLETE:
-                remaining = float(np.hypot(*(goal_xy[i] - waypoints[-1, :2])))
-            # (an agent on a link's start node walks to it first: the link is crossed from there)
-            stands = bool(nodes.size and own[i] == nodes[0]) and not (
-                world.nav_links is not None and nodes.size > 1
-                and world.nav_links.link_between(graph, int(nodes[0]), int(nodes[1])) >= 0)
-            self._write(world, entity, path, nodes, waypoints, status, stands, graph.version, remaining, pulled)
-            if remember[i]:
+            route = (results[i] if results[i] is not None
+                     else (np.zeros(0, np.int64), STATUS_UNREACHABLE, np.inf))
+            written = write_route(world, graph, entity, path_of.get(entity), reqs[i], route, bool(forced[i]),
+                                  int(rows[i]), np.array([start_xy[i, 0], start_xy[i, 1], start_z[i]]),
+                                  np.array([goal_xy[i, 0], goal_xy[i, 1], goal_z[i]]), bool(goal_ok[i]),
+                                  int(own[i]))
+            if remember[i] or not written:  # (a route kept by a periodic replan is always noted)
                 self.seen[entity] = reqs[i]
         self.served += int(k - deferred.sum())
         self.last_served = np.concatenate([self.last_served, ents[~deferred]])
         return deferred
-
-    @staticmethod
-    def _mark_pending(world: World, entity: int, path: Path | None) -> None:
-        """The entity's request waits in the queue: its Path (an empty one when it has none) says
-        so; its route, if any, is kept."""
-        if path is None:
-            path = world.try_get(entity, Path)
-        if path is None:
-            path = Path()
-            world.add_component(entity, path)
-        path.pending = True
-
-    def _still_good(self, world: World, graph, path: Path | None, request: PathRequest, nodes: np.ndarray,
-                    cost: float, row: int, agent_xy: np.ndarray) -> bool:
-        """Whether a periodic replan keeps the route being walked: it has the new plan's status
-        (the caller's test), is on this graph version, is still as good as the new plan
-        (``ecs_nav.nav.corridor.still_as_good``, within ``ROUTE_SLACK`` node spacings), and, pulled
-        (``request.smooth``), leaves the agent in sight of its waypoint (``_in_sight``)."""
-        if path is None or path.graph_version != graph.version or nodes.size == 0:
-            return False
-        good = still_as_good(graph.indptr, graph.indices, graph.costs, graph.positions,
-                             np.asarray(path.nodes, np.int64), np.asarray(path.waypoints, np.float64),
-                             int(path.index), int(nodes[0]), int(nodes[-1]), float(cost), float(agent_xy[0]),
-                             float(agent_xy[1]), ROUTE_SLACK * graph.grid.spacing)
-        return bool(good) and (not request.smooth or self._in_sight(world, path, row))
-
-    @staticmethod
-    def _in_sight(world: World, path: Path, row: int) -> bool:
-        """Whether the agent of table row ``row`` can walk straight to the waypoint it walks to
-        (``ecs_nav.nav.smooth.line_walkable``, with its radius and max_climb): a string-pulled leg
-        is long, and an agent pushed off it (over a railing, round a wall's end) may have a wall
-        between it and its waypoint, which the length of the route does not show."""
-        table = world.table
-        if world.map is None or row < 0 or path.waypoints.shape[0] == 0:
-            return True
-        target = path.waypoints[min(max(int(path.index), 0), path.waypoints.shape[0] - 1)]
-        here = (table.pos[row, 0], table.pos[row, 1], table.elevation[row])
-        return line_walkable(world.map, here, target, radius=float(table.radius[row]),
-                             max_climb=float(table.max_climb[row]))
-
-    @staticmethod
-    def _own_nodes(graph, points: np.ndarray) -> np.ndarray:
-        """The node slot of the grid cell each point lies in (-1 outside the grid)."""
-        g = graph.grid
-        col, row = g.cells_of(points)
-        inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
-        return np.where(inside, row * g.cols + col, -1)
-
-    @staticmethod
-    def _walkable_to_goal(world: World, graph, node_pos: np.ndarray, goal: np.ndarray) -> bool:
-        if np.all(np.abs(node_pos - goal) <= 1e-9):
-            return False  # the goal is the node itself: no extra waypoint
-        if abs(goal[2] - node_pos[2]) > graph.max_climb + 1e-9:
-            return False
-        if world.map is None:
-            return True
-        lift = np.array([0.0, 0.0, _GOAL_LIFT])
-        return not bool(world.map.segment_blocked(node_pos + lift, goal + lift)[0])
-
-    def _write(self, world: World, entity: int, path: Path | None, nodes: np.ndarray, waypoints: np.ndarray,
-               status: str, stands_on_start: bool, version: int, remaining: float, pulled: bool = False) -> None:
-        if path is None:
-            path = world.try_get(entity, Path)
-        previous = None if path is None else path.nodes
-        previous_status = None if path is None else path.status
-        kept = -1 if previous is None else route_kept(previous, nodes)
-        if path is None:
-            path = Path()
-            world.add_component(entity, path)
-        count = waypoints.shape[0]
-        if pulled:  # (pulled from the agent's position, its first waypoint: it walks to the second)
-            index = 1
-        elif kept >= 0 and path.waypoints.shape[0] > 0:
-            # the same route from further along: the waypoint being walked keeps its place
-            index = min(max(int(path.index) - kept, 0), max(count - 1, 0))
-        else:
-            index = 1 if stands_on_start and count > 1 else 0
-        path.nodes = np.asarray(nodes, dtype=np.int64)
-        path.waypoints = np.ascontiguousarray(waypoints, dtype=np.float64).reshape(-1, 3)
-        path.index = index
-        path.status = status
-        path.direction = 1
-        path.graph_version = int(version)
-        path.pending = False
-        if status in (STATUS_COMPLETE, STATUS_PARTIAL) and kept < 0:
-            world.emit(PathChanged(entity, status, world.tick))
-        if status in (STATUS_PARTIAL, STATUS_UNREACHABLE) and status != previous_status:
-            world.emit(PathFailed(entity, status, world.tick, remaining=remaining))
-

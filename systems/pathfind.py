@@ -120,8 +120,8 @@ searches, each search's own ``PathResult.expanded``; not those of shared reverse
 Where the work is done: this module decides which requests are served on a tick (change
 detection, periods, the queue, stale paths without a request); ``systems/path_serve.py`` (a
 ``PathServer``, the system's ``server``) serves each batch (start and goal, searches, area
-filters, the Path written, events) and keeps the counters, which the system's attributes of the
-same names read and write.
+filters) and keeps the counters, which the system's attributes of the same names read and write;
+``systems/path_write.py`` writes each route as a Path, with its events.
 """
 
 from __future__ import annotations
