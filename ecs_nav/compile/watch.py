@@ -39,6 +39,9 @@ class _Clock:
 
 
 _clock = _Clock()
+totals = _clock
+"""The process-wide totals, for a hot loop to read without a call (read only): while its
+``lock_depth`` is 0, its ``seconds`` is ``warmup_seconds()``."""
 
 
 def warmup_seconds() -> float:
