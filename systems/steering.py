@@ -178,6 +178,18 @@ class SteeringSystem(System):
         self._circles = None  # (centres, radii, grid) or None
         self._walls = None  # (a, b, grid) or None
 
+    @property
+    def max_neighbours(self) -> int | None:
+        """The cap on neighbours per agent for the group behaviours (closest kept); None: all."""
+        return self._max_neighbours
+
+    @max_neighbours.setter
+    def max_neighbours(self, value: int | None) -> None:
+        self._max_neighbours = value
+        self._cap = -1 if value is None else int(value) if value >= 0 else -2
+        """``steer_tick``'s ``max_neighbours``: -1 for none; -2 for a negative cap, which the
+        kernels refuse (the reference path raises)."""
+
     # --- static geometry, cached per map version ---------------------------------------------
 
     def _geometry(self, world):
@@ -266,9 +278,8 @@ class SteeringSystem(System):
 
     def _steer_tick(self, world, table, n) -> int:
         walls, circles = self._kernel_geometry(world) if self._geometry_wanted else (_NO_WALLS, _NO_CIRCLES)
-        cap = -1 if self.max_neighbours is None else int(self.max_neighbours)
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
-                table.int64_view, table.row_by_entity, cap, self._geometry_wanted, walls,
+                table.int64_view, table.row_by_entity, self._cap, self._geometry_wanted, walls,
                 circles, self._noise_seed(world), int(world.tick), float(world.dt))
         kernel, call, types = self._tick
         if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
@@ -285,8 +296,6 @@ class SteeringSystem(System):
         n = table.n
         if n == 0:
             return True
-        if self.max_neighbours is not None and self.max_neighbours < 0:
-            return False  # the reference path raises
         if not (self._whole_tick and self._steered) and not np.count_nonzero(table.has_steering[:n]):
             return True  # nothing steers: nothing to write (and, before a row has steered, nothing compiled)
         self._steered = True
@@ -324,14 +333,14 @@ class SteeringSystem(System):
                 return False  # a wander target that is not finite: the reference path refuses it
         wanted = used & _CAPPED_GROUP if self.max_neighbours is not None else None
         if wanted is not None and np.count_nonzero(wanted):  # capped group behaviours: their own kernel
-            if not math.isfinite(max_radius):
-                return False  # the reference path refuses it
+            if not math.isfinite(max_radius) or self._cap < 0:
+                return False  # the reference path refuses it (or raises for a negative cap)
             for slot, b in enumerate(GIVEN_BEHAVIOURS):
                 if wanted[b]:
                     slot_of(slot)
             if not capped_group_forces(n, table.is_agent, table.has_steering, table.weights, table.pos, table.vel,
                                        table.heading, table.max_speed, radius, table.layer, n_members,
-                                       int(self.max_neighbours), used, given, _FIRST_GIVEN_GROUP):
+                                       self._cap, used, given, _FIRST_GIVEN_GROUP):
                 return False  # a non-finite position: the reference path refuses it
         walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
         if walls is not None:  # wall avoidance's compiled loop, into the rows that use it (those the kernel reads)

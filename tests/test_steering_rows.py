@@ -411,6 +411,25 @@ def test_capped_group_behaviours_steer_in_the_kernel_as_on_the_reference_path_bi
         w.close()
 
 
+@pytest.mark.parametrize("cap", [-1, -3])
+@pytest.mark.parametrize("other", ["seek", "follow_flow"])
+def test_a_negative_neighbour_cap_is_refused_on_every_path(cap, other):
+    """A negative cap (set after construction too): the one-call tick (``other`` = seek), the
+    two-call tick (follow_flow) and the reference path raise the reference path's error and
+    write nothing."""
+    for compiled in (True, False):
+        w = random_world(3, 8, compiled, behaviours=["separation", other])[0]
+        system = w.system("SteeringSystem")
+        w.step()
+        system.max_neighbours = cap
+        before = outputs(w)
+        with pytest.raises(ValueError, match="max_neighbours must be >= 0"):
+            w.step()
+        for c in OUTPUTS:
+            np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+        w.close()
+
+
 def test_the_neighbour_cap_binds_in_the_capped_tests():
     """The capped worlds are not vacuous: some agent has more neighbours within its radius than
     the cap keeps, and the capped group forces differ from the uncapped ones on many rows (each

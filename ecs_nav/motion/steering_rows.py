@@ -80,7 +80,6 @@ from ecs_nav.motion.steering_given import (
     COMPUTED_BEHAVIOURS,
     DITHER_PROBABILITIES,
     DITHER_STREAM,
-    DITHER_STREAMS,
     entity_noise,
     given_forces,
     keep_wander_targets,
@@ -156,7 +155,7 @@ def _truncate(x, y, max_len):
     return x, y
 
 
-@kernel(inline="always")
+@kernel
 def _prioritised(forces, w, max_force):
     """``steering.combine_prioritized`` of one row: ``forces`` (B, 2) unweighted, in BEHAVIOURS
     order, ``w`` (B,) its weights; the same operations as its kernel."""
@@ -177,14 +176,14 @@ def _prioritised(forces, w, max_force):
     return tx, ty
 
 
-@kernel(inline="always")
-def _dithered(forces, w, max_force, keys, entity):
+@kernel
+def _dithered(forces, w, max_force, seed, tick, entity):
     """``steering.combine_dithered`` of one row with ``DITHER_PROBABILITIES`` and the reference
     path's uniforms: behaviour b's is ``(u + 1) / 2`` of component ``b % 2`` of
-    ``entity_noise(keys[b // 2], entity)`` (``keys``: ``noise_key`` of each dither stream)."""
+    ``entity_noise(noise_key(seed, DITHER_STREAM + b // 2, tick), entity)``."""
     for b in range(forces.shape[0]):
         p = DITHER_PROBABILITIES[b]
-        ua, ub = entity_noise(keys[b // 2], entity)
+        ua, ub = entity_noise(noise_key(seed, DITHER_STREAM + b // 2, tick), entity)
         u = ((ua if b % 2 == 0 else ub) + 1.0) / 2.0
         if not (u < p):
             continue
@@ -218,13 +217,11 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
     ``seed`` (uint64) and ``tick`` as the reference path draws them (``DITHER_STREAM`` and up);
     another code is refused.
     """
-    out_force = np.empty((n, 2))
-    out_vel = np.empty((n, 2))
+    scratch = np.empty((2 * n + N_BEHAVIOURS, 2))  # one allocation: a small world's tick is a few of them
+    out_force, out_vel = scratch[:n], scratch[n:2 * n]
+    fb = scratch[2 * n:]  # a combined row's unweighted forces, as the reference path stacks them
     has_flow = flow.shape[0] > 0
     n_given = given_on.shape[0]
-    fb = np.zeros((N_BEHAVIOURS, 2))  # a combined row's unweighted forces, as the reference path stacks them
-    keys = np.empty(DITHER_STREAMS, np.uint64)
-    keyed = False
     for i in range(n):
         if not has_steering[i]:
             continue
@@ -326,11 +323,7 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
         elif code == 1:
             fx, fy = _prioritised(fb, w, mf)
         else:
-            if not keyed:
-                for k in range(DITHER_STREAMS):
-                    keys[k] = noise_key(seed, DITHER_STREAM + k, tick)
-                keyed = True
-            fx, fy = _dithered(fb, w, mf, keys, entity[i])
+            fx, fy = _dithered(fb, w, mf, seed, tick, entity[i])
         if not (math.isfinite(fx) and math.isfinite(fy)):
             return REFUSED
         out_force[i, 0], out_force[i, 1] = fx, fy
@@ -506,7 +499,7 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     ``flag_view``, ``int8_view``; ``ints``: its ``int64_view``: ``ecs_nav.core.table_columns``) hold
     the columns ``steer_rows`` reads and writes, and ``feeler_length``, ``neighbour_radius`` and
     ``layer`` read. ``max_neighbours``: the group behaviours' cap on neighbours (the closest
-    kept, ``capped_group_forces``), -1 for none. ``walls``: as
+    kept, ``capped_group_forces``), -1 for none, below -1 refused. ``walls``: as
     ``wall_avoidance_rows`` takes them; empty arrays without any wall, or when not given (a world
     without wall or obstacle avoidance does not fetch them: 0.4 µs a tick, measured 2026-11-27 on a
     2-core AMD EPYC VM); the same for ``circles``."""
@@ -523,6 +516,8 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     neighbour_radius = column(floats, layout[NEIGHBOUR_RADIUS], capacity)
     feeler_length = column(floats, layout[FEELER_LENGTH], capacity)
     layer = column(ints, layout[LAYER], capacity)
+    if max_neighbours < -1:
+        return REFUSED  # a negative cap (the reference path raises)
     for i in range(n):
         if has_steering[i] and not (0 <= combiner[i] <= 2):
             return REFUSED  # an unknown combiner (the reference path names it)
