@@ -12,6 +12,7 @@ from ecs_nav.motion import steering as S
 from ecs_nav.motion.spatial import (
     brute_force_neighbours,
     build_grid,
+    nearest_distances,
     neighbours_within,
 )
 
@@ -28,6 +29,32 @@ def test_neighbours_match_brute_force(points, radius, max_neighbours, cell_size)
     got = neighbours_within(points, radius, max_neighbours, grid=grid)
     np.testing.assert_array_equal(got[0], expected[0])
     np.testing.assert_array_equal(got[1], expected[1])
+
+
+def nearest_by_all_pairs(points: np.ndarray) -> np.ndarray:
+    delta = points[:, None, :] - points[None, :, :]
+    squared = delta[..., 0] ** 2 + delta[..., 1] ** 2
+    np.fill_diagonal(squared, np.inf)
+    return np.sqrt(squared.min(axis=1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 80).flatmap(lambda k: arrays(np.float64, (k, 2), elements=st.one_of(
+    coords, st.integers(-3, 3).map(float), st.floats(-1e6, 1e6, allow_nan=False)))))
+def test_nearest_distances_equal_all_pairs_for_spread_stacked_and_far_apart_points(points):
+    got = np.empty(points.shape[0])
+    nearest_distances(points, got)
+    np.testing.assert_array_equal(got, nearest_by_all_pairs(points))
+
+
+def test_nearest_distances_of_clusters_far_apart_and_of_points_on_a_line():
+    rng = np.random.default_rng(3)
+    clusters = np.concatenate([rng.normal(0.0, 0.5, (400, 2)), rng.normal(1000.0, 0.5, (400, 2))])
+    line = np.column_stack([np.linspace(0.0, 10.0, 300), np.zeros(300)])
+    for points in (clusters, line, rng.random((3000, 2)) * 100.0):
+        got = np.empty(points.shape[0])
+        nearest_distances(points, got)
+        np.testing.assert_array_equal(got, nearest_by_all_pairs(points))
 
 
 @settings(max_examples=50, deadline=None)

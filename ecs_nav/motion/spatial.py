@@ -204,6 +204,49 @@ def bin_into_grid(lo, hi, cell_size):
     return ox, oy, cell_size, cols, rows, cell_start, cell_items
 
 
+@kernel
+def nearest_distances(points, out):
+    """``out`` (n,) receives the centre distance from each of ``points`` ((n, 2), finite, n >= 2)
+    to its nearest other point. A grid of about two points a cell, searched ring by ring round
+    each point's cell until the next ring lies further than the nearest point found: every
+    point outside rings 0..r of its cell is more than ``r`` cells away. O(n) for points spread
+    over their bounding box."""
+    n = points.shape[0]
+    ox, oy, top_x, top_y = _bounds(points, points)
+    cell = np.sqrt(2.0 * max((top_x - ox) * (top_y - oy), 1e-300) / n)
+    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(points, points, max(cell, 1e-150))
+    inv = 1.0 / cell
+    widest = max(cols, rows)
+    for i in range(n):
+        px, py = points[i, 0], points[i, 1]
+        cx = _clamp_cell(np.floor((px - ox) * inv), cols)
+        cy = _clamp_cell(np.floor((py - oy) * inv), rows)
+        best = np.inf
+        r = 0
+        while True:
+            for yy in range(max(cy - r, 0), min(cy + r, rows - 1) + 1):
+                edge_row = yy == cy - r or yy == cy + r
+                xx = max(cx - r, 0)
+                while xx <= min(cx + r, cols - 1):
+                    c = yy * cols + xx
+                    for q in range(cell_start[c], cell_start[c + 1]):
+                        j = cell_items[q]
+                        if j != i:
+                            dx, dy = points[j, 0] - px, points[j, 1] - py
+                            d2 = dx * dx + dy * dy
+                            if d2 < best:
+                                best = d2
+                    if edge_row or xx >= cx + r:
+                        xx += 1
+                    else:
+                        xx = cx + r  # a middle row of the ring: its two end cells only
+            reach = r * cell
+            if best <= reach * reach or r > widest:
+                break
+            r += 1
+        out[i] = np.sqrt(best)
+
+
 def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
     """Bin items into a uniform grid in O(items + cells).
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ecs_nav.motion.spatial import layer_members
+from ecs_nav.motion.spatial import layer_members, nearest_distances
 
 FORMATS = {".sqlite": "sqlite", ".db": "sqlite", ".parquet": "parquet", ".csv": "csv"}
 """File suffix -> format."""
@@ -51,9 +51,6 @@ EVENT_COLUMNS = ("tick", "type", "entity", "fields")
 AGENT_COLUMNS = ("entity", "name", "is_agent", "spawn_tick", "arrival_tick", "path_length", "stuck_s",
                  "stuck_events", "min_distance")
 JUPEDSIM_SCHEMA_VERSION = 2
-BRUTE_FORCE_NEAREST = 32
-"""Up to this many agents of a layer in a frame, the nearest distances come from all pairs (a
-k-d tree costs more to build than it saves, and scipy.spatial takes 0.2 s to import)."""
 
 
 class ResultsUnavailable(RuntimeError):
@@ -120,7 +117,7 @@ def frame_names(frame: dict[str, Any]) -> np.ndarray:
 
 class NearestTally:
     """Wraps a sink: for each frame, the centre distance from every agent to its nearest other
-    agent of its layer (a k-d tree query per layer: ``Collider.layer``), kept as a running
+    agent of its layer (``motion.spatial.nearest_distances`` per layer: ``Collider.layer``), kept as a running
     minimum per entity and written as the agents table's ``min_distance`` (NaN: never two agents
     of one layer in a frame). It runs where the sink runs, so a background writer takes this
     work off the tick too."""
@@ -159,15 +156,8 @@ class NearestTally:
         """The running minimum of ``ids`` over their distances to each other's ``points``."""
         if ids.size < 2:
             return
-        if ids.size <= BRUTE_FORCE_NEAREST:
-            delta = points[:, None, :] - points[None, :, :]
-            squared = delta[..., 0] ** 2 + delta[..., 1] ** 2
-            np.fill_diagonal(squared, np.inf)
-            nearest = np.sqrt(squared.min(axis=1))
-        else:
-            from scipy.spatial import cKDTree
-
-            nearest = cKDTree(points).query(points, k=2)[0][:, 1]
+        nearest = np.empty(ids.size)
+        nearest_distances(np.ascontiguousarray(points), nearest)
         self.closest[ids] = np.minimum(self.closest[ids], nearest)
 
     def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
@@ -185,6 +175,30 @@ class NearestTally:
 # --- SQLite (JuPedSim's schema) -------------------------------------------------------------------
 
 
+SQL_VARIABLES = 999
+"""The fewest bound values an SQLite statement may take (SQLITE_MAX_VARIABLE_NUMBER of releases
+before 3.32): ``insert_rows`` puts as many rows in one INSERT as fit."""
+
+
+def insert_rows(db: sqlite3.Connection, table: str, rows: np.ndarray) -> None:
+    """Insert ``rows`` ((n, c) float64, one column per column of ``table``) into ``table``, many
+    rows to a statement: the per-row cost of ``executemany`` (a statement reset and a call into
+    SQLite for every row) is what recording a large crowd spends most on. Integer values (ids,
+    frames: exact in float64 below 2**53) go in as floats and are stored as INTEGER by the
+    columns' integer affinity."""
+    n, c = rows.shape
+    per = max(SQL_VARIABLES // c, 1)
+    whole = n // per * per
+    values = rows.ravel().tolist()
+    if whole:
+        statement = f"INSERT INTO {table} VALUES " + ",".join(["(" + ",".join("?" * c) + ")"] * per)
+        step = per * c
+        db.executemany(statement, (values[k:k + step] for k in range(0, whole * c, step)))
+    if whole < n:
+        db.executemany(f"INSERT INTO {table} VALUES (" + ",".join("?" * c) + ")",
+                       (values[k:k + c] for k in range(whole * c, n * c, c)))
+
+
 class SqliteSink:
     """One SQLite file in JuPedSim's trajectory schema plus ecs_nav's tables (module docstring)."""
 
@@ -199,7 +213,7 @@ class SqliteSink:
         # frames survive; only a power cut could lose them (synchronous=OFF)
         self.db.execute("PRAGMA synchronous=OFF")
         self.every = 1
-        self.names_written: set[int] = set()
+        self.names_written = np.zeros(64, bool)  # by entity id: its name is in ecs_nav_names
 
     def begin(self, run: dict[str, Any]) -> None:
         self.every = int(run["every"])
@@ -251,21 +265,23 @@ class SqliteSink:
         tick = int(frame["tick"])
         index = tick // self.every
         n = frame_rows(frame)
-        ids = frame["entity"].tolist()
+        entity = frame["entity"]
         heading = frame["heading"]
-        frames = [index] * n
         db = self.db
-        db.executemany("INSERT INTO trajectory_data VALUES (?, ?, ?, ?, ?, ?)",
-                       zip(frames, ids, frame["x"].tolist(), frame["y"].tolist(),
-                           np.cos(heading).tolist(), np.sin(heading).tolist()))
-        db.executemany("INSERT INTO ecs_nav_trajectory VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       zip(frames, ids, [tick] * n, frame["elevation"].tolist(), frame["vx"].tolist(),
-                           frame["vy"].tolist(), heading.tolist()))
+        insert_rows(db, "trajectory_data", np.column_stack(
+            [np.full(n, index), entity, frame["x"], frame["y"], np.cos(heading), np.sin(heading)]))
+        insert_rows(db, "ecs_nav_trajectory", np.column_stack(
+            [np.full(n, index), entity, np.full(n, tick), frame["elevation"], frame["vx"], frame["vy"], heading]))
         db.execute("INSERT INTO frame_data VALUES (?, ?)", (index, self.geometry_hash))
-        new = [(i, name) for i, name in zip(ids, frame_names(frame).tolist()) if i not in self.names_written]
-        if new:
-            db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)", new)
-            self.names_written.update(i for i, _ in new)
+        written = self.names_written
+        if entity.size and entity.max() >= written.size:
+            written = self.names_written = np.concatenate(
+                [written, np.zeros(max(written.size, int(entity.max()) + 1), bool)])
+        fresh = ~written[entity]
+        if fresh.any():
+            db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)",
+                           zip(entity[fresh].tolist(), frame_names(frame)[fresh].tolist()))
+            written[entity[fresh]] = True
         self._write_events(events)
 
     def _write_events(self, events: list[tuple]) -> None:
