@@ -24,6 +24,10 @@ tick of the bench's n agents, ``--repeats`` times interleaved.
     python bench/small_worlds.py [--sizes 1 10 100 1000 10000] [--ticks 200] [--at-best]
     python bench/small_worlds.py --layers [--sizes 1 2 5 10 100] [--total 1000] [--ticks 200]
     python bench/small_worlds.py --crowd [--sizes 2] [--ticks 2000] [--repeats 3]
+    python bench/small_worlds.py --scene steering [--ticks 200] [--repeats 5]
+
+``--scene NAME`` times a built-in scene as it ships (after 50 warm-up ticks), ``--repeats`` runs
+of ``--ticks`` ticks in one World, one after the other.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from ecs_nav.systems.steering import SteeringSystem
 from system_cpu import cpu_per_system
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
+from ecs_nav.core.world import System
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.scene.files import build_world, scene_from_dict, scenes_dir
 
@@ -168,8 +173,9 @@ def at_best(repeat: int = 25, number: int = 2000) -> dict[str, float]:
     """The least µs of a call, over ``repeat`` runs of ``number`` calls (``timeit``; no clock read
     per call), each run on a world made for it (its agents still walking: 2,000 ticks take an
     agent 67 m of its 254): ``World.step`` of a world without systems, of one with both systems
-    and no entity, and at 1 and 10 agents; each system's ``update`` at one agent; RVO2's tick at
-    1 and 10 agents."""
+    and no entity, of one with ten systems whose ``update`` returns at once (the per-system cost
+    of a tick: its row minus the first over ten), and at 1 and 10 agents; each system's
+    ``update`` at one agent; RVO2's tick at 1 and 10 agents."""
 
     def best(make) -> float:
         least = math.inf
@@ -184,6 +190,12 @@ def at_best(repeat: int = 25, number: int = 2000) -> dict[str, float]:
         world = small_world(n, systems)
         return world.step, world
 
+    def idle_systems():
+        world = small_world(0, systems=False)
+        world.add_systems(*[type(f"Idle{i}", (System,), {"name": f"Idle{i}", "update": lambda self, w: None})()
+                            for i in range(10)], after="PhysicsSystem")
+        return world.step, world
+
     def updating(name: str):
         world = small_world(1)
         system = world.system(name)
@@ -191,6 +203,7 @@ def at_best(repeat: int = 25, number: int = 2000) -> dict[str, float]:
 
     return {"World.step, no systems": best(lambda: stepping(0, systems=False)),
             "World.step, both systems, no entity": best(lambda: stepping(0)),
+            "World.step, 10 idle systems": best(idle_systems),
             "World.step, 1 agent": best(lambda: stepping(1)), "World.step, 10 agents": best(lambda: stepping(10)),
             "SteeringSystem update, 1 agent": best(lambda: updating("SteeringSystem")),
             "PhysicsSystem update, 1 agent": best(lambda: updating("PhysicsSystem")),
@@ -222,6 +235,18 @@ def crowd(sizes: list[int], ticks: int, repeats: int) -> None:
             print(f"| {n:,} | {run + 1} | {ow:,.1f} ({oc:,.1f}) | {rw:,.1f} ({rc:,.1f}) | {rw / ow:,.3f}x |")
 
 
+def scene_ticks(name: str, ticks: int, repeats: int) -> None:
+    """The ``--scene`` table: median wall (CPU) µs a tick of the built-in scene ``name``, each run
+    ``ticks`` ticks of one World after 50 warm-up ticks."""
+    world = load_scene(name)
+    world.run(50)
+    print(f"| {name} scene, run | µs/tick (CPU) |\n|---:|---:|")
+    for run in range(repeats):
+        wall, cpu = per_tick(world.step, ticks)
+        print(f"| {run + 1} | {wall:,.1f} ({cpu:,.1f}) |")
+    world.close()
+
+
 def chase(ticks: int) -> tuple[float, float, dict[str, float]]:
     """Median wall and CPU µs of a chase tick, and each system's mean CPU µs a tick over the
     ticks that follow (timed apart: the per-system clocks cost a few µs a tick themselves)."""
@@ -247,9 +272,13 @@ def main() -> None:
     parser.add_argument("--total", type=int, default=1000, help="--layers: agents in all the worlds of a size")
     parser.add_argument("--crowd", action="store_true",
                         help="the built-in crowd scene cut to each of --sizes agents against RVO2's tick")
-    parser.add_argument("--repeats", type=int, default=3, help="--crowd: runs of each size")
+    parser.add_argument("--repeats", type=int, default=3, help="--crowd, --scene: runs of each size")
+    parser.add_argument("--scene", help="a built-in scene's tick as it ships (its name)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.scene:
+        scene_ticks(args.scene, args.ticks, args.repeats)
+        return
     if args.crowd:
         crowd(args.sizes, args.ticks, args.repeats)
         print(f"load average after: {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
