@@ -126,11 +126,12 @@ class PathFollowSystem(System):
         stuck_distance: see STUCK_DISTANCE.
         group_arrival: settle against arrived agents of the same goal (``ecs_nav.motion.arrival``).
         settle_ticks: see SETTLE_TICKS.
-        goal_spreading: agents sent to one point fill the floor round it, each on a slot of its
-            own (``systems/goal_spreading.py``); False: they settle against the arrived crowd.
+        goal_spreading: agents sent to one point fill the floor round it, each stopping on a slot
+            of its own (``systems/goal_spreading.py``; only with ``group_arrival``); False: they
+            settle against the arrived crowd.
         slot_gap: m between neighbouring slots' discs (>= 0; ``goal_slots.SLOT_GAP``).
-        assign_margin: m; how near the slots given so far an agent is given one (>= 0;
-            ``slot_field.ASSIGN_MARGIN``).
+        assign_margin: m; how near (straight) to where the stopped crowd reaches an agent on its
+            way starts walking down the slot field (>= 0; ``slot_field.ASSIGN_MARGIN``).
     """
 
     name = "PathFollowSystem"
