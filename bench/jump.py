@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -32,26 +31,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pathfinding import maps_dir, pick, tcod_octile_graph  # noqa: E402  (bench/, the script's folder)
+from pathfinding import step_cost as octile_cost  # noqa: E402
+
 from ecs_nav.nav.grid import load_movingai, read_movingai_map, read_scenarios  # noqa: E402
 from ecs_nav.nav.jump import find_path, is_uniform_octile  # noqa: E402
 from ecs_nav.nav.search import astar  # noqa: E402
 
-SQRT2 = math.sqrt(2.0)
 REL_TOL = 1e-4
-TCOD_SCALE = 100_000
-
-
-def maps_dir(arg: str | None) -> Path | None:
-    path = Path(arg or os.environ.get("ECS_NAV_MAPS", ROOT.parent / "shared" / "maps"))
-    return path if path.is_dir() else None
-
-
-def octile_cost(cells: np.ndarray) -> float:
-    """Cost of a path given as (k, 2) integer cells: 1 a straight step, sqrt 2 a diagonal."""
-    if len(cells) < 2:
-        return 0.0
-    d = np.abs(np.diff(np.asarray(cells), axis=0)).sum(axis=1)
-    return float(np.where(d == 2, SQRT2, 1.0).sum())
 
 
 def cuts_a_corner(cells: np.ndarray, blocked: np.ndarray) -> bool:
@@ -123,21 +110,7 @@ class Tcod:
     def __init__(self, blocked, graph):
         import tcod.path
 
-        open_ = ~blocked
-        h, w = open_.shape
-        pad = np.zeros((h + 2, w + 2), bool)
-        pad[1:-1, 1:-1] = open_
-        cost = open_.astype(np.int8)
-        diagonal = round(TCOD_SCALE * SQRT2)
-        self.graph = tcod.path.CustomGraph(open_.shape)
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                if dx and dy:
-                    both_sides = pad[1 + dy : 1 + dy + h, 1 : 1 + w] & pad[1 : 1 + h, 1 + dx : 1 + dx + w]
-                    self.graph.add_edge((dy, dx), diagonal, cost=cost, condition=both_sides.astype(np.int8))
-                elif dx or dy:
-                    self.graph.add_edge((dy, dx), TCOD_SCALE, cost=cost)
-        self.graph.set_heuristic(cardinal=TCOD_SCALE, diagonal=diagonal)
+        self.graph = tcod_octile_graph(blocked)
         self.pathfinder = tcod.path.Pathfinder(self.graph)
 
     def query(self, sx, sy, gx, gy):
@@ -162,12 +135,6 @@ def available() -> list[type]:
                 continue
         out.append(cls)
     return out
-
-
-def pick(scenarios: np.ndarray, count: int) -> np.ndarray:
-    with_path = scenarios[scenarios["optimal_length"] > 0]
-    idx = np.unique(np.linspace(0, len(with_path) - 1, min(count, len(with_path))).round().astype(int))
-    return with_path[idx]
 
 
 def bench_map(path: Path, libraries: list[type], args) -> dict:

@@ -56,6 +56,30 @@ def step_cost(cells: np.ndarray) -> float:
     return float(np.where(d == 2, SQRT2, 1.0).sum())
 
 
+def tcod_octile_graph(blocked: np.ndarray):
+    """libtcod's ``CustomGraph`` of a (h, w) blocked grid under the Moving AI rules: straight steps
+    ``TCOD_SCALE``, diagonals ``round(TCOD_SCALE * sqrt 2)`` only where both cells beside them are
+    open (no corner cutting), with the matching octile heuristic."""
+    import tcod.path
+
+    open_ = ~blocked
+    h, w = open_.shape
+    pad = np.zeros((h + 2, w + 2), bool)
+    pad[1:-1, 1:-1] = open_
+    cost = open_.astype(np.int8)
+    diagonal = round(TCOD_SCALE * SQRT2)
+    graph = tcod.path.CustomGraph(open_.shape)
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if dx and dy:
+                both_sides = pad[1 + dy : 1 + dy + h, 1 : 1 + w] & pad[1 : 1 + h, 1 + dx : 1 + dx + w]
+                graph.add_edge((dy, dx), diagonal, cost=cost, condition=both_sides.astype(np.int8))
+            elif dx or dy:
+                graph.add_edge((dy, dx), TCOD_SCALE, cost=cost)
+    graph.set_heuristic(cardinal=TCOD_SCALE, diagonal=diagonal)
+    return graph
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -94,21 +118,7 @@ class Tcod:
         import tcod.path
 
         self.tcod = tcod.path
-        open_ = ~blocked
-        h, w = open_.shape
-        pad = np.zeros((h + 2, w + 2), bool)
-        pad[1:-1, 1:-1] = open_
-        cost = open_.astype(np.int8)
-        diagonal = round(TCOD_SCALE * SQRT2)
-        self.graph = tcod.path.CustomGraph(open_.shape)
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                if dx and dy:
-                    both_sides = pad[1 + dy : 1 + dy + h, 1 : 1 + w] & pad[1 : 1 + h, 1 + dx : 1 + dx + w]
-                    self.graph.add_edge((dy, dx), diagonal, cost=cost, condition=both_sides.astype(np.int8))
-                elif dx or dy:
-                    self.graph.add_edge((dy, dx), TCOD_SCALE, cost=cost)
-        self.graph.set_heuristic(cardinal=TCOD_SCALE, diagonal=diagonal)
+        self.graph = tcod_octile_graph(blocked)
         self.reused = tcod.path.Pathfinder(self.graph)
 
     def query(self, sx, sy, gx, gy):
