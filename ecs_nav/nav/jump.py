@@ -31,6 +31,7 @@ import numpy as np
 
 from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.graph import EDGE_WALK, NavGraph, check_node
+from ecs_nav.nav.open_list import sift_down, sift_up
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
     STATUS_UNREACHABLE,
@@ -148,51 +149,6 @@ def _octile(dr, dc, straight, diagonal):
 
 
 @kernel(inline="always")
-def _earlier(fa, ha, na, fb, hb, nb):
-    """Open-list order: lower f, then lower h, then lower cell id."""
-    if fa != fb:
-        return fa < fb
-    if ha != hb:
-        return ha < hb
-    return na < nb
-
-
-@kernel(inline="always")
-def _heap_up(heap_node, heap_f, heap_h, cells, i):
-    node, f, h = heap_node[i], heap_f[i], heap_h[i]
-    while i > 0:
-        up = (i - 1) >> 1
-        if not _earlier(f, h, node, heap_f[up], heap_h[up], heap_node[up]):
-            break
-        heap_node[i], heap_f[i], heap_h[i] = heap_node[up], heap_f[up], heap_h[up]
-        cells[heap_node[i]].pos = i
-        i = up
-    heap_node[i], heap_f[i], heap_h[i] = node, f, h
-    cells[node].pos = i
-
-
-@kernel(inline="always")
-def _heap_down(heap_node, heap_f, heap_h, cells, size):
-    i = 0
-    node, f, h = heap_node[0], heap_f[0], heap_h[0]
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        right = child + 1
-        if right < size and _earlier(heap_f[right], heap_h[right], heap_node[right],
-                                     heap_f[child], heap_h[child], heap_node[child]):
-            child = right
-        if not _earlier(heap_f[child], heap_h[child], heap_node[child], f, h, node):
-            break
-        heap_node[i], heap_f[i], heap_h[i] = heap_node[child], heap_f[child], heap_h[child]
-        cells[heap_node[i]].pos = i
-        i = child
-    heap_node[i], heap_f[i], heap_h[i] = node, f, h
-    cells[node].pos = i
-
-
-@kernel(inline="always")
 def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, gv, h, arrival):
     """Open ``v`` at cost ``gv`` from ``u`` (heuristic ``h``, ``arrival`` the step code it came
     by), or lower its cost when still open and cheaper; returns the new open-list size."""
@@ -203,7 +159,7 @@ def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, gv, h, arrival):
         rec.parent = u
         rec.arrival = arrival
         heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
-        _heap_up(heap_node, heap_f, heap_h, cells, size)
+        sift_up(heap_node, heap_f, heap_h, cells, size)
         return size + 1
     if rec.pos >= 0 and gv < rec.g:
         rec.g = gv
@@ -211,7 +167,7 @@ def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, gv, h, arrival):
         rec.arrival = arrival
         i = rec.pos
         heap_f[i] = gv + heap_h[i]
-        _heap_up(heap_node, heap_f, heap_h, cells, i)
+        sift_up(heap_node, heap_f, heap_h, cells, i)
     return size
 
 
@@ -256,7 +212,7 @@ def jump_search(free, jumps, width, start, goal, straight, diagonal, cells, gen,
         cells[u].pos = -1
         if size > 0:
             heap_node[0], heap_f[0], heap_h[0] = heap_node[size], heap_f[size], heap_h[size]
-            _heap_down(heap_node, heap_f, heap_h, cells, size)
+            sift_down(heap_node, heap_f, heap_h, cells, 0, size)
         expanded += 1
         if u == goal:
             return True, expanded

@@ -33,6 +33,7 @@ from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.distance import dijkstra_field
 from ecs_nav.nav.distance import distance_field as distance_field  # re-exported: callers import it from here
 from ecs_nav.nav.graph import NavGraph, check_node
+from ecs_nav.nav.open_list import sift_down, sift_up
 
 STATUS_COMPLETE = "complete"
 """The path reaches the goal and is optimal."""
@@ -101,51 +102,6 @@ def _ground_distance(mode, xy, a, b):
     return math.sqrt(dx * dx + dy * dy)
 
 
-@kernel(inline="always")
-def _before(fa, ha, na, fb, hb, nb):
-    """Heap order: lower f, then lower h, then lower node id."""
-    if fa != fb:
-        return fa < fb
-    if ha != hb:
-        return ha < hb
-    return na < nb
-
-
-@kernel(inline="always")
-def _sift_up(heap_node, heap_f, heap_h, nodes, i):
-    node, f, h = heap_node[i], heap_f[i], heap_h[i]
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not _before(f, h, node, heap_f[parent], heap_h[parent], heap_node[parent]):
-            break
-        heap_node[i], heap_f[i], heap_h[i] = heap_node[parent], heap_f[parent], heap_h[parent]
-        nodes[heap_node[i]].pos = i
-        i = parent
-    heap_node[i], heap_f[i], heap_h[i] = node, f, h
-    nodes[node].pos = i
-
-
-@kernel(inline="always")
-def _sift_down(heap_node, heap_f, heap_h, nodes, i, size):
-    node, f, h = heap_node[i], heap_f[i], heap_h[i]
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        right = child + 1
-        if right < size and _before(
-            heap_f[right], heap_h[right], heap_node[right], heap_f[child], heap_h[child], heap_node[child]
-        ):
-            child = right
-        if not _before(heap_f[child], heap_h[child], heap_node[child], f, h, node):
-            break
-        heap_node[i], heap_f[i], heap_h[i] = heap_node[child], heap_f[child], heap_h[child]
-        nodes[heap_node[i]].pos = i
-        i = child
-    heap_node[i], heap_f[i], heap_h[i] = node, f, h
-    nodes[node].pos = i
-
-
 @kernel
 def _search(
     indptr, adj, cost_table, shift, mask, xy,
@@ -173,7 +129,7 @@ def _search(
         rec.parent = -1
         h = h_scale * _ground_distance(mode, xy, s, goal) if goal >= 0 else 0.0
         heap_node[size], heap_f[size], heap_h[size] = s, h, h
-        _sift_up(heap_node, heap_f, heap_h, nodes, size)
+        sift_up(heap_node, heap_f, heap_h, nodes, size)
         size += 1
     # a partial path ends at the expanded node closest to the goal (heuristic distance;
     # euclidean when the search has none), ties to the cheaper node
@@ -186,7 +142,7 @@ def _search(
         nodes[u].pos = -1
         if size > 0:
             heap_node[0], heap_f[0], heap_h[0] = heap_node[size], heap_f[size], heap_h[size]
-            _sift_down(heap_node, heap_f, heap_h, nodes, 0, size)
+            sift_down(heap_node, heap_f, heap_h, nodes, 0, size)
         expanded += 1
         if u == goal:
             return _FOUND, u, expanded
@@ -210,14 +166,14 @@ def _search(
                 rec.parent = u
                 h = h_scale * _ground_distance(mode, xy, v, goal) if goal >= 0 else 0.0
                 heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
-                _sift_up(heap_node, heap_f, heap_h, nodes, size)
+                sift_up(heap_node, heap_f, heap_h, nodes, size)
                 size += 1
             elif rec.pos >= 0 and gv < rec.g:
                 rec.g = gv
                 rec.parent = u
                 i = rec.pos
                 heap_f[i] = gv + heap_h[i]
-                _sift_up(heap_node, heap_f, heap_h, nodes, i)
+                sift_up(heap_node, heap_f, heap_h, nodes, i)
     return _EXHAUSTED, best, expanded
 
 
