@@ -12,7 +12,7 @@ agents overlapped), ecs_nav's ``Stuck`` events, and the wall-clock milliseconds 
 (ecs_nav: ``World.step()``, every system; RVO2: reading the positions and setting the preferred
 velocities from Python, and ``do_step()``; at this size neither is a measure of the kernels).
 
-    python bench/orca_circle.py [--agents 64] [--circle 20] [--jitter 0.1] [--seconds 150]
+    python bench/orca_circle.py [--agents 100] [--circle 20] [--jitter 0.1] [--seconds 150]
     python bench/orca_circle.py --seeds 12     (12 circles of the scene's kind, start points
                                                 jittered with seeds 0 to 11: one row each)
 
@@ -89,7 +89,7 @@ def scene_world(args, seed: int | None = None):
     import tempfile
     from pathlib import Path
 
-    agents = 64 if args.agents is None else args.agents
+    agents = 100 if args.agents is None else args.agents
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "circle.toml"
         path.write_text(circle_scene_text(agents, args.circle, args.jitter, seed or 0), encoding="utf-8")

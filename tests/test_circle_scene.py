@@ -1,4 +1,4 @@
-"""The circle scene (64 agents swapping places through the middle, each avoiding with ORCA):
+"""The circle scene (100 agents swapping places through the middle, each avoiding with ORCA):
 everyone arrives, nobody overlaps by more than 2% of the two radii, nobody is Stuck, the last
 arrives no later than under RVO2 from the same start points, and the run is deterministic."""
 
@@ -54,7 +54,7 @@ def test_every_agent_arrives_once_within_its_stopping_distance_of_its_antipode(c
     world, arrivals, _, _, start = circle_run
     t = world.table
     n = t.n
-    assert n == 64 and sorted(arrivals) == sorted(t.entity[:n].tolist())
+    assert n == 100 and sorted(arrivals) == sorted(t.entity[:n].tolist())
     assert all(len(ticks) == 1 for ticks in arrivals.values())
     goals = -start  # (each goal is its agent's start point through the centre)
     assert np.all(np.hypot(*(t.pos[:n] - goals).T) <= t.stopping_distance[:n] + 1e-9)
