@@ -16,7 +16,7 @@ import esper
 import numpy as np
 
 from ecs_nav import Agent, Position, Velocity, World
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 
 
 class Integrate(System):

@@ -47,7 +47,7 @@ from ecs_nav.systems.steering import SteeringSystem
 from system_cpu import cpu_per_system
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World, load_scene
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.scene.files import build_world, scene_from_dict, scenes_dir
 

@@ -22,7 +22,8 @@ from ecs_nav.core.components import (
     Velocity,
 )
 from ecs_nav.core.events import LinkReached, PathChanged, PathFailed, Stuck, TargetReached, WaypointReached
-from ecs_nav.core.world import FunctionSystem, System, World
+from ecs_nav.core.system import FunctionSystem, System
+from ecs_nav.core.world import World
 from ecs_nav.moved import install as _install_moved_paths
 from ecs_nav.version import __version__
 

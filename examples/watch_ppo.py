@@ -15,8 +15,8 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecNormalize
 from train_ppo import NavVecEnv
 
-from ecs_nav.rl import NavEnv
 from ecs_nav.render.gif import GifWriter
+from ecs_nav.rl import NavEnv
 
 
 def main() -> None:

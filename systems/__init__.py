@@ -1,5 +1,5 @@
 """The ECS systems: thin esper Processors, each selecting rows, calling a core kernel and
-writing back. They run in the fixed order of ``ecs_nav.core.world.SYSTEM_ORDER``."""
+writing back. They run in the fixed order of ``ecs_nav.core.system.SYSTEM_ORDER``."""
 
 from __future__ import annotations
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecs_nav.core.finite import refuse_non_finite
 from ecs_nav.core.resource_names import AVOIDANCE_TRACE
 from ecs_nav.core.table import FOLLOW_STOPPED
-from ecs_nav.core.world import refuse_non_finite
 from ecs_nav.motion.orca import agent_half_planes, orca_velocities
 from ecs_nav.motion.orca_neighbours import Crowd
 from ecs_nav.motion.orca_obstacles import NO_OBSTACLES, map_obstacles

@@ -46,7 +46,8 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import build_level
 
 from ecs_nav.core.components import Collider, Path
-from ecs_nav.core.world import System, World
+from ecs_nav.core.system import System
+from ecs_nav.core.world import World
 from ecs_nav.geometry.shapes import Box
 from ecs_nav.nav.build import ScanParams, path_crosses_region, rebuild_region, scan_heightfield
 from ecs_nav.nav.grid import grid_graph

@@ -93,8 +93,8 @@ from ecs_nav.systems.platformer_stage import run_bots
 from ecs_nav.compile.aot import DirectCall
 from ecs_nav.core.components import Path, PathRequest
 from ecs_nav.core.events import Stuck, WaypointReached
+from ecs_nav.core.system import System
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.core.world import System
 from ecs_nav.motion.arrival import (
     SETTLE_TICKS,
     STUCK_DISTANCE,

@@ -133,7 +133,8 @@ from ecs_nav.systems.path_serve import PathServer
 from ecs_nav.systems.platformer_stage import serve_requests
 
 from ecs_nav.core.components import NavFilter, Path, PathRequest
-from ecs_nav.core.world import System, World
+from ecs_nav.core.system import System
+from ecs_nav.core.world import World
 
 _IMMEDIATE = ("stale", "none")
 _QUEUE_CHUNK = 256

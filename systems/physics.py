@@ -78,8 +78,8 @@ import numpy as np
 from ecs_nav.systems.platformer_stage import move_characters
 
 from ecs_nav.compile.aot import pin, same_types
-from ecs_nav.core.finite import all_finite
-from ecs_nav.core.world import System, refuse_non_finite
+from ecs_nav.core.finite import all_finite, refuse_non_finite
+from ecs_nav.core.system import System
 from ecs_nav.geometry.kernels import MIN_COLLISION_RADIUS
 from ecs_nav.motion import physics as kernels
 from ecs_nav.motion.physics_rows import MOVED, move_rows

@@ -25,7 +25,8 @@ from ecs_nav.systems.render_gl import (  # noqa: F401 - the names callers import
 )
 from ecs_nav.systems.renderer import STATIC_LAYERS, Renderer, shared_field_view  # noqa: F401 - likewise
 
-from ecs_nav.core.world import System, World
+from ecs_nav.core.system import System
+from ecs_nav.core.world import World
 from ecs_nav.render import draw
 from ecs_nav.render import panel as draw_panel
 

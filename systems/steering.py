@@ -85,7 +85,7 @@ from ecs_nav.systems.steering_reference import (  # the streams and probabilitie
 )
 
 from ecs_nav.compile.aot import pin, same_types
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.steering_capped import capped_group_forces
 from ecs_nav.motion.steering_given import COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets

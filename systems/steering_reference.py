@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecs_nav.core.finite import refuse_non_finite
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
-from ecs_nav.core.world import refuse_non_finite
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.spatial import layer_members, neighbours_within
 from ecs_nav.motion.steering_given import DITHER_PROBABILITIES, DITHER_STREAM, WANDER_STREAM

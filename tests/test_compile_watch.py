@@ -10,7 +10,7 @@ import numpy as np
 
 from ecs_nav import World
 from ecs_nav.compile.watch import PROGRESS_HEADER, kernels_compiled, report_progress, warmup_seconds
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 
 
 def fresh_kernel():

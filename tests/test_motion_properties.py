@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from strategies import BOUNDS, random_maps
 
 from ecs_nav import Agent, Collider, Position, SteeringWeights, Velocity, World
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.motion.steering import apply_steering, seek

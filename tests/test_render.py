@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from ecs_nav.core.components import Agent, Collider, Path, PathRequest, Player, Position, Velocity
-from ecs_nav.core.world import System, World
+from ecs_nav.core.system import System
+from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield

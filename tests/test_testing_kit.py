@@ -11,7 +11,7 @@ import pytest
 from readme_blocks import passed_count, run_pytest
 
 from ecs_nav import Agent, Collider, PathChanged, PathFailed, PathRequest, Position, SteeringWeights, Stuck, Velocity
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 from ecs_nav.testing import (
     DEFAULT_SYSTEMS,
     DriveTo,

@@ -4,7 +4,7 @@ import pytest
 
 import ecs_nav
 from ecs_nav import Position, Velocity, World
-from ecs_nav.core.world import SYSTEM_ORDER, FunctionSystem, System, system_place, system_priority
+from ecs_nav.core.system import SYSTEM_ORDER, FunctionSystem, System, system_place, system_priority
 
 
 def _logger(name, log, base=System):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ecs_nav import Agent, Path, Position, SteeringWeights, TargetReached, Velocity, World
-from ecs_nav.core.world import System
+from ecs_nav.core.system import System
 
 
 class Integrate(System):

@@ -8,7 +8,7 @@ import pytest
 
 import ecs_nav
 from ecs_nav import Agent, Collider, Name, Path, PathRequest, Position, TargetReached, Velocity, World
-from ecs_nav.core.world import FunctionSystem, System
+from ecs_nav.core.system import FunctionSystem, System
 from ecs_nav.core.world_checks import NoSuchEntity
 from ecs_nav.scene.files import save_scene
 

@@ -39,7 +39,7 @@ from ecs_nav import (
 )
 from ecs_nav.core.behaviours import BEHAVIOURS
 from ecs_nav.core.limits import COORDINATE_LIMIT
-from ecs_nav.core.world import FunctionSystem
+from ecs_nav.core.system import FunctionSystem
 from ecs_nav.results.read import read_recording
 from ecs_nav.results.recording import record
 from ecs_nav.scene.files import build_world, load_scene, save_scene

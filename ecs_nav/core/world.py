@@ -8,7 +8,6 @@ sweeps) coexist in one process without seeing each other's entities.
 from __future__ import annotations
 
 import copy
-import difflib
 import gc
 import hashlib
 import itertools
@@ -26,8 +25,20 @@ from ecs_nav.compile.watch import watch as watch_compilation
 from ecs_nav.core.behaviours import BEHAVIOURS
 from ecs_nav.core.components import Agent, Collider, Path, PathRequest, Position, TableView, Velocity, bound_copies
 from ecs_nav.core.events import event_count_table
+
+# (re-exported: the previous release's ecs_nav.world held these; ecs_nav.moved maps it here)
+from ecs_nav.core.finite import refuse_non_finite  # noqa: F401
 from ecs_nav.core.limits import COORDINATE_LIMIT, SEED_LIMIT, check_number
 from ecs_nav.core.resource_names import PLATFORMER
+from ecs_nav.core.system import (  # noqa: F401
+    SYSTEM_GAP,
+    SYSTEM_ORDER,
+    FunctionSystem,
+    System,
+    place_priority,
+    system_place,
+    system_priority,
+)
 from ecs_nav.core.table import AgentTable, default_columns
 from ecs_nav.core.world_checks import (
     NoSuchEntity,
@@ -41,114 +52,10 @@ from ecs_nav.core.world_checks import (
 
 C = TypeVar("C")
 
-SYSTEM_ORDER = ("GraphBuildSystem", "PathfindSystem", "PathFollowSystem", "SteeringSystem",
-                "PhysicsSystem", "RenderSystem")
-"""The fixed order of the tick (ARCHITECTURE.md). Each system has an esper priority; the World
-runs its systems from the highest priority down (``World.step``)."""
-
-SYSTEM_GAP = 1000
-"""esper priorities of neighbouring built-ins lie this far apart; systems of the user's own take
-the priorities in between, so at most SYSTEM_GAP - 1 of them share one place."""
-
 _world_ids = itertools.count(1)
 
 _NONE = np.zeros(0, np.int64)
 _NONE.flags.writeable = False  # handed out for "no entities" by every take_* call: nobody may fill it
-
-
-def system_priority(name: str) -> int:
-    """esper priority of the built-in system named ``name`` (first in SYSTEM_ORDER = highest)."""
-    return (len(SYSTEM_ORDER) - SYSTEM_ORDER.index(name)) * SYSTEM_GAP
-
-
-def system_place(before: str | None = None, after: str | None = None) -> int:
-    """The place in the tick of a user system given ``before=`` and/or ``after=`` a built-in:
-    place ``p`` lies between ``SYSTEM_ORDER[p - 1]`` and ``SYSTEM_ORDER[p]`` (0: before the first
-    built-in, ``len(SYSTEM_ORDER)``: after the last): right after ``after``, else right before
-    ``before`` (with both: right after ``after``, which must not come after ``before``). A
-    built-in need not be registered to be named: its place is fixed.
-    Raises ValueError naming the argument when a name is not a built-in or no place fits."""
-    for label, anchor in (("before", before), ("after", after)):
-        if anchor is not None and anchor not in SYSTEM_ORDER:
-            close = difflib.get_close_matches(str(anchor), SYSTEM_ORDER, n=1, cutoff=0.6)
-            hint = f' (did you mean "{close[0]}"?)' if close else ""
-            raise ValueError(f"add_systems.{label}: {anchor!r} is not a built-in system{hint}; "
-                             f"built-ins, in tick order: {', '.join(SYSTEM_ORDER)}")
-    if before is None and after is None:
-        raise ValueError("add_systems: a system of your own needs a place: before= or after= a built-in "
-                         f"({', '.join(SYSTEM_ORDER)}), e.g. after=\"PhysicsSystem\"")
-    right_after = None if after is None else SYSTEM_ORDER.index(after) + 1
-    right_before = None if before is None else SYSTEM_ORDER.index(before)
-    if right_after is not None and right_before is not None and right_after > right_before:
-        raise ValueError(f"add_systems: no place in the tick is after {after} and before {before} "
-                         f"(tick order: {', '.join(SYSTEM_ORDER)})")
-    return right_after if right_after is not None else right_before
-
-
-def place_priority(place: int, taken: int) -> int:
-    """esper priority of the next user system at ``place`` when ``taken`` already stand there:
-    below the built-in before the place, above the one after it, below those added earlier."""
-    if not 0 <= taken < SYSTEM_GAP - 1:
-        raise ValueError(f"add_systems: at most {SYSTEM_GAP - 1} systems of your own fit at one place")
-    return (len(SYSTEM_ORDER) + 1 - place) * SYSTEM_GAP - (taken + 1)
-
-
-class System(esper.Processor):
-    """Base of the ECS systems: a thin esper Processor whose ``update(world)`` is its tick's work.
-
-    A subclass overrides ``update``; ``World.step`` runs the systems given to ``add_systems``
-    (it calls ``update`` and times it, ``World.run_timed``), not processors added to esper
-    directly. The six built-ins set ``name`` to one of SYSTEM_ORDER; the World registers them with
-    the matching priority. A system of the user's own keeps any other name (its class name when
-    ``name`` is empty) and is given a place with ``World.add_system(s, after="PhysicsSystem")``.
-    ``reads_only`` marks systems (the renderer, a recorder) that never change simulation state.
-    An ``update`` that raises stops its tick there, and the tick does not count (``World.step``
-    says what state the World is in then); ``update`` calling ``world.step()`` is refused.
-    """
-
-    name: str = ""
-    reads_only: bool = False
-
-    def process(self, world: World) -> None:
-        """esper's entry (``esper.process``): ``update``, timed as ``World.step`` times it."""
-        world.run_timed((self,))
-
-    def update(self, world: World) -> None:
-        raise NotImplementedError(f"{type(self).__name__}: a System subclass overrides update(self, world), "
-                                  "its tick's work")
-
-    def state(self) -> bytes:
-        """Bytes of any simulation state the system keeps itself (for ``state_digest``)."""
-        return b""
-
-
-class FunctionSystem(System):
-    """A plain function ``fn(world)`` run as a system of the user's own (Bevy's function
-    systems); named after the function unless ``name`` is given."""
-
-    def __init__(self, fn: Callable[[World], None], name: str | None = None, reads_only: bool = False):
-        if not callable(fn):
-            raise TypeError(f"add_systems: expected a System or a function of the world, got {fn!r}")
-        self.fn = fn
-        self.name = name or getattr(fn, "__name__", type(fn).__name__)
-        self.reads_only = reads_only
-
-    def update(self, world: World) -> None:
-        self.fn(world)
-
-
-def refuse_non_finite(system: str, entities: np.ndarray, **arrays: np.ndarray) -> None:
-    """Raise FloatingPointError naming ``system`` and the entities whose row in any of
-    ``arrays`` ((k,) or (k, d), aligned with ``entities``) is not finite: a system computes
-    first, checks, and refuses rather than write NaN into the table."""
-    for what, arr in arrays.items():
-        finite = np.isfinite(arr)
-        if np.count_nonzero(finite) == finite.size:  # (faster than .all() on a few rows)
-            continue
-        bad = ~finite.all(axis=1) if arr.ndim == 2 else ~finite
-        ids = [int(e) for e in entities[bad]]
-        shown = ", ".join(map(str, ids[:20])) + (f" ... ({len(ids)} in all)" if len(ids) > 20 else "")
-        raise FloatingPointError(f"{system}: non-finite {what} for entity id(s) {shown}; refusing to update")
 
 
 class World:

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from ecs_nav.core.components import Name
+from ecs_nav.core.system import FunctionSystem, System
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK
-from ecs_nav.core.world import FunctionSystem, System, World
+from ecs_nav.core.world import World
 from ecs_nav.geometry.walkable import walkable_area
 from ecs_nav.results.formats import check_out_path, open_sink
 from ecs_nav.results.writer import SinkThread

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecs_nav.core.components import Agent, Collider, Name, Position, SteeringWeights, Velocity
-from ecs_nav.core.world import FunctionSystem
+from ecs_nav.core.system import FunctionSystem
 from ecs_nav.motion.steering import DECELERATION_TWEAKER
 from ecs_nav.rl.sensing import nearest_agents_into, ray_distances_into, wall_clearance_into
 from ecs_nav.scene.files import build_world, parse_scene

@@ -27,7 +27,7 @@ import os
 import numpy as np
 from gymnasium.utils import seeding
 
-from ecs_nav.core.world import FunctionSystem
+from ecs_nav.core.system import FunctionSystem
 from ecs_nav.rl.batch import LEARNER_NAME, NavBatch
 from ecs_nav.rl.nav_env import seed_below
 from ecs_nav.rl.policy import NumpyPolicy, load_policy, scene_of_mark

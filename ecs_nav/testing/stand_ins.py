@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ecs_nav.core.world import System, World
+from ecs_nav.core.system import System
+from ecs_nav.core.world import World
 
 
 class Integrate(System):

@@ -12,7 +12,8 @@ import textwrap
 import numpy as np
 
 from ecs_nav.core.components import Name
-from ecs_nav.core.world import System, World
+from ecs_nav.core.system import System
+from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.nav.grid import BLOCKED_CHARS, parse_ascii_grid
 from ecs_nav.systems import SYSTEM_NAMES, make_systems
