@@ -131,3 +131,62 @@ def test_rebuild_region_rederives_drops_as_a_full_scan(move):
                           np.round(graph.costs, 9).tolist(), strict=True))
 
     assert edges(rebuilt) == edges(full)
+
+
+PLATFORM_SCENE = """
+[world]
+seed = 1
+systems = ["graph_build", "pathfind", "path_follow", "steering", "physics"]
+
+[map]
+bounds = [-20, -20, 20, 20]
+[[map.box]]
+center = [0, 0]
+size = [8, 8]
+height = 2.0
+
+[navmap]
+scan_range = [20, 10, 20]
+spacing = 1.0
+max_drop = {max_drop}
+
+[[entity]]
+name = "jumper"
+Position = {{ x = 0, y = 0 }}
+Agent = {{ max_speed = 3.0, max_force = 20.0 }}
+Collider = {{ radius = 0.4 }}
+Velocity = {{}}
+SteeringWeights = {{ weights = {{ follow_path = 1.0 }} }}
+PathRequest = {{ goal = [12, 0] }}
+"""
+
+
+@pytest.mark.parametrize("max_drop", [0.0, 2.5])
+def test_scene_navmap_max_drop_routes_off_the_platform(tmp_path, max_drop):
+    from ecs_nav import load_scene
+    from ecs_nav.core.components import Path, Position
+
+    scene = tmp_path / "platform.toml"
+    scene.write_text(PLATFORM_SCENE.format(max_drop=max_drop))
+    world = load_scene(scene)
+    world.step()
+    g = world.nav_graph
+    assert world.navmap.max_drop == max_drop
+    assert np.any(g.kinds == EDGE_DROP) == (max_drop > 0)
+    (entity,) = world.find(Path)
+    path = world.get(entity, Path)
+    if max_drop == 0:  # no way down: the best it has is a partial route to the top's edge
+        assert path.status == "partial"
+        assert np.all(g.positions[path.nodes, 2] == TOP)
+    else:  # the route leaves the top by a drop edge
+        nodes = path.nodes
+        h = g.positions[nodes, 2]
+        assert h[0] == TOP and h[-1] == 0.0
+        a, b = nodes[:-1], nodes[1:]
+        kinds = [int(g.kinds[g.indptr[u] + np.flatnonzero(g.indices[g.indptr[u]:g.indptr[u + 1]] == v)[0]])
+                 for u, v in zip(a.tolist(), b.tolist(), strict=True)]
+        assert kinds.count(EDGE_DROP) == 1
+    for _ in range(300):
+        world.step()
+    x = world.get(entity, Position).x
+    assert (x > 8.0) if max_drop > 0 else (abs(x) < 4.0)  # walked off the top and on to the goal, or stayed

@@ -855,18 +855,22 @@ class Path:
 @dataclass
 class NavMap(CheckedFields):
     """Scan parameters of a map (seed 000's AIGraph): half extents and ray height of the scan,
-    node spacing, the largest climbable step, and the clearance kept from box edges."""
+    node spacing, the largest climbable step, the clearance kept from box edges, and the highest
+    ledge the scan makes a one-way drop off (m, >= 0; at most ``max_climb``, the default 0: no
+    drops; see ``ecs_nav.nav.build``)."""
 
     scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
     spacing: float = 2.0
     max_climb: float = 0.5
     clearance: float = 1.25
+    max_drop: float = 0.0
 
     def __post_init__(self):
         self.scan_range = tuple(_length("NavMap", "scan_range", v) for v in self.scan_range)
         self.spacing = _length("NavMap", "spacing", self.spacing)
         self.max_climb = _length_or_zero("NavMap", "max_climb", self.max_climb)
         self.clearance = _length_or_zero("NavMap", "clearance", self.clearance)
+        self.max_drop = _length_or_zero("NavMap", "max_drop", self.max_drop)
         if self.spacing > 2 * min(self.scan_range[0], self.scan_range[2]):
             raise ValueError(f"NavMap.spacing: must be at most the scanned width and depth (twice scan_range's x "
                              f"and z, {2 * min(self.scan_range[0], self.scan_range[2]):g}), got {self.spacing!r}")
