@@ -10,7 +10,8 @@ from scipy.sparse.csgraph import dijkstra
 
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box
-from ecs_nav.nav.build import ScanParams, rebuild_region, scan_drops, scan_heightfield
+from ecs_nav.nav.build import ScanParams, rebuild_region, scan_heightfield
+from ecs_nav.nav.drops import scan_drops
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_WALK
 from ecs_nav.nav.search import astar
 
@@ -42,7 +43,7 @@ def test_ledge_gets_drop_edges_down_only():
     # each drop costs its horizontal length plus the fall
     d = np.hypot(*(g.positions[dst[drop], :2] - g.positions[src[drop], :2]).T)
     np.testing.assert_allclose(g.costs[drop], d + TOP)
-    assert np.all(scan_drops(g, params(3.0))[drop])
+    assert np.all(scan_drops(g, params(3.0).drop_reach)[drop])
 
 
 def test_every_top_node_by_the_edge_drops_in_its_outward_direction():

@@ -39,16 +39,10 @@ Straight links cost ``spacing``, diagonal links ``sqrt(2) * spacing``; links are
 Note the seed's 0.2 lift also refuses a climbable step (0.2 < step <= max_climb) whose edge lies
 near the lower node; raise ``link_lift`` to ``max_climb`` to link such steps wherever they are.
 
-Drops (the one-way links seed 000 leaves room for), only when ``max_drop > max_climb``: from each
-valid node a, along each of its 8 grid directions, the first valid slot b within ``2 * (r +
-spacing)`` (horizontally: past the clearance both ledge and wall keep, whatever the grid's phase) gets a
-one-way ``EDGE_DROP`` a → b when b lies lower than a by more than ``max_climb`` and at most
-``max_drop``, the ground under every slot passed over lies between ``h_b - max_climb`` and
-``h_a + max_climb`` (no gap is jumped, no wall climbed), and the path walked off and fallen, a
-segment at ``h_a + link_lift`` to above b then straight down to ``h_b + link_lift``, passes
-through no solid. A drop costs its horizontal length plus its height (m), at least the ground
-distance, so the A* heuristics stay admissible. No edge leads back up unless a climb does.
-
+Drops (the one-way links seed 000 leaves room for), only when ``max_drop > max_climb``: each
+valid node gets a one-way ``EDGE_DROP`` down to the first valid slot beyond a ledge in each grid
+direction, within ``2 * (r + spacing)``, lower by more than ``max_climb`` and at most
+``max_drop`` (the rules and costs: ``ecs_nav.nav.drops``). No edge leads back up unless a climb does.
 
 Dynamic obstacles: ``rebuild_region`` re-scans the node slots near a changed AABB and
 re-links only the walk links touching them; everything else is kept (off-mesh links too, while
@@ -67,6 +61,7 @@ from ecs_nav.core.limits import NAV_NODE_LIMIT
 from ecs_nav.geometry.kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import AABB, finite_scalar
+from ecs_nav.nav.drops import drop_sources, find_drops, scan_drops
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_WALK, GridIndex, NavGraph
 
 LEDGE_RAYS = 16
@@ -291,50 +286,6 @@ def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spa
     return src[:m], dst[:m], cost[:m]
 
 
-@kernel
-def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop, lift, spacing, reach, nbrs):
-    """One-way drop links from the node slots in ``todo`` (see the module docstring)."""
-    cap = todo.shape[0] * 8
-    src = np.empty(cap, dtype=np.int64)
-    dst = np.empty(cap, dtype=np.int64)
-    cost = np.empty(cap, dtype=np.float64)
-    m = 0
-    for k in range(todo.shape[0]):
-        a = todo[k]
-        ha = hs[a]
-        if ha != ha:
-            continue
-        row, col = a // cols, a % cols
-        for d in range(8):
-            step = math.sqrt(2.0) * spacing if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
-            steps = int(math.floor(reach / step + 1e-9))
-            for i in range(1, steps + 1):
-                c2, r2 = col + i * nbrs[d, 0], row + i * nbrs[d, 1]
-                if c2 < 0 or c2 >= cols or r2 < 0 or r2 >= rows:
-                    break
-                b = r2 * cols + c2
-                hb = hs[b]
-                if hb != hb:
-                    continue
-                # the first valid slot: a drop only when it lies lower than a climb reaches
-                fall = ha - hb
-                if fall <= max_climb + CLIMB_TOL or fall > max_drop + CLIMB_TOL:
-                    break
-                ok = True
-                for j in range(1, i):  # the ground passed over: no gap, no wall
-                    cj, rj = col + j * nbrs[d, 0], row + j * nbrs[d, 1]
-                    g = top_at(G, xs[rj * cols + cj], ys[rj * cols + cj], ray_height)
-                    if not (hb - max_climb - CLIMB_TOL <= g <= ha + max_climb + CLIMB_TOL):
-                        ok = False
-                        break
-                if ok and not segment_blocked_by(G, xs[a], ys[a], ha + lift, xs[b], ys[b], ha + lift) \
-                        and not segment_blocked_by(G, xs[b], ys[b], ha + lift, xs[b], ys[b], hb + lift):
-                    src[m], dst[m], cost[m] = a, b, i * step + fall
-                    m += 1
-                break
-    return src[:m], dst[:m], cost[:m]
-
-
 # --- API ---------------------------------------------------------------------------------------
 
 
@@ -348,10 +299,8 @@ def _drops(geometry: MapGeometry, params: ScanParams, grid: GridIndex, hs: np.nd
     """The drop links from the slots ``sources`` (none unless ``params.drops``)."""
     if not params.drops:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    xs, ys = _slots(grid)
-    return _drop_nodes(geometry.kernel_data(), xs, ys, hs, sources, grid.cols, grid.rows, params.ray_height,
-                       params.max_climb, params.max_drop, params.link_lift, params.spacing, params.drop_reach,
-                       _NEIGHBOURS)
+    return find_drops(geometry, grid, hs, sources, ray_height=params.ray_height, max_climb=params.max_climb,
+                      max_drop=params.max_drop, lift=params.link_lift, reach=params.drop_reach)
 
 
 def _scan(geometry: MapGeometry, params: ScanParams, grid: GridIndex, hs: np.ndarray,
@@ -419,8 +368,8 @@ def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, a
     every other link as it was (kinds included). A link of another kind (``EDGE_LINK``,
     ``EDGE_DROP``: added to the graph, not found by the scan) is kept even in the region, as
     long as both its ends are still walkable; with ``params.max_drop`` above ``max_climb``, the
-    scan's own drops (``scan_drops``) from slots within a drop's reach of the region
-    (``drop_sources``) are found again instead. Node ids are unchanged; the result's
+    scan's own drops (``ecs_nav.nav.drops.scan_drops``) from slots within a drop's reach of the
+    region (``drop_sources``) are found again instead. Node ids are unchanged; the result's
     ``version`` is ``graph.version + 1``. Equal to a full ``scan_heightfield`` of the
     changed geometry, plus the surviving links, when ``aabb`` covers the change
     (``MapGeometry.move``/``remove`` return it)."""
@@ -445,8 +394,8 @@ def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, a
     )
     kinds_new = np.full(src_new.shape, EDGE_WALK, np.uint8)
     if params.drops:  # the scan's drops from slots within a drop's reach of the region are re-derived
-        sources = drop_sources(grid, params, in_region)
-        keep &= ~(np.isin(src_old, sources) & scan_drops(graph, params))
+        sources = drop_sources(grid, params.drop_reach, in_region)
+        keep &= ~(np.isin(src_old, sources) & scan_drops(graph, params.drop_reach))
         d_src, d_dst, d_cost = _drops(geometry, params, grid, hs, sources)
         src_new, dst_new = np.concatenate([src_new, d_src]), np.concatenate([dst_new, d_dst])
         cost_new = np.concatenate([cost_new, d_cost])
@@ -456,36 +405,6 @@ def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, a
     cost = np.concatenate([graph.costs[keep], cost_new])
     kinds = np.concatenate([graph.kinds[keep], kinds_new])
     return _graph(grid, hs, src, dst, cost, params, graph.version + 1, kinds)
-
-
-def drop_sources(grid: GridIndex, params: ScanParams, in_region: np.ndarray) -> np.ndarray:
-    """The slots whose drops may pass over or land in the slots ``in_region`` ((n,) bool): those
-    within ``params.drop_reach`` (in grid steps, rounded up) of one."""
-    reach = int(math.ceil(params.drop_reach / params.spacing - 1e-9))
-    mask = in_region.reshape(grid.rows, grid.cols)
-    grown = mask.copy()
-    for dr in range(-reach, reach + 1):
-        for dc in range(-reach, reach + 1):
-            src = mask[max(0, -dr): grid.rows - max(0, dr), max(0, -dc): grid.cols - max(0, dc)]
-            grown[max(0, dr): grid.rows - max(0, -dr), max(0, dc): grid.cols - max(0, -dc)] |= src
-    return np.flatnonzero(grown.reshape(-1)).astype(np.int64)
-
-
-def scan_drops(graph: NavGraph, params: ScanParams) -> np.ndarray:
-    """(m,) bool: the EDGE_DROP edges of ``graph`` that have the shape of the scan's drops (along
-    one of the 8 grid directions, within ``params.drop_reach``, costing their horizontal length
-    plus their fall); a region rebuild re-derives these, and keeps other drops added by hand."""
-    src, dst = graph.edge_sources(), graph.indices.astype(np.int64)
-    cols = graph.grid.cols
-    dc, dr = dst % cols - src % cols, dst // cols - src // cols
-    steps = np.maximum(np.abs(dc), np.abs(dr))
-    straight = (dc == 0) | (dr == 0)
-    along = straight | (np.abs(dc) == np.abs(dr))
-    length = steps * np.where(straight, 1.0, math.sqrt(2.0)) * params.spacing
-    fall = graph.positions[src, 2] - graph.positions[dst, 2]
-    with np.errstate(invalid="ignore"):
-        shaped = np.isclose(graph.costs, length + fall, rtol=0, atol=1e-9)
-    return (graph.kinds == EDGE_DROP) & along & (length <= params.drop_reach + 1e-9) & shaped
 
 
 def path_crosses_region(graph: NavGraph, params: ScanParams, path_nodes, aabb: AABB) -> bool:

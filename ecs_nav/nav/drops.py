@@ -1,0 +1,117 @@
+"""Drops off ledges: the one-way links the heightfield scan adds (``ecs_nav.nav.build``).
+
+Seed 000 stores links both ways and leaves room for one-way ones, "dropping off a ledge that
+can't be climbed back". From each valid node a, along each of its 8 grid directions, the first
+valid slot b within ``reach`` (m, horizontally; the scan uses ``2 * (r + spacing)``, past the
+clearance ``r`` both ledge and wall keep, whatever the grid's phase) gets a one-way
+``EDGE_DROP`` a → b when b lies lower than a by more than ``max_climb`` and at most
+``max_drop``, the ground under every slot passed over lies between ``h_b - max_climb`` and
+``h_a + max_climb`` (no gap is jumped, no wall climbed), and the path walked off and fallen, a
+segment at ``h_a + lift`` to above b then straight down to ``h_b + lift``, passes through no
+solid. A drop costs its horizontal length plus its height (m): at least the ground distance,
+so the A* heuristics stay admissible.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_nav.compile.aot import kernel
+from ecs_nav.geometry.kernels import segment_blocked_by, top_at
+from ecs_nav.geometry.map import MapGeometry
+from ecs_nav.nav.graph import EDGE_DROP, GridIndex, NavGraph
+
+CLIMB_TOL = 1e-9
+"""Rounding allowance on ``max_climb`` and ``max_drop`` (as ``ecs_nav.nav.build.CLIMB_TOL``)."""
+
+# (d_col, d_row) of the 8 neighbours, in the scan's order
+NEIGHBOURS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)], dtype=np.int64)
+
+
+@kernel
+def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop, lift, spacing, reach, nbrs):
+    """One-way drop links from the node slots in ``todo`` (see the module docstring)."""
+    cap = todo.shape[0] * 8
+    src = np.empty(cap, dtype=np.int64)
+    dst = np.empty(cap, dtype=np.int64)
+    cost = np.empty(cap, dtype=np.float64)
+    m = 0
+    for k in range(todo.shape[0]):
+        a = todo[k]
+        ha = hs[a]
+        if ha != ha:
+            continue
+        row, col = a // cols, a % cols
+        for d in range(8):
+            step = math.sqrt(2.0) * spacing if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
+            steps = int(math.floor(reach / step + 1e-9))
+            for i in range(1, steps + 1):
+                c2, r2 = col + i * nbrs[d, 0], row + i * nbrs[d, 1]
+                if c2 < 0 or c2 >= cols or r2 < 0 or r2 >= rows:
+                    break
+                b = r2 * cols + c2
+                hb = hs[b]
+                if hb != hb:
+                    continue
+                # the first valid slot: a drop only when it lies lower than a climb reaches
+                fall = ha - hb
+                if fall <= max_climb + CLIMB_TOL or fall > max_drop + CLIMB_TOL:
+                    break
+                ok = True
+                for j in range(1, i):  # the ground passed over: no gap, no wall
+                    cj, rj = col + j * nbrs[d, 0], row + j * nbrs[d, 1]
+                    g = top_at(G, xs[rj * cols + cj], ys[rj * cols + cj], ray_height)
+                    if not (hb - max_climb - CLIMB_TOL <= g <= ha + max_climb + CLIMB_TOL):
+                        ok = False
+                        break
+                if ok and not segment_blocked_by(G, xs[a], ys[a], ha + lift, xs[b], ys[b], ha + lift) \
+                        and not segment_blocked_by(G, xs[b], ys[b], ha + lift, xs[b], ys[b], hb + lift):
+                    src[m], dst[m], cost[m] = a, b, i * step + fall
+                    m += 1
+                break
+    return src[:m], dst[:m], cost[:m]
+
+
+def find_drops(geometry: MapGeometry, grid: GridIndex, hs: np.ndarray, sources: np.ndarray, *, ray_height: float,
+               max_climb: float, max_drop: float, lift: float,
+               reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The drops (module docstring) from the node slots ``sources`` of ``grid``, whose elevations
+    are ``hs`` ((rows * cols,), NaN: no node): (src, dst, cost) arrays, cost in m. ``ray_height``:
+    where the ground samples start (above the map); all lengths in m, >= 0."""
+    centres = grid.cell_centres()
+    xs, ys = np.ascontiguousarray(centres[:, 0]), np.ascontiguousarray(centres[:, 1])
+    return _drop_nodes(geometry.kernel_data(), xs, ys, np.asarray(hs, np.float64),
+                       np.asarray(sources, np.int64), grid.cols, grid.rows, float(ray_height), float(max_climb),
+                       float(max_drop), float(lift), grid.spacing, float(reach), NEIGHBOURS)
+
+
+def drop_sources(grid: GridIndex, reach: float, in_region: np.ndarray) -> np.ndarray:
+    """The slots whose drops may pass over or land in the slots ``in_region`` ((n,) bool): those
+    within ``reach`` (m; in grid steps, rounded up) of one."""
+    steps = int(math.ceil(reach / grid.spacing - 1e-9))
+    mask = in_region.reshape(grid.rows, grid.cols)
+    grown = mask.copy()
+    for dr in range(-steps, steps + 1):
+        for dc in range(-steps, steps + 1):
+            src = mask[max(0, -dr): grid.rows - max(0, dr), max(0, -dc): grid.cols - max(0, dc)]
+            grown[max(0, dr): grid.rows - max(0, -dr), max(0, dc): grid.cols - max(0, -dc)] |= src
+    return np.flatnonzero(grown.reshape(-1)).astype(np.int64)
+
+
+def scan_drops(graph: NavGraph, reach: float) -> np.ndarray:
+    """(m,) bool: the EDGE_DROP edges of ``graph`` that have the shape of the scan's drops (along
+    one of the 8 grid directions, within ``reach`` (m), costing their horizontal length
+    plus their fall); a region rebuild re-derives these, and keeps other drops added by hand."""
+    src, dst = graph.edge_sources(), graph.indices.astype(np.int64)
+    cols = graph.grid.cols
+    dc, dr = dst % cols - src % cols, dst // cols - src // cols
+    steps = np.maximum(np.abs(dc), np.abs(dr))
+    straight = (dc == 0) | (dr == 0)
+    along = straight | (np.abs(dc) == np.abs(dr))
+    length = steps * np.where(straight, 1.0, math.sqrt(2.0)) * graph.grid.spacing
+    fall = graph.positions[src, 2] - graph.positions[dst, 2]
+    with np.errstate(invalid="ignore"):
+        shaped = np.isclose(graph.costs, length + fall, rtol=0, atol=1e-9)
+    return (graph.kinds == EDGE_DROP) & along & (length <= reach + 1e-9) & shaped
