@@ -35,7 +35,8 @@ from pathfinding import maps_dir, pick, tcod_octile_graph  # noqa: E402  (bench/
 from pathfinding import step_cost as octile_cost  # noqa: E402
 
 from ecs_nav.nav.grid import load_movingai, read_movingai_map, read_scenarios  # noqa: E402
-from ecs_nav.nav.jump import find_path, is_uniform_octile  # noqa: E402
+from ecs_nav.nav.jump import find_path  # noqa: E402
+from ecs_nav.nav.octile import is_uniform_octile  # noqa: E402
 from ecs_nav.nav.search import astar  # noqa: E402
 
 REL_TOL = 1e-4

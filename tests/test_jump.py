@@ -19,7 +19,8 @@ from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
 
 from ecs_nav.nav.graph import EDGE_LINK, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, parse_ascii_grid, read_scenarios
-from ecs_nav.nav.jump import find_path, is_uniform_octile, jump_point_search
+from ecs_nav.nav.jump import find_path, jump_point_search
+from ecs_nav.nav.octile import is_uniform_octile
 from ecs_nav.nav.search import STATUS_COMPLETE, STATUS_PARTIAL, STATUS_UNREACHABLE, astar
 
 SOAK = os.environ.get("ECS_NAV_SOAK") == "1"

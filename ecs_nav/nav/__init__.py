@@ -23,7 +23,8 @@ from ecs_nav.nav.flowfield import (
 )
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_LINK, EDGE_WALK, GridIndex, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, parse_ascii_grid, read_movingai_map, read_scenarios
-from ecs_nav.nav.jump import find_path, is_uniform_octile, jump_point_search
+from ecs_nav.nav.jump import find_path, jump_point_search
+from ecs_nav.nav.octile import is_uniform_octile
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
     STATUS_PARTIAL,

@@ -9,7 +9,7 @@ corner cutting (a diagonal step needs both cardinal cells beside it open, the Mo
 and ``grid_graph``'s): diagonal moves have no forced neighbours, and a straight move stops
 where a cell beside it opens up behind a wall. Costs are exactly A*'s.
 
-It applies to a graph ``is_uniform_octile`` accepts: every edge a step to one of the 8
+It applies to a graph ``is_uniform_octile`` (``ecs_nav.nav.octile``) accepts: every edge a step to one of the 8
 neighbouring cells, a cardinal step between two walkable cells always present and costing one
 value, a diagonal step present exactly where it and both cells beside it are walkable and
 costing sqrt(2) times that (a graph from ``grid_graph`` or ``load_movingai``). Heights that
@@ -30,7 +30,8 @@ import math
 import numpy as np
 
 from ecs_nav.compile.aot import kernel
-from ecs_nav.nav.graph import EDGE_WALK, NavGraph, check_node
+from ecs_nav.nav.graph import NavGraph, check_node
+from ecs_nav.nav.octile import is_uniform_octile, octile_costs
 from ecs_nav.nav.open_list import sift_down, sift_up
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
@@ -38,11 +39,6 @@ from ecs_nav.nav.search import (
     PathResult,
     astar,
 )
-
-SQRT2 = math.sqrt(2.0)
-COST_RTOL = 1e-12
-"""How far (relative) a graph's diagonal cost may be from sqrt(2) times its cardinal cost for the
-graph to count as uniform octile (grid_graph computes it as ``sqrt(2.0) * cell_size``)."""
 
 JUMP_DTYPE = np.dtype(
     [("g", np.float64), ("stamp", np.int32), ("pos", np.int32), ("parent", np.int32), ("arrival", np.int32)]
@@ -295,76 +291,6 @@ def jump_path(cells, width, cols, goal, straight, diagonal):
 # --- per-graph state and the entry points -----------------------------------------------------------
 
 
-@kernel
-def octile_step_costs(indptr, indices, costs, kinds, walkable, rows, cols):
-    """Whether a CSR graph laid on a ``rows`` x ``cols`` grid (node id ``row * cols + col``) is
-    uniform octile (module docstring), in one pass over its edges.
-
-    Each node's targets must be ascending (as ``NavGraph`` keeps them): a walkable node's edges are
-    exactly its steps to walkable neighbours, a diagonal one only where both cells beside it are
-    walkable; a blocked node has none; every edge is EDGE_WALK.
-
-    Returns:
-        (uniform, straight, diagonal): the one cost of every cardinal and every diagonal step
-        (-1 where the graph has none of that kind).
-    """
-    straight = -1.0
-    diagonal = -1.0
-    for node in range(rows * cols):
-        lo, hi = indptr[node], indptr[node + 1]
-        if not walkable[node]:
-            if hi > lo:
-                return False, straight, diagonal
-            continue
-        r, c = node // cols, node % cols
-        e = lo
-        for dr in range(-1, 2):
-            for dc in range(-1, 2):
-                if dr == 0 and dc == 0:
-                    continue
-                rr, cc = r + dr, c + dc
-                ok = 0 <= rr < rows and 0 <= cc < cols and walkable[rr * cols + cc]
-                if ok and dr != 0 and dc != 0:
-                    ok = walkable[rr * cols + c] and walkable[r * cols + cc]
-                if not ok:
-                    continue
-                if e >= hi or indices[e] != rr * cols + cc or kinds[e] != 0:
-                    return False, straight, diagonal
-                if dr != 0 and dc != 0:
-                    if diagonal < 0.0:
-                        diagonal = costs[e]
-                    elif costs[e] != diagonal:
-                        return False, straight, diagonal
-                elif straight < 0.0:
-                    straight = costs[e]
-                elif costs[e] != straight:
-                    return False, straight, diagonal
-                e += 1
-        if e != hi:
-            return False, straight, diagonal
-    return True, straight, diagonal
-
-
-def _octile_costs(graph: NavGraph) -> tuple[float, float] | None:
-    """(straight, diagonal) step costs when the graph is uniform octile (module docstring), else None."""
-    rows, cols = graph.grid.rows, graph.grid.cols
-    if graph.node_count != rows * cols or graph.kinds.shape[0] != graph.edge_count:
-        return None
-    if EDGE_WALK != 0:  # (the kernel tests kinds against 0)
-        raise AssertionError("EDGE_WALK is expected to be 0")
-    uniform, straight, diagonal = octile_step_costs(graph.indptr, graph.indices, graph.costs, graph.kinds,
-                                                    graph.walkable, rows, cols)
-    if not uniform:
-        return None
-    if straight < 0.0:  # no step at all: isolated cells, any cost will do
-        straight = float(graph.grid.spacing)
-    if diagonal < 0.0:
-        diagonal = SQRT2 * straight
-    if abs(diagonal - SQRT2 * straight) > COST_RTOL * straight:
-        return None
-    return float(straight), float(diagonal)
-
-
 class _JumpState:
     """A uniform octile graph's padded grid and search buffers (or ``costs`` None: not uniform)."""
 
@@ -372,7 +298,7 @@ class _JumpState:
         """``before``: this graph's state at an older version; its buffers are kept when the
         grid's size is the same (a changed graph costs one pass over its edges and cells)."""
         self.key = graph.cache_key()
-        self.costs = _octile_costs(graph)
+        self.costs = octile_costs(graph)
         if self.costs is None:
             return
         rows, cols = graph.grid.rows, graph.grid.cols
@@ -412,13 +338,6 @@ def _jump_state(graph: NavGraph) -> _JumpState:
         state = _JumpState(graph, state)
         graph.__dict__["_jump_state"] = state
     return state
-
-
-def is_uniform_octile(graph: NavGraph) -> bool:
-    """Whether jump point search is exact on ``graph`` (module docstring): its edges are exactly
-    the octile steps between walkable cells without corner cutting, cardinal steps all of one
-    cost and diagonal ones sqrt(2) times it. O(edges) once per graph version, then cached."""
-    return _jump_state(graph).costs is not None
 
 
 def jump_point_search(graph: NavGraph, start: int, goal: int, *, allow_partial: bool = True) -> PathResult:
