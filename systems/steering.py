@@ -89,6 +89,7 @@ from ecs_nav.core.system import System
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.steering_capped import capped_group_forces
 from ecs_nav.motion.steering_given import COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
+from ecs_nav.motion.steering_neighbours import neighbour_pass
 from ecs_nav.motion.steering_rows import (
     CALLER_INPUTS,
     GIVEN,
@@ -98,7 +99,6 @@ from ecs_nav.motion.steering_rows import (
     NEEDS_INPUT,
     WALL_SLOT,
     WRITTEN,
-    neighbour_pass,
     steer_rows,
     steer_tick,
     steering_survey,

@@ -753,7 +753,7 @@ def test_a_few_agents_neighbour_sums_equal_the_grid_pass_whether_or_not_one_has_
     ``flock_sums`` over the grid it would build, bit for bit, in worlds where agents meet (a few
     seeds) and where none does (the rest)."""
     from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid
-    from ecs_nav.motion.steering_rows import neighbour_pass
+    from ecs_nav.motion.steering_neighbours import neighbour_pass
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(2, SMALL_LAYER + 1))

@@ -8,8 +8,9 @@ same order of operations, so that its forces and velocities equal the reference 
 a small world pays one kernel call instead of a few hundred numpy calls, a crowd pays no
 (k, 2) temporaries per behaviour.
 
-It combines each row as its combiner says: the weighted truncated sum (code 0), the prioritised
-running sum (1) or prioritised dithering (2, its numbers drawn from the splitmix64 chain of
+It combines each row as its combiner says (``ecs_nav.motion.steering_combine``): the weighted
+truncated sum (code 0), the prioritised running sum (1) or prioritised dithering (2, its numbers
+drawn from the splitmix64 chain of
 ``steering_given.entity_noise`` on the reference path's streams), the latter two from the row's
 unweighted forces in the order the reference path stacks them. It computes seek, arrive,
 separation, alignment and cohesion over every neighbour (from the neighbour sums of
@@ -25,7 +26,8 @@ calls no other kernel (one called from another is compiled into it again).
 ``steer_tick`` is the whole tick in one call unless a row follows a flow field (``CALLER_INPUTS``:
 its field is sampled on the nav graph in Python): it surveys the weights, computes the forces of
 ``given_forces``, wall avoidance and the neighbour sums (or, under a cap, the capped group
-forces) itself with the kernels the caller would call (``neighbour_pass``: per
+forces) itself with the kernels the caller would call (``neighbour_pass`` of
+``ecs_nav.motion.steering_neighbours``: per
 ``Collider.layer`` when the agents are on several), calls ``steer_rows`` and keeps the new wander targets. A small world
 then pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those
 kernels compiled into it: a scene compiles it (on a first run without the kernels compiled ahead
@@ -45,7 +47,6 @@ import numpy as np
 
 from ecs_nav.compile.aot import kernel
 from ecs_nav.core.behaviours import B
-from ecs_nav.core.finite import all_finite
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.core.table_columns import (
     COMBINER,
@@ -72,19 +73,11 @@ from ecs_nav.core.table_columns import (
     column,
     float_rows,
 )
-from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
-from ecs_nav.motion.steering import DECELERATION_TWEAKER, flock_sums, wall_force
+from ecs_nav.motion.steering import DECELERATION_TWEAKER, wall_force
 from ecs_nav.motion.steering_capped import capped_group_forces
-from ecs_nav.motion.steering_given import (
-    COMPUTED,
-    COMPUTED_BEHAVIOURS,
-    DITHER_PROBABILITIES,
-    DITHER_STREAM,
-    entity_noise,
-    given_forces,
-    keep_wander_targets,
-    noise_key,
-)
+from ecs_nav.motion.steering_combine import dithered, prioritised, truncate
+from ecs_nav.motion.steering_given import COMPUTED, COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
+from ecs_nav.motion.steering_neighbours import neighbour_pass
 
 WRITTEN = 0
 REFUSED = 1
@@ -144,59 +137,6 @@ def _arrive(px, py, vx, vy, tx, ty, max_speed, deceleration):
         speed = max_speed
     per_dist = speed / dist
     return dx * per_dist - vx, dy * per_dist - vy
-
-
-@kernel
-def _truncate(x, y, max_len):
-    d = math.sqrt(x * x + y * y)
-    if d > max_len:
-        scale = max_len / d
-        return x * scale, y * scale
-    return x, y
-
-
-@kernel
-def _prioritised(forces, w, max_force):
-    """``steering.combine_prioritized`` of one row: ``forces`` (B, 2) unweighted, in BEHAVIOURS
-    order, ``w`` (B,) its weights; the same operations as its kernel."""
-    tx = 0.0
-    ty = 0.0
-    for b in range(forces.shape[0]):
-        remaining = max_force - math.sqrt(tx * tx + ty * ty)
-        if remaining <= 0.0:
-            break
-        fx = forces[b, 0] * w[b]
-        fy = forces[b, 1] * w[b]
-        magnitude = math.sqrt(fx * fx + fy * fy)
-        if magnitude > remaining:
-            fx *= remaining / magnitude
-            fy *= remaining / magnitude
-        tx += fx
-        ty += fy
-    return tx, ty
-
-
-@kernel
-def _dithered(forces, w, max_force, seed, tick, entity):
-    """``steering.combine_dithered`` of one row with ``DITHER_PROBABILITIES`` and the reference
-    path's uniforms: behaviour b's is ``(u + 1) / 2`` of component ``b % 2`` of
-    ``entity_noise(noise_key(seed, DITHER_STREAM + b // 2, tick), entity)``."""
-    for b in range(forces.shape[0]):
-        p = DITHER_PROBABILITIES[b]
-        ua, ub = entity_noise(noise_key(seed, DITHER_STREAM + b // 2, tick), entity)
-        u = ((ua if b % 2 == 0 else ub) + 1.0) / 2.0
-        if not (u < p):
-            continue
-        fx = forces[b, 0] * w[b] / p
-        fy = forces[b, 1] * w[b] / p
-        if fx == 0.0 and fy == 0.0:
-            continue
-        magnitude = math.sqrt(fx * fx + fy * fy)
-        if magnitude > max_force:
-            fx *= max_force / magnitude
-            fy *= max_force / magnitude
-        return fx, fy
-    return 0.0, 0.0
 
 
 @kernel
@@ -319,11 +259,11 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
                 fb[_FOLLOW_PATH, 0], fb[_FOLLOW_PATH, 1] = -vx * per_second, -vy * per_second
         mf = max_force[i]
         if code == 0:
-            fx, fy = _truncate(sx, sy, mf)
+            fx, fy = truncate(sx, sy, mf)
         elif code == 1:
-            fx, fy = _prioritised(fb, w, mf)
+            fx, fy = prioritised(fb, w, mf)
         else:
-            fx, fy = _dithered(fb, w, mf, seed, tick, entity[i])
+            fx, fy = dithered(fb, w, mf, seed, tick, entity[i])
         if not (math.isfinite(fx) and math.isfinite(fy)):
             return REFUSED
         out_force[i, 0], out_force[i, 1] = fx, fy
@@ -331,8 +271,8 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
             m = mass[i]
             if not (m > 0.0):
                 return REFUSED
-            ax, ay = _truncate(fx, fy, mf)
-            nvx, nvy = _truncate(vx + ax / m * dt, vy + ay / m * dt, ms)
+            ax, ay = truncate(fx, fy, mf)
+            nvx, nvy = truncate(vx + ax / m * dt, vy + ay / m * dt, ms)
             if not (math.isfinite(nvx) and math.isfinite(nvy)):
                 return REFUSED
             if stopped and math.hypot(nvx, nvy) < STOP_SPEED:
@@ -390,96 +330,6 @@ def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, w
         if has_steering[i] and weights[i, _WALL] != 0.0:
             out[i, 0], out[i, 1] = wall_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i],
                                               walls_a, walls_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
-
-
-@kernel(inline="always")
-def _any_neighbour(run, pos, radius):
-    """Whether an agent of ``run`` has another strictly within its radius (radius > 0), as
-    ``flock_sums`` counts a neighbour; pair by pair."""
-    for a in range(run.shape[0]):
-        i = run[a]
-        r = radius[i]
-        if r <= 0.0:
-            continue
-        for b in range(run.shape[0]):
-            j = run[b]
-            dx, dy = pos[i, 0] - pos[j, 0], pos[i, 1] - pos[j, 1]
-            if j != i and dx * dx + dy * dy < r * r:
-                return True
-    return False
-
-
-@kernel
-def layer_pass(pos, heading, radius, layer, with_heading):
-    """``neighbour_pass``'s sums for agents on several layers: for each layer, ``flock_sums``
-    over a grid of that layer's agents alone with cells of their largest radius (at least 1e-6),
-    as a world holding only them would compute. A layer of one agent, or of at most
-    ``SMALL_LAYER`` of which none has another within its radius, keeps the zeros the pass would
-    give, without a grid. (k, 2), (k, 2), (k,), (k,) in; (count (k,), sums (k, 6)) out."""
-    k = pos.shape[0]
-    count, sums = np.zeros(k, np.int64), np.zeros((k, 6))
-    order, starts = layer_runs(layer)
-    for r in range(starts.shape[0] - 1):
-        run = order[starts[r]:starts[r + 1]]
-        m = run.shape[0]
-        if m < 2 or (m <= SMALL_LAYER and not _any_neighbour(run, pos, radius)):
-            continue  # no neighbour: the zeros flock_sums would give
-        r_pos, r_heading, r_radius = np.empty((m, 2)), np.empty((m, 2)), np.empty(m)
-        top = 0.0
-        for j in range(m):
-            i = run[j]
-            r_pos[j, 0], r_pos[j, 1] = pos[i, 0], pos[i, 1]
-            r_heading[j, 0], r_heading[j, 1] = heading[i, 0], heading[i, 1]
-            r_radius[j] = radius[i]
-            top = max(top, radius[i])
-        ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(r_pos, r_pos, max(top, 1e-6))
-        r_count, r_sums = flock_sums(r_pos, r_heading, r_radius, with_heading, ox, oy, 1.0 / cell, cols, rows,
-                                     cell_start, cell_items)
-        for j in range(m):
-            i = run[j]
-            count[i] = r_count[j]
-            for c in range(6):
-                sums[i, c] = r_sums[j, c]
-    return count, sums
-
-
-@kernel
-def neighbour_pass(n, is_agent, has_steering, pos, heading, radius, layer, n_members, max_radius, with_heading):
-    """The group behaviours' neighbour sums over the rows [0, n) that are agents (``is_agent`` or
-    ``has_steering``, ``n_members`` of them): ``flock_sums`` over a grid of their positions with
-    cells of ``max_radius`` (at least 1e-6). ``radius`` (n,): each row's group radius
-    (``steering_survey``'s). Agents on different layers (``layer`` (n,)) are not neighbours:
-    with more than one layer, each layer's members get the sums of a pass over them alone
-    (``layer_pass``). Returns (whether every member's position is finite -- nothing else is
-    computed otherwise --, each row's index among the members or -1, count, sums)."""
-    if n_members == n:  # every row takes part (the usual crowd): the columns in place
-        index, m_pos, m_heading, m_radius, m_layer = np.arange(n), pos[:n], heading[:n], radius[:n], layer[:n]
-    else:
-        index = np.full(n, -1, np.int64)
-        m_pos, m_heading, m_radius = np.empty((n_members, 2)), np.empty((n_members, 2)), np.empty(n_members)
-        m_layer = np.empty(n_members, np.int64)
-        m = 0
-        for i in range(n):
-            if is_agent[i] or has_steering[i]:
-                index[i] = m
-                m_pos[m, 0], m_pos[m, 1] = pos[i, 0], pos[i, 1]
-                m_heading[m, 0], m_heading[m, 1] = heading[i, 0], heading[i, 1]
-                m_radius[m], m_layer[m] = radius[i], layer[i]
-                m += 1
-    if not all_finite(m_pos):
-        return False, index, np.zeros(0, np.int64), np.zeros((0, 6))
-    if n_members < 2 or (n_members <= SMALL_LAYER and single_layer(m_layer)
-                         and not _any_neighbour(np.arange(n_members), m_pos, m_radius)):
-        # a lone agent, or a few none of which has another within its radius: the sums flock_sums
-        # would give, without a grid
-        return True, index, np.zeros(n_members, np.int64), np.zeros((n_members, 6))
-    if not single_layer(m_layer):
-        count, sums = layer_pass(m_pos, m_heading, m_radius, m_layer, with_heading)
-        return True, index, count, sums
-    ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(m_pos, m_pos, max(max_radius, 1e-6))
-    count, sums = flock_sums(m_pos, m_heading, m_radius, with_heading, ox, oy, 1.0 / cell, cols, rows, cell_start,
-                             cell_items)
-    return True, index, count, sums
 
 
 @kernel
