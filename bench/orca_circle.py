@@ -36,7 +36,7 @@ import numpy as np
 
 import ecs_nav
 from ecs_nav import load_scene
-from ecs_nav.motion.spatial import neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
 
 
 def closest_approach(pos: np.ndarray, radius: np.ndarray) -> float:

@@ -39,7 +39,7 @@ Inputs per behaviour:
   ``wall_min_height`` above the floor, as two-sided segments (ramps are left out: they are
   walked onto). Segments and their grid are cached per map version.
 * separation, alignment, cohesion: neighbours within ``neighbour_radius`` from
-  ``ecs_nav.motion.spatial.neighbours_within`` over all agents (``is_agent`` or ``has_steering``) of
+  ``ecs_nav.motion.neighbours.neighbours_within`` over all agents (``is_agent`` or ``has_steering``) of
   the agent's own ``Collider.layer`` (an entity without a Collider is on layer 0).
 * follow_path: by ``follow_state`` -- SEEK: seek ``steer_target``; ARRIVE: arrive at it with the
   agent's deceleration; STOPPED: brake, ``force = -vel * mass / dt``, the force that cancels

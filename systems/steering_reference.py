@@ -16,7 +16,8 @@ import numpy as np
 from ecs_nav.core.finite import refuse_non_finite
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.motion import steering as st
-from ecs_nav.motion.spatial import layer_members, neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
+from ecs_nav.motion.spatial import layer_members
 from ecs_nav.motion.steering_given import DITHER_PROBABILITIES, DITHER_STREAM, WANDER_STREAM
 from ecs_nav.motion.steering_rows import N_BEHAVIOURS, STOP_SPEED
 

@@ -15,8 +15,9 @@ import pytest
 from ecs_nav import Agent, Collider, PathRequest, Position, SteeringWeights, Velocity, World
 from ecs_nav.core.components import Name, NavMap
 from ecs_nav.core.limits import COORDINATE_LIMIT, ENTITY_LIMIT, NAV_NODE_LIMIT
+from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.motion.relax import relax_overlaps
-from ecs_nav.motion.spatial import build_grid, neighbours_within
+from ecs_nav.motion.spatial import build_grid
 from ecs_nav.scene.files import SceneError, load_scene, parse_scene, save_scene, scenes_dir
 
 AGENT = "Velocity = {}\nAgent = {}\nCollider = {}\n"

@@ -11,7 +11,7 @@ import pytest
 
 import ecs_nav
 from ecs_nav import load_scene
-from ecs_nav.motion.spatial import neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
 
 SECONDS = 60.0
 

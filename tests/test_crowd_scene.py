@@ -22,7 +22,7 @@ def test_ten_thousand_agents_stay_out_of_walls_and_mostly_apart():
         # the agents move: wander keeps them going
         assert np.median(np.linalg.norm(pos - t.prev_pos[:n], axis=1)) > 0
         # pairs closer than their radii sum: few, and none deeply (relaxation each tick)
-        from ecs_nav.motion.spatial import neighbours_within
+        from ecs_nav.motion.neighbours import neighbours_within
 
         offsets, rows = neighbours_within(pos, 0.8)
         me = np.repeat(np.arange(n), np.diff(offsets))

@@ -17,7 +17,7 @@ import tomllib
 import ecs_nav
 from ecs_nav.core.table import FOLLOW_STOPPED
 from ecs_nav.motion.goal_slots import SLOT_GAP
-from ecs_nav.motion.spatial import neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.scene.files import build_world, load_scene, scene_from_dict, scenes_dir
 
 AGENTS = 60

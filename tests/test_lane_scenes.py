@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ecs_nav
-from ecs_nav.motion.spatial import neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.scene.files import build_world, parse_scene
 
 OVERLAP = 0.02

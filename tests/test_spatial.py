@@ -9,12 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ecs_nav.motion import steering as S
-from ecs_nav.motion.spatial import (
-    brute_force_neighbours,
-    build_grid,
-    nearest_distances,
-    neighbours_within,
-)
+from ecs_nav.motion.neighbours import brute_force_neighbours, neighbours_within
+from ecs_nav.motion.spatial import build_grid, nearest_distances
 
 coords = st.floats(-50, 50, allow_nan=False, width=64)
 point_sets = st.integers(0, 60).flatmap(lambda k: arrays(np.float64, (k, 2), elements=coords))

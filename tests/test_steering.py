@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ecs_nav.motion import steering as S
-from ecs_nav.motion.spatial import neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
 
 A = np.array
 Z = np.zeros((1, 2))

@@ -434,7 +434,7 @@ def test_the_neighbour_cap_binds_in_the_capped_tests():
     """The capped worlds are not vacuous: some agent has more neighbours within its radius than
     the cap keeps, and the capped group forces differ from the uncapped ones on many rows (each
     behaviour on its own), while both paths agree under the cap."""
-    from ecs_nav.motion.spatial import neighbours_within
+    from ecs_nav.motion.neighbours import neighbours_within
     for b in GROUP_NAMES:
         forces = {}
         for cap in (None, 3):

@@ -11,7 +11,7 @@ from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.motion import steering as st
-from ecs_nav.motion.spatial import neighbours_within
+from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.testing import Integrate
 
 

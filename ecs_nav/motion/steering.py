@@ -473,7 +473,7 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
                            *grid.kernel_args())
 
 
-# --- group behaviours over the neighbour CSR (ecs_nav.motion.spatial.neighbours_within) -------------
+# --- group behaviours over the neighbour CSR (ecs_nav.motion.neighbours.neighbours_within) -------------
 
 @kernel
 def _separation(pos, offsets, rows):
@@ -516,7 +516,7 @@ def separation(pos, offsets, neighbour_rows) -> np.ndarray:
     """Separation (Buckland): sum over neighbours of ``normalize(to_agent) / |to_agent|``
     (to_agent = pos - neighbour pos), i.e. to_agent / |to_agent|². A coincident neighbour has no
     direction and adds nothing. ``offsets``/``neighbour_rows``: the CSR of
-    ``ecs_nav.motion.spatial.neighbours_within``."""
+    ``ecs_nav.motion.neighbours.neighbours_within``."""
     return _separation(np.ascontiguousarray(pos, dtype=np.float64), *_csr(offsets, neighbour_rows))
 
 

@@ -1,5 +1,5 @@
 """Separation, alignment and cohesion under a neighbour cap, compiled: each agent's closest
-``max_neighbours`` neighbours (``ecs_nav.motion.spatial.neighbours_within``'s lists) instead of
+``max_neighbours`` neighbours (``ecs_nav.motion.neighbours.neighbours_within``'s lists) instead of
 every neighbour within its radius.
 
 ``systems/steering_reference.py``'s ``group_forces`` is the reference: per ``Collider.layer``, a
@@ -19,7 +19,8 @@ import numpy as np
 from ecs_nav.compile.aot import kernel
 from ecs_nav.core.behaviours import B
 from ecs_nav.core.finite import all_finite
-from ecs_nav.motion.spatial import bin_into_grid, layer_runs, neighbour_lists, single_layer
+from ecs_nav.motion.neighbours import neighbour_lists
+from ecs_nav.motion.spatial import bin_into_grid, layer_runs, single_layer
 
 _SEPARATION, _ALIGNMENT, _COHESION = B["separation"], B["alignment"], B["cohesion"]
 
