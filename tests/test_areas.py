@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 from matplotlib.path import Path as PolygonPath
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import shortest_path
+from square_scene import square_scene, world_of
 
 from ecs_nav.core.components import NavFilter, Path, PathRequest
 from ecs_nav.nav.graph import EDGE_LINK
@@ -32,15 +31,7 @@ def agent(start, goal, nav_filter=None):
 
 
 def scene(areas=AREAS, entities=(), systems=None, boxes=()):
-    data = {"world": {"seed": 3}, "map": {"bounds": [-20, -20, 20, 20], "box": list(boxes), "area": list(areas)},
-            "navmap": {"scan_range": [20, 10, 20], "spacing": 1.0}, "entity": list(entities)}
-    if systems is not None:
-        data["world"]["systems"] = systems
-    return data
-
-
-def world_of(data):
-    return build_world(scene_from_dict(copy.deepcopy(data)))
+    return square_scene(3, boxes, entities, systems, area=areas)
 
 
 def reference_matrix(graph, costs=None, excluded=()):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import shortest_path
+from square_scene import square_scene, world_of
 
 from ecs_nav.core.components import Path, PathRequest
 from ecs_nav.core.events import LinkReached, PathChanged
@@ -27,15 +26,7 @@ def agent(name, start, goal, speed=3.0):
 
 
 def scene(links, boxes=(WALL,), entities=(), systems=None):
-    data = {"world": {"seed": 1}, "map": {"bounds": [-20, -20, 20, 20], "box": list(boxes), "link": list(links)},
-            "navmap": {"scan_range": [20, 10, 20], "spacing": 1.0}, "entity": list(entities)}
-    if systems is not None:
-        data["world"]["systems"] = systems
-    return data
-
-
-def world_of(data):
-    return build_world(scene_from_dict(copy.deepcopy(data)))
+    return square_scene(1, boxes, entities, systems, link=links)
 
 
 def events(world, kind):
