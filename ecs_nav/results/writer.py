@@ -22,8 +22,8 @@ class RecordingError(OSError):
 
 
 class RecordingWarning(UserWarning):
-    """The simulation has waited over ``SinkThread.SLOW_S`` seconds for a writer busy with one
-    call: a slow or blocked disk (after ``SinkThread.STALL_S`` seconds it is a RecordingError)."""
+    """The writer has been busy with one call for over ``SinkThread.SLOW_S`` seconds: a slow or
+    blocked disk (after ``SinkThread.STALL_S`` seconds it is a RecordingError)."""
 
 
 class WriterState:
@@ -44,18 +44,26 @@ class SinkThread:
     it needs no importable main module, so a plain script, standard input, ``python -c``, a
     notebook and a frozen app all record alike, and it starts at once.
 
+    Small frames travel together: frames of fewer than ``BATCH_ROWS_IN_TICK`` rows gather in the
+    simulation's thread, up to ``BATCH_FRAMES`` of them or ``BATCH_WAIT_S`` seconds' worth, and
+    go on the queue as one call, so a small scene recorded every tick pays for one hand-over to
+    the writer thread (its lock and the interpreter lock) every few dozen ticks, not every tick.
+
     No wait is unbounded: a call finds the queue full when more than about ``QUEUED_ROWS``
-    trajectory rows (``rows_per_frame`` a call, between 4 and 256 calls) wait, and then waits
-    for the writer, checking it every ``POLL_S`` seconds; a writer that raised is reported
-    (RecordingError, the cause chained) on the next call or within ``POLL_S`` of a wait, and a
-    writer busy with one call for more than ``STALL_S`` seconds (a blocked disk) is reported as
-    stuck. A writer still busy with one call ``SLOW_S`` seconds after it began while the tick
-    waits for it is announced at once (a RecordingWarning, the first time in a recording): within
-    a second the user knows what the simulation waits for, and a slow disk is not taken for a dead
-    one. A process that exits without closing the recording has the writer finish what was
-    queued first (within ``STALL_S``); the file then reads as a killed run's (no agents table)."""
+    trajectory rows (between 4 and 256 calls) wait, and then waits for the writer, checking it
+    every ``POLL_S`` seconds. Every frame handed over checks the writer first: one that raised is
+    reported (RecordingError, the cause chained) on the next frame or within ``POLL_S`` of a
+    wait; one busy with a single call for over ``SLOW_S`` seconds is announced at once (a
+    RecordingWarning, the first time in a recording): within a second the user knows that the
+    disk is slow or blocked, and a slow disk is not taken for a dead writer; one busy with a
+    single call for over ``STALL_S`` seconds is reported as stuck (RecordingError). A process
+    that exits without closing the recording has the writer finish what was handed over first
+    (within ``STALL_S``); the file then reads as a killed run's (no agents table)."""
 
     QUEUED_ROWS = 400_000
+    BATCH_ROWS_IN_TICK = 4096
+    BATCH_FRAMES = 64
+    BATCH_WAIT_S = 0.5
     POLL_S = 0.1
     SLOW_S = 1.0
     STALL_S = 60.0
@@ -63,7 +71,12 @@ class SinkThread:
     def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = ""):
         self.sink = sink
         self.path = os.fspath(path)
-        self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // max(rows_per_frame, 1), 4, 256)))
+        rows_per_frame = max(int(rows_per_frame), 1)
+        self.batch_frames = int(np.clip(self.BATCH_ROWS_IN_TICK // rows_per_frame, 1, self.BATCH_FRAMES))
+        rows_per_call = rows_per_frame * self.batch_frames
+        self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // rows_per_call, 4, 256)))
+        self.pending: list = []  # frames gathered in the tick, not yet handed over
+        self.pending_since = 0.0
         self.state = WriterState()
         self.failed = self.closing = False
         self.warned = False  # a slow writer was announced (once per recording)
@@ -82,6 +95,7 @@ class SinkThread:
         if self.thread is None or not self.thread.is_alive():
             self.failed = True
             raise RecordingError(f"recording {self.path!r}: the writer ended early")
+        self.warn_if_slow()
         since = state.busy_since
         if since is not None and time.monotonic() - since > self.STALL_S:
             self.failed = True
@@ -89,7 +103,7 @@ class SinkThread:
                                  f"progress for {self.STALL_S:g} s (a blocked disk or file system?)")
 
     def warn_if_slow(self) -> None:
-        """The tick waits for the writer: announce a call busy over ``SLOW_S`` (once per recording)."""
+        """Announce a call busy over ``SLOW_S`` (once per recording)."""
         state = self.state
         since, busy_with = state.busy_since, state.busy_with
         if since is None or self.warned:
@@ -98,9 +112,9 @@ class SinkThread:
         if busy > self.SLOW_S:
             self.warned = True
             warnings.warn(RecordingWarning(
-                f"recording {self.path!r}: the simulation is waiting for the writer, busy with {busy_with} for "
-                f"{busy:.1f} s (a slow or blocked disk?); after {self.STALL_S:g} s it is reported as stuck"),
-                stacklevel=2)
+                f"recording {self.path!r}: the writer has been busy with {busy_with} for {busy:.1f} s (a slow "
+                f"or blocked disk?); frames wait in memory, and after {self.STALL_S:g} s it is reported as stuck"),
+                stacklevel=3)
 
     def _send(self, method: str, *args: Any) -> None:
         self.check()
@@ -110,15 +124,26 @@ class SinkThread:
                 return
             except queue.Full:
                 self.check()
-                self.warn_if_slow()
+
+    def flush(self) -> None:
+        """Hand the frames gathered so far to the writer."""
+        if self.pending:
+            frames, self.pending = self.pending, []
+            self._send("write_frames", frames)
 
     def begin(self, run):
         self._send("begin", run)
 
     def write_frame(self, frame, events):
-        self._send("write_frame", frame, events)
+        self.check()
+        if not self.pending:
+            self.pending_since = time.monotonic()
+        self.pending.append((frame, events))
+        if len(self.pending) >= self.batch_frames or time.monotonic() - self.pending_since > self.BATCH_WAIT_S:
+            self.flush()
 
     def finish(self, agents, run, events):
+        self.flush()
         self._send("finish", agents, run, events)
 
     def close(self) -> None:
@@ -129,6 +154,7 @@ class SinkThread:
         try:
             if not self.failed:
                 if not self.closing:
+                    self.flush()
                     self._send("close")
                     self.closing = True
                 while self.thread.is_alive():
@@ -159,8 +185,8 @@ class SinkThread:
 
 
 BATCH_ROWS = 200_000
-"""The writer takes the frames waiting on its queue together, up to this many trajectory rows,
-and writes them as one batch (one SQLite transaction)."""
+"""The writer takes the frames waiting on its queue together, up to this many trajectory rows
+(or more: the calls it takes are whole), and writes them as one batch (one SQLite transaction)."""
 
 
 def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
@@ -185,20 +211,21 @@ def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
             state.busy_since = time.monotonic()
             if method == "close":
                 break
-            if method != "write_frame":
+            if method != "write_frames":
                 getattr(sink, method)(*args)
                 state.busy_since = None
                 continue
-            frames, rows = [args], len(args[0]["entity"])
+            frames = list(args[0])
+            rows = sum(len(frame["entity"]) for frame, _ in frames)
             while rows < BATCH_ROWS:
                 try:
                     waiting = calls.get_nowait()
                 except queue.Empty:
                     break
-                if waiting[0] != "write_frame":
+                if waiting[0] != "write_frames":
                     break
-                frames.append(waiting[1])
-                rows += len(waiting[1][0]["entity"])
+                frames.extend(waiting[1][0])
+                rows += sum(len(frame["entity"]) for frame, _ in waiting[1][0])
                 waiting = None
             sink.write_frames(frames)
             state.busy_since = None
