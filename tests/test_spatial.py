@@ -112,3 +112,12 @@ def test_long_neighbour_lists_are_sorted_by_distance():
     d = np.linalg.norm(pos[rows] - pos[np.repeat(np.arange(200), np.diff(offsets))], axis=1)
     for i in range(200):
         assert np.all(np.diff(d[offsets[i]:offsets[i + 1]]) >= 0)
+
+
+def test_the_neighbour_queries_still_answer_from_their_old_module():
+    from ecs_nav.motion import neighbours, spatial
+
+    for name in spatial.MOVED_TO_NEIGHBOURS:
+        assert getattr(spatial, name) is getattr(neighbours, name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        spatial.nothing_here  # noqa: B018

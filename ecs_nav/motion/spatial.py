@@ -264,3 +264,16 @@ def build_grid(lo, cell_size: float, hi=None) -> UniformGrid:
         raise ValueError(f"cell_size must be finite and > 0, got {cell_size}")
     ox, oy, cell_size, cols, rows, cell_start, cell_items = bin_into_grid(lo, hi, cell_size)
     return UniformGrid(np.array([ox, oy]), cell_size, cols, rows, cell_start, cell_items)
+
+
+MOVED_TO_NEIGHBOURS = ("neighbours_within", "neighbour_lists", "brute_force_neighbours")
+"""The neighbour queries that ``ecs_nav.motion.neighbours`` holds now; this module (and the
+previous release's ``ecs_nav.spatial``) still answers their names."""
+
+
+def __getattr__(name: str):
+    if name in MOVED_TO_NEIGHBOURS:
+        from ecs_nav.motion import neighbours
+
+        return getattr(neighbours, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
