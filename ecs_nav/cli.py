@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command in ("run", "view") and args.scene is None and not args.policy:
+    if getattr(args, "command", None) in ("run", "view") and args.scene is None and not args.policy:
         parser.error("the following arguments are required: scene")  # (with --policy it may be left out)
     report_progress(True)  # a first run compiles the kernels: say so on stderr instead of sitting silent
     compiled = kernels_compiled()

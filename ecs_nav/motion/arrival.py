@@ -255,12 +255,14 @@ def _count_still(rows, active, pos, radius, follow_state, stuck_ticks, stuck_anc
         state = follow_state[i]
         still = active[k] and (state == FOLLOW_SEEK or state == FOLLOW_ARRIVE) and d2 <= stuck_distance2
         count = stuck_ticks[i] + 1 if still else 0
-        if count >= stuck_limit:
+        reported = count >= stuck_limit
+        if reported:
             reached[k] = True
             n_reached += 1
-            count = STUCK_REPORTED
-        stuck_ticks[i] = count
-        if not still or count == STUCK_REPORTED:
+            stuck_ticks[i] = STUCK_REPORTED
+        else:
+            stuck_ticks[i] = count
+        if not still or reported:
             stuck_anchor[i, 0] = pos[i, 0]
             stuck_anchor[i, 1] = pos[i, 1]
     return n_reached
