@@ -51,6 +51,10 @@ EVENT_COLUMNS = ("tick", "type", "entity", "fields")
 AGENT_COLUMNS = ("entity", "name", "is_agent", "spawn_tick", "arrival_tick", "path_length", "stuck_s",
                  "stuck_events", "min_distance")
 JUPEDSIM_SCHEMA_VERSION = 2
+BRUTE_FORCE_NEAREST = 32
+"""Up to this many agents of a layer in a frame, the nearest distances come from all pairs in
+numpy; above, from the compiled grid search (``motion.spatial.nearest_distances``), which a
+small recording then never waits for numba to compile."""
 
 
 class ResultsUnavailable(RuntimeError):
@@ -156,8 +160,14 @@ class NearestTally:
         """The running minimum of ``ids`` over their distances to each other's ``points``."""
         if ids.size < 2:
             return
-        nearest = np.empty(ids.size)
-        nearest_distances(np.ascontiguousarray(points), nearest)
+        if ids.size <= BRUTE_FORCE_NEAREST:
+            delta = points[:, None, :] - points[None, :, :]
+            squared = delta[..., 0] ** 2 + delta[..., 1] ** 2
+            np.fill_diagonal(squared, np.inf)
+            nearest = np.sqrt(squared.min(axis=1))
+        else:
+            nearest = np.empty(ids.size)
+            nearest_distances(np.ascontiguousarray(points), nearest)
         self.closest[ids] = np.minimum(self.closest[ids], nearest)
 
     def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
