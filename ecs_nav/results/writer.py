@@ -53,12 +53,13 @@ class SinkThread:
     trajectory rows (between 4 and 256 calls) wait, and then waits for the writer, checking it
     every ``POLL_S`` seconds. Every frame handed over checks the writer first: one that raised is
     reported (RecordingError, the cause chained) on the next frame or within ``POLL_S`` of a
-    wait; one busy with a single call for over ``SLOW_S`` seconds is announced at once (a
-    RecordingWarning, the first time in a recording): within a second the user knows that the
-    disk is slow or blocked, and a slow disk is not taken for a dead writer; one busy with a
-    single call for over ``STALL_S`` seconds is reported as stuck (RecordingError). A process
-    that exits without closing the recording has the writer finish what was handed over first
-    (within ``STALL_S``); the file then reads as a killed run's (no agents table)."""
+    wait; one busy with a single call (but ``begin``, which imports the format's library) for
+    over ``SLOW_S`` seconds is announced at once (a RecordingWarning, the first time in a
+    recording): within a second the user knows that the disk is slow or blocked, and a slow disk
+    is not taken for a dead writer; one busy with a single call for over ``STALL_S`` seconds is
+    reported as stuck (RecordingError). A process that exits without closing the recording has
+    the writer finish what was handed over first (within ``STALL_S``); the file then reads as a
+    killed run's (no agents table)."""
 
     QUEUED_ROWS = 400_000
     BATCH_ROWS_IN_TICK = 4096
@@ -106,7 +107,7 @@ class SinkThread:
         """Announce a call busy over ``SLOW_S`` (once per recording)."""
         state = self.state
         since, busy_with = state.busy_since, state.busy_with
-        if since is None or self.warned:
+        if since is None or self.warned or busy_with == "begin()":  # (begin imports pyarrow: a second or more)
             return
         busy = time.monotonic() - since
         if busy > self.SLOW_S:
