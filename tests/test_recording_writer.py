@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -176,6 +177,24 @@ def test_a_stalled_writer_is_announced_within_a_second_and_once(room, tmp_path, 
         assert sorted(got.trajectories["tick"].unique()) == list(range(world.tick + 1))
     finally:
         gate.set()
+
+
+def test_a_slow_begin_importing_the_formats_library_is_not_announced(room, tmp_path, monkeypatch):
+    made = _with_faulty_sink(monkeypatch, frame=1_000_000)
+
+    def slow_begin(run, sink=None):
+        time.sleep(SinkThread.SLOW_S + 0.3)  # (pyarrow's first import, on the writer's thread)
+        made[0].sink.begin(run)
+
+    with ecs_nav.load_scene(room) as world:
+        monkeypatch.setattr(Faulty, "begin", lambda self, run: slow_begin(run), raising=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RecordingWarning)
+            rec = record(world, tmp_path / "run.sqlite", every=1)
+            deadline = time.monotonic() + SinkThread.SLOW_S + 0.6
+            while time.monotonic() < deadline:
+                world.step()
+            rec.close()
 
 
 def test_a_writer_that_fails_while_closing_is_reported_by_close(room, tmp_path, monkeypatch):

@@ -27,13 +27,15 @@ class RecordingWarning(UserWarning):
 
 
 class WriterState:
-    """What the writer thread tells the simulation: the exception that ended it, and since when
-    (``time.monotonic()``) it has been busy with which call (None between calls)."""
+    """What the writer thread tells the simulation: the exception that ended it (and the call it
+    ended in), and ``busy``: since when (``time.monotonic()``) it has been busy with which call,
+    one tuple assigned at once so that a reader never pairs one call's start with another's
+    name (None between calls)."""
 
     def __init__(self):
         self.error: BaseException | None = None
-        self.busy_since: float | None = None
-        self.busy_with = ""
+        self.busy: tuple[float, str] | None = None
+        self.last_call = ""
         self.abandoned = False  # set by the simulation: the writer stops at its next call
 
 
@@ -91,24 +93,24 @@ class SinkThread:
         state = self.state
         if state.error is not None:
             self.failed = True
-            raise RecordingError(f"recording {self.path!r}: the writer failed in {state.busy_with}: "
+            raise RecordingError(f"recording {self.path!r}: the writer failed in {state.last_call}: "
                                  f"{type(state.error).__name__}: {state.error}") from state.error
         if self.thread is None or not self.thread.is_alive():
             self.failed = True
             raise RecordingError(f"recording {self.path!r}: the writer ended early")
         self.warn_if_slow()
-        since = state.busy_since
-        if since is not None and time.monotonic() - since > self.STALL_S:
+        busy = state.busy
+        if busy is not None and time.monotonic() - busy[0] > self.STALL_S:
             self.failed = True
-            raise RecordingError(f"recording {self.path!r}: the writer is stuck: {state.busy_with} has made no "
+            raise RecordingError(f"recording {self.path!r}: the writer is stuck: {busy[1]} has made no "
                                  f"progress for {self.STALL_S:g} s (a blocked disk or file system?)")
 
     def warn_if_slow(self) -> None:
         """Announce a call busy over ``SLOW_S`` (once per recording)."""
-        state = self.state
-        since, busy_with = state.busy_since, state.busy_with
-        if since is None or self.warned or busy_with == "begin()":  # (begin imports pyarrow: a second or more)
+        now_busy = self.state.busy
+        if now_busy is None or self.warned or now_busy[1] == "begin()":  # (begin imports pyarrow: a second or more)
             return
+        since, busy_with = now_busy
         busy = time.monotonic() - since
         if busy > self.SLOW_S:
             self.warned = True
@@ -186,8 +188,11 @@ class SinkThread:
 
 
 BATCH_ROWS = 200_000
-"""The writer takes the frames waiting on its queue together, up to this many trajectory rows
-(or more: the calls it takes are whole), and writes them as one batch (one SQLite transaction)."""
+BATCH_FRAMES_WRITTEN = 1024
+"""The writer takes the frames waiting on its queue together, up to ``BATCH_ROWS`` trajectory
+rows or ``BATCH_FRAMES_WRITTEN`` frames (or a few more: the calls it takes are whole), and
+writes them as one batch (one SQLite transaction): a call stays well under a second, so one
+that takes longer says something of the disk."""
 
 
 def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
@@ -208,17 +213,17 @@ def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
             waiting = None
             if state.abandoned:
                 break
-            state.busy_with = f"{method}()"
-            state.busy_since = time.monotonic()
+            state.last_call = f"{method}()"
+            state.busy = (time.monotonic(), state.last_call)
             if method == "close":
                 break
             if method != "write_frames":
                 getattr(sink, method)(*args)
-                state.busy_since = None
+                state.busy = None
                 continue
             frames = list(args[0])
             rows = sum(len(frame["entity"]) for frame, _ in frames)
-            while rows < BATCH_ROWS:
+            while rows < BATCH_ROWS and len(frames) < BATCH_FRAMES_WRITTEN:
                 try:
                     waiting = calls.get_nowait()
                 except queue.Empty:
@@ -229,7 +234,7 @@ def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
                 rows += sum(len(frame["entity"]) for frame, _ in waiting[1][0])
                 waiting = None
             sink.write_frames(frames)
-            state.busy_since = None
+            state.busy = None
     except BaseException as exc:  # reported to the simulation (SinkThread.check)
         state.error = exc
     finally:
@@ -238,4 +243,4 @@ def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
         except Exception as exc:
             if state.error is None:
                 state.error = exc
-        state.busy_since = None
+        state.busy = None
