@@ -2,7 +2,6 @@
 or sticks is reported within a second, and closing loses nothing. Every wait here is bounded, so
 a writer that hangs fails its test instead of hanging the suite."""
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -50,8 +49,7 @@ def test_recording_works_from_a_script_stdin_python_c_and_a_frozen_app(room, tmp
     script.write_text(text)
     command, stdin = {"stdin": ([sys.executable, "-"], text), "python -c": ([sys.executable, "-c", text], None)}.get(
         how, ([sys.executable, str(script)], None))
-    env = {**os.environ, "ECS_NAV_AOT": "0"}
-    proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=180, cwd=tmp_path, env=env)
+    proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     got = read_recording(out)
     assert sorted(got.trajectories["tick"].unique()) == list(range(0, 61, 5))
