@@ -62,8 +62,7 @@ class LinkCrossings:
         s_at, e_at = graph.positions[np.maximum(nodes[:, 0], 0)], graph.positions[np.maximum(nodes[:, 1], 0)]
         ok = links.enabled & (nodes[:, 0] >= 0) & (nodes[:, 1] >= 0)
         forward = ok & np.all(s_at == a, axis=1) & np.all(e_at == b, axis=1)
-        bidirectional = np.array([link.bidirectional for link in links.links], bool)
-        backward = ok & bidirectional & np.all(e_at == a, axis=1) & np.all(s_at == b, axis=1)
+        backward = ok & links.bidirectional & np.all(e_at == a, axis=1) & np.all(s_at == b, axis=1)
         hit = np.flatnonzero(forward | backward)
         return int(hit[0]) if hit.size else -1
 
