@@ -1,8 +1,10 @@
 """Area costs: parts of the floor that cost more (or less) to cross, and per-agent filters.
 
 Detour's area ids with ``dtQueryFilter`` costs and exclude flags, Unity's area mask and area
-costs, Godot's ``navigation_layers``. An area (``NavArea``: a box or a polygon in the ground
-plane, with a ``name`` and a ``cost`` multiplier) marks every graph node whose (x, y) lies in it;
+costs, Godot's ``navigation_layers``. An area (``NavArea``: a box, a polygon or the cells of a
+tile grid in the ground plane, with a ``name`` and a ``cost`` multiplier; ``tile_areas`` reads a
+grid of characters with a legend into one area per character) marks every graph node whose (x, y)
+lies in it;
 where areas overlap, the one listed last wins; a node in none has multiplier 1. An area is thus
 the cells of its nodes: an agent walking by it on outside nodes, anywhere in their cells, may
 have its centre up to half a node spacing inside it.
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecs_nav.core.limits import COORDINATE_LIMIT
+from ecs_nav.core.limits import COORDINATE_LIMIT, TILE_LIMIT
 from ecs_nav.nav.graph import EDGE_LINK, NavGraph
 
 COST_LIMIT = 1e6
@@ -59,7 +61,16 @@ class NavArea:
             floor). Below 1 paths stay exact but A* expands more nodes (see the module docstring).
         center, size: [x, y] and [w, d], m: an axis-aligned box (with ``size`` > 0);
         polygon: [[x, y], ...], m: a simple polygon of at least 3 corners (even-odd rule);
-            give a box or a polygon, not both.
+        tiles, tile: rows of characters over a grid of square cells, in text order (the first
+            row is the top one, as in a map's ``grid``), and the character of this area's cells
+            (one printable character, not ``.`` nor a space); the other characters are other
+            areas' cells or none. Blank lines before and after the rows are left out; the rest
+            have one length. At most ``TILE_LIMIT`` cells.
+        cell_size: m (> 0, default 1): the side of a cell of ``tiles``.
+        origin: [x, y], m (default [0, 0]): the lower-left corner of the bottom row's first
+            cell; cell (column c, row r counted from the bottom) is ``[x + c * cell_size, x +
+            (c + 1) * cell_size)`` by the same in y (its left and bottom edges included).
+        Give one shape: a box, a polygon or tiles.
     """
 
     name: str
@@ -67,15 +78,24 @@ class NavArea:
     center: tuple[float, ...] | None = None
     size: tuple[float, ...] | None = None
     polygon: tuple[tuple[float, ...], ...] | None = None
+    tiles: str | None = None
+    tile: str | None = None
+    cell_size: float | None = None
+    origin: tuple[float, ...] | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"NavArea.name: expected a non-empty string, got {self.name!r}")
         object.__setattr__(self, "cost", check_cost(self.cost, "NavArea.cost"))
         box = self.center is not None or self.size is not None
-        if box == (self.polygon is not None):
-            raise ValueError("NavArea.polygon: give either center and size (a box) or polygon, not both nor neither")
-        if box:
+        grid = self.tiles is not None or self.tile is not None
+        if box + (self.polygon is not None) + grid != 1:
+            raise ValueError("NavArea.polygon: give one shape: center and size (a box), polygon, or tiles and tile")
+        if not grid and (self.cell_size is not None or self.origin is not None):
+            raise ValueError("NavArea.cell_size: cell_size and origin place tiles; this area has none")
+        if grid:
+            self._set_tiles()
+        elif box:
             if self.center is None or self.size is None:
                 raise ValueError("NavArea.size: a box needs both center and size")
             object.__setattr__(self, "center", _point(self.center, "NavArea.center"))
@@ -89,9 +109,60 @@ class NavArea:
                 raise ValueError(f"NavArea.polygon: needs at least 3 corners, got {len(corners)}")
             object.__setattr__(self, "polygon", corners)
 
+    def _set_tiles(self) -> None:
+        """Check the tiles form and keep its cells ((rows, cols) bool, text order)."""
+        if self.tiles is None or self.tile is None:
+            raise ValueError("NavArea.tiles: a tile area needs both tiles (rows of characters) and tile (its "
+                             "character)")
+        if not isinstance(self.tile, str) or len(self.tile) != 1 or not self.tile.isprintable() or self.tile in ". ":
+            raise ValueError(f"NavArea.tile: expected one printable character other than '.' and ' ', "
+                             f"got {self.tile!r}")
+        lines, _ = tile_rows(self.tiles, "NavArea.tiles")
+        object.__setattr__(self, "tiles", "\n".join(lines))
+        cell = 1.0 if self.cell_size is None else self.cell_size
+        if (isinstance(cell, bool) or not isinstance(cell, (int, float, np.integer, np.floating))
+                or not math.isfinite(cell) or not 0 < cell <= COORDINATE_LIMIT):
+            raise ValueError(f"NavArea.cell_size: must be a number > 0 and at most {COORDINATE_LIMIT:g} (m), "
+                             f"got {cell!r}")
+        object.__setattr__(self, "cell_size", float(cell))
+        ox, oy = _point((0.0, 0.0) if self.origin is None else self.origin, "NavArea.origin")
+        rows, cols = len(lines), len(lines[0])
+        far = max(abs(ox), abs(oy), abs(ox + cols * cell), abs(oy + rows * cell))
+        if far > COORDINATE_LIMIT:
+            raise ValueError(f"NavArea.cell_size: {rows} x {cols} cells of {cell:g} m from {[ox, oy]} reach "
+                             f"{far:.3g} m: coordinates are at most {COORDINATE_LIMIT:g}")
+        object.__setattr__(self, "origin", (ox, oy))
+        cells = np.frombuffer("".join(lines).encode("ascii"), np.uint8).reshape(rows, cols) == ord(self.tile)
+        object.__setattr__(self, "_cells", cells)
+
+    def tile_shape(self) -> tuple[int, int] | None:
+        """A tile area's (rows, columns); None for a box or a polygon."""
+        return None if self.tiles is None else self._cells.shape
+
+    def extent(self) -> tuple[float, float, float, float] | None:
+        """A tile area's [xmin, ymin, xmax, ymax] (m): the rectangle its grid covers; None for
+        a box or a polygon."""
+        if self.tiles is None:
+            return None
+        rows, cols = self._cells.shape
+        (ox, oy), cell = self.origin, self.cell_size
+        return ox, oy, ox + cols * cell, oy + rows * cell
+
     def contains(self, xy: np.ndarray) -> np.ndarray:
-        """(k,) bool: which of the (k, 2) points lie in the area (a box's edges included)."""
+        """(k,) bool: which of the (k, 2) points lie in the area (a box's edges included; a
+        tile's left and bottom edges)."""
         xy = np.asarray(xy, np.float64).reshape(-1, 2)
+        if self.tiles is not None:
+            cells = self._cells
+            rows, cols = cells.shape
+            (ox, oy), cell = self.origin, self.cell_size
+            with np.errstate(invalid="ignore"):
+                col = np.floor((xy[:, 0] - ox) / cell)
+                row = rows - 1 - np.floor((xy[:, 1] - oy) / cell)  # text row: counted from the top
+            inside = (col >= 0) & (col < cols) & (row >= 0) & (row < rows)
+            out = np.zeros(xy.shape[0], bool)
+            out[inside] = cells[row[inside].astype(np.int64), col[inside].astype(np.int64)]
+            return out
         if self.polygon is None:
             (cx, cy), (w, d) = self.center, self.size
             return (np.abs(xy[:, 0] - cx) <= w / 2) & (np.abs(xy[:, 1] - cy) <= d / 2)
@@ -103,6 +174,105 @@ class NavArea:
         with np.errstate(divide="ignore", invalid="ignore"):
             at = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
         return (np.count_nonzero(crosses & (x < at), axis=1) % 2) == 1
+
+
+def tile_rows(text, where: str) -> tuple[list[str], int]:
+    """The rows of a tile area's ``text`` (blank lines before and after left out) and the 1-based
+    line of the first; ValueError naming ``where`` and the line of a ragged row, of a character
+    that is not printable ASCII or a space, or of more than ``TILE_LIMIT`` cells."""
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: expected rows of characters (a string), got {type(text).__name__}")
+    raw = text.replace("\r\n", "\n").split("\n")
+    lo, hi = 0, len(raw)
+    while lo < hi and not raw[lo].strip():
+        lo += 1
+    while hi > lo and not raw[hi - 1].strip():
+        hi -= 1
+    lines = raw[lo:hi]
+    if not lines:
+        raise ValueError(f"{where}: no rows")
+    if len(lines) * max(len(line) for line in lines) > TILE_LIMIT:
+        raise ValueError(f"{where}: {len(lines)} rows of up to {max(len(line) for line in lines)} cells: more than "
+                         f"the {TILE_LIMIT} cells a tile area may have")
+    for i, line in enumerate(lines):
+        bad = next((j for j, ch in enumerate(line) if not (ch.isascii() and ch.isprintable()) or ch == " "), None)
+        if bad is not None:
+            raise ValueError(f"{where}: line {lo + i + 1}, column {bad + 1}: {line[bad]!r} is not a tile character "
+                             f"(printable ASCII, not a space; '.' is no area)")
+        if len(line) != len(lines[0]):
+            raise ValueError(f"{where}: line {lo + i + 1}: {len(line)} characters, expected {len(lines[0])} like "
+                             f"line {lo + 1}")
+    return lines, lo + 1
+
+
+def tile_areas(tiles: str, legend: dict, cell_size: float = 1.0, origin=(0.0, 0.0),
+               where: str = "tile_areas") -> tuple[NavArea, ...]:
+    """One tile ``NavArea`` per character of ``legend``, all over the same ``tiles`` grid.
+
+    Args:
+        tiles: rows of characters, the first row the top one; ``.`` is no area, every other
+            character a key of ``legend``.
+        legend: {character: {"name": str, "cost": multiplier (> 0, at most COST_LIMIT,
+            default 1)}}, in the order the areas are listed (the last wins where they overlap,
+            which cells of one grid never do).
+        cell_size: m (> 0): the side of a cell.
+        origin: [x, y] m: the lower-left corner of the bottom row's first cell.
+        where: the name errors start with.
+
+    Raises:
+        ValueError: naming ``where`` and the field (``legend.m.cost``), or the line and column
+            of a character the legend does not have.
+    """
+    if not isinstance(legend, dict) or not legend:
+        raise ValueError(f"{where}.legend: expected a table of characters, each {{ name = ..., cost = ... }}, "
+                         f"got {legend!r}")
+    for ch in legend:
+        if not isinstance(ch, str) or len(ch) != 1 or not (ch.isascii() and ch.isprintable()) or ch in ". ":
+            raise ValueError(f"{where}.legend: {ch!r} is not a tile character (one printable ASCII character, not "
+                             f"'.' nor a space)")
+    lines, first = tile_rows(tiles, f"{where}.tiles")
+    for i, line in enumerate(lines):
+        bad = next((j for j, ch in enumerate(line) if ch != "." and ch not in legend), None)
+        if bad is not None:
+            raise ValueError(f"{where}.tiles: line {first + i}, column {bad + 1}: {line[bad]!r} is not in the legend "
+                             f"(legend: {', '.join(map(repr, legend))}; '.' is no area)")
+    out = []
+    for ch, entry in legend.items():
+        key = f"{where}.legend.{ch}"
+        if not isinstance(entry, dict) or set(entry) - {"name", "cost"} or "name" not in entry:
+            raise ValueError(f"{key}: expected {{ name = ..., cost = ... }} (cost optional, default 1), got {entry!r}")
+        try:
+            check_cost(entry.get("cost", 1.0), f"{key}.cost")
+            out.append(NavArea(entry["name"], entry.get("cost", 1.0), tiles="\n".join(lines), tile=ch,
+                               cell_size=cell_size, origin=origin))
+        except ValueError as exc:
+            if str(exc).startswith(key):
+                raise
+            field, message = str(exc).removeprefix("NavArea.").split(": ", 1)
+            raise ValueError(f"{where}.{field}: {message}" if field in ("cell_size", "origin") else
+                             f"{key}.{field}: {message}") from None
+    return tuple(out)
+
+
+def legend_entries(areas) -> list[dict]:
+    """``areas`` (NavAreas' order) as scene tables: a box or polygon as its fields, and each run
+    of tile areas over one grid (same tiles, cell size and origin, distinct characters) as one
+    ``{tiles, legend, cell_size, origin}`` table, which ``tile_areas`` reads back to them."""
+    out: list[dict] = []
+    for area in areas:
+        if area.tiles is None:
+            shape = {"center": area.center, "size": area.size} if area.polygon is None else {"polygon": area.polygon}
+            out.append({"name": area.name, "cost": area.cost,
+                        **{k: [list(p) for p in v] if k == "polygon" else list(v) for k, v in shape.items()}})
+            continue
+        last = out[-1] if out else None
+        grid = {"tiles": area.tiles, "cell_size": area.cell_size, "origin": list(area.origin)}
+        if (last is None or "legend" not in last or any(last[k] != v for k, v in grid.items())
+                or area.tile in last["legend"]):
+            last = {**grid, "legend": {}}
+            out.append(last)
+        last["legend"][area.tile] = {"name": area.name, "cost": area.cost}
+    return out
 
 
 class NavAreas:

@@ -39,7 +39,7 @@ from ecs_nav.core.components import (
 from ecs_nav.core.limits import SCENE_SIZE_LIMIT
 from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
-from ecs_nav.nav.areas import NavAreas
+from ecs_nav.nav.areas import NavAreas, legend_entries
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.nav.links import NavLinks
 from ecs_nav.platformer.world import PlatformerBody
@@ -285,8 +285,8 @@ def scene_to_dict(world: World) -> dict[str, Any]:
     map_spec = {k: v for k, v in scene.map.items() if k not in ("movingai_path", "image_path", "tiled_path")
                 and not (k in SHAPES and not v)}  # (no empty piece lists: a tile map may have none)
     if map_spec and not scene.level:
-        data["map"] = {k: ([_fields_of(p) for p in v] if k in SHAPES or k in ("link", "area") else v)
-                       for k, v in map_spec.items()}
+        data["map"] = {k: (legend_entries(v) if k == "area" else [_fields_of(p) for p in v]
+                           if k in SHAPES or k == "link" else v) for k, v in map_spec.items()}
     if scene.level:
         data["level"] = level_to_dict(world, scene.level)
     if world.navmap is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ecs_nav.core.limits import COORDINATE_LIMIT, SHAPE_LIMIT
 from ecs_nav.geometry.shapes import Box, Circle, Ramp
-from ecs_nav.nav.areas import NavArea
+from ecs_nav.nav.areas import NavArea, tile_areas
 from ecs_nav.nav.grid import parse_ascii_grid, read_movingai_map
 from ecs_nav.nav.links import OffMeshLink
 from ecs_nav.scene.level import find_scene_file
@@ -60,14 +60,6 @@ def parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]
     elif links:  # off-mesh links: ecs_nav.nav.links (their nodes are found when the graph is built)
         out["link"] = [p for i, link in enumerate(links)
                        if (p := construct(OffMeshLink, link, f"map.link[{i}]", report)) is not None]
-    areas = section.get("area", [])
-    if not isinstance(areas, list):
-        report("map.area", f"must be an array of tables ([[map.area]]), got {kind_of(areas)}")
-    elif len(areas) > SHAPE_LIMIT:
-        report("map.area", f"more than {SHAPE_LIMIT} areas")
-    elif areas:  # area costs: ecs_nav.nav.areas
-        out["area"] = [p for i, area in enumerate(areas)
-                       if (p := construct(NavArea, area, f"map.area[{i}]", report)) is not None]
     sources = [k for k in TILE_SOURCES if k in section]
     if len(sources) > 1:
         report("map", f"give one tile map source, not {' and '.join(sources)} (sources: {', '.join(TILE_SOURCES)})")
@@ -103,6 +95,7 @@ def parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]
         origin = vector(section["origin"], 2, "map.origin", report)
         if origin is not None:
             out["origin"] = origin
+    _parse_areas(section, out, report)
     if "tiles" in out:
         rows, cols = out.pop("tiles")
         ox, oy = out.get("origin", (0.0, 0.0))
@@ -114,6 +107,66 @@ def parse_map(section: Any, base_dir: FilePath | None, report) -> dict[str, Any]
     if tile_map and ("box" in section or "ramp" in section or "circle" in section):
         report("map", "a tile map (grid/movingai) cannot also have box, ramp or circle pieces")
     return out
+
+
+def _parse_areas(section: dict, out: dict, report) -> None:
+    """``[[map.area]]`` (``ecs_nav.nav.areas``): boxes, polygons and tile areas. A tile area is
+    ``tiles`` with a ``legend`` (one area per character: ``tile_areas``) or with one area's
+    ``name``, ``cost`` and ``tile``; its ``cell_size`` and ``origin`` default to the map's. Over a
+    tile map's own cells (both defaulted) it has the map's rows and columns; anywhere it lies
+    within the map (its bounds, or its tile grid)."""
+    areas = section.get("area", [])
+    if not isinstance(areas, list):
+        report("map.area", f"must be an array of tables ([[map.area]]), got {kind_of(areas)}")
+        return
+    if len(areas) > SHAPE_LIMIT:
+        report("map.area", f"more than {SHAPE_LIMIT} areas")
+        return
+    if not areas:
+        return
+    cell, origin = out.get("cell_size", 1.0), tuple(out.get("origin", (0.0, 0.0)))
+    tiles = out.get("tiles") if "wkt" not in out else None  # the tile map's (rows, cols) (a WKT map's lie
+    # where its polygon does, not at its origin: no check there)
+    extent = None
+    if tiles is not None:
+        extent = (origin[0], origin[1], origin[0] + tiles[1] * cell, origin[1] + tiles[0] * cell)
+    elif "bounds" in out and "wkt" not in out:
+        extent = tuple(out["bounds"])
+    built = []
+    for i, area in enumerate(areas):
+        where = f"map.area[{i}]"
+        if not (isinstance(area, dict) and ("tiles" in area or "legend" in area)):
+            if (p := construct(NavArea, area, where, report)) is not None:
+                built.append(p)
+            continue
+        placed = {"cell_size": cell, "origin": origin, **area}
+        if "legend" in area:
+            unknown_keys(area, ("tiles", "legend", "cell_size", "origin"), where, report)
+            try:
+                found = tile_areas(placed.get("tiles"), placed["legend"], placed["cell_size"], placed["origin"],
+                                   where=where)
+            except ValueError as exc:
+                report(*str(exc).split(": ", 1))
+                continue
+        else:
+            found = construct(NavArea, placed, where, report)
+            if found is None:
+                continue
+            found = (found,)
+        shape = found[0].tile_shape()
+        if tiles is not None and "cell_size" not in area and "origin" not in area and shape != tuple(tiles):
+            report(f"{where}.tiles", f"{shape[0]} x {shape[1]} cells over the map's grid of {tiles[0]} x {tiles[1]} "
+                   f"tiles: give as many, or a cell_size and origin of its own")
+            continue
+        x0, y0, x1, y1 = found[0].extent()
+        if extent is not None and not (x0 >= extent[0] - 1e-9 and y0 >= extent[1] - 1e-9
+                                       and x1 <= extent[2] + 1e-9 and y1 <= extent[3] + 1e-9):
+            report(f"{where}.tiles", f"{shape[0]} x {shape[1]} cells of {found[0].cell_size:g} m from "
+                   f"{list(found[0].origin)} cover [{x0:g}, {y0:g}, {x1:g}, {y1:g}], beyond the map's "
+                   f"[{', '.join(f'{v:g}' for v in extent)}]")
+            continue
+        built.extend(found)
+    out["area"] = built
 
 
 def _parse_other_sources(section: dict, out: dict, base_dir: FilePath | None, report) -> None:
