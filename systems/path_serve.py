@@ -213,7 +213,7 @@ class PathServer:
                 trace.record(res.expanded_nodes, KIND_DIJKSTRA if search is dijkstra else KIND_ASTAR, res.status,
                              world.tick, graph.version)
 
-        own = own_nodes(graph, start_xy)
+        own = own_nodes(graph, start_xy, start_z)
         for i in range(k):
             entity = int(ents[i])
             if deferred[i]:

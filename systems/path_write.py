@@ -37,7 +37,7 @@ def write_route(world: World, graph, entity: int, path: Path | None, request: Pa
         goal: (3,) the goal point (x, y, elevation; NaN elevation: unknown, the goal node's).
         goal_found: whether the goal was found (a point, or a target entity that exists) with a
             node; else ``remaining`` of a PathFailed is inf.
-        own_node: the node slot of the grid cell ``start`` lies in (``own_nodes``; -1: none).
+        own_node: the node of the grid cell ``start`` lies in (``own_nodes``; -1: none).
 
     Returns:
         False when the periodic replan kept the route being walked (its Path only stops being
@@ -119,12 +119,10 @@ def _in_sight(world: World, path: Path, row: int) -> bool:
                          max_climb=float(table.max_climb[row]))
 
 
-def own_nodes(graph, points: np.ndarray) -> np.ndarray:
-    """The node slot of the grid cell each point lies in (-1 outside the grid)."""
-    g = graph.grid
-    col, row = g.cells_of(points)
-    inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
-    return np.where(inside, row * g.cols + col, -1)
+def own_nodes(graph, points: np.ndarray, elevations: np.ndarray) -> np.ndarray:
+    """The node of the grid cell each point lies in, on the level within a climb of its
+    elevation (``NavGraph.cell_nodes``; -1: none)."""
+    return graph.cell_nodes(points, elevations, graph.max_climb)
 
 
 def _walkable_to_goal(world: World, graph, node_pos: np.ndarray, goal: np.ndarray) -> bool:

@@ -149,25 +149,21 @@ def walkable_slots(points: np.ndarray, radius: float, graph, geometry,
     """((k,) bool, (k,) m): which ``points`` can hold a disc of ``radius``, and the floor's
     elevation there (the centre's node's; ``goal_elevation`` without a graph): its centre and the four points
     ``radius`` away along x and y lie in walkable cells of ``graph`` (a NavGraph) on one level
-    (node elevations within the graph's ``max_climb`` of the centre's), and it overlaps no wall
+    (the centre's: of its cell's levels the nearest ``goal_elevation``; the others' node
+    elevations within the graph's ``max_climb`` of the centre's), and it overlaps no wall
     of ``geometry`` (a MapGeometry, or None) at that level. Without a graph every point is
     walkable that overlaps no wall at ``goal_elevation``."""
     k = points.shape[0]
     ok = np.ones(k, bool)
     elevation = np.full(k, float(goal_elevation))
     if graph is not None:
-        g = graph.grid
         for n, (dx, dy) in enumerate(((0.0, 0.0), (radius, 0.0), (-radius, 0.0), (0.0, radius), (0.0, -radius))):
-            col, row = g.cells_of(points + (dx, dy))
-            inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
-            node = np.where(inside, row * g.cols + col, 0)
-            walk = inside & graph.walkable[node]
+            # the centre: its cell's level nearest the goal's; the others: within a climb of it
+            node = graph.cell_nodes(points + (dx, dy), elevation, np.inf if n == 0 else graph.max_climb)
+            walk = node >= 0
+            ok &= walk
             if n == 0:
-                ok &= walk
                 elevation = np.where(walk, graph.positions[node, 2], elevation)
-            else:
-                level = np.abs(np.where(walk, graph.positions[node, 2], np.inf) - elevation) <= graph.max_climb
-                ok &= walk & level
     if geometry is not None and ok.any():
         at = np.flatnonzero(ok)
         climb = graph.max_climb if graph is not None and math.isfinite(graph.max_climb) else 0.5

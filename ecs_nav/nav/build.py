@@ -32,10 +32,21 @@ Shapes that adjoin at the same height (a ramp's top edge against the wall it lea
 tile boxes) make no edge, so nodes on ramps and wall tops survive. Gentle slopes pass: within
 ``r`` a slope rises at most ``slope * r``, fine while ``slope < max_climb / r`` (0.4 by default).
 
-Links (the seed's ConnectNodes): each valid node to its 8 neighbours when both are valid,
-``|dh| <= max_climb`` (+1e-9 for rounding), and the segment between them, both ends lifted by
-``link_lift`` (seed: 0.2), passes through no solid (no cutting a box corner or a stair edge).
-Straight links cost ``spacing``, diagonal links ``sqrt(2) * spacing``; links are two-way.
+Floors (``floors`` > 1): a bridge over a road, a room under a balcony, a second storey. The scan
+then records, under each grid point, the highest walkable top (level 0) and below it each next
+top with at least ``agent_height`` between it and the top above (the solid above may be thin,
+but a lower top has a body's height of room under the surface above it at the least), down to
+``floors`` surfaces; each is tested for walls and ledges as above, with walls taken for the
+body band of its own elevation, so a deck overhead is walked under. Node id = ``level * rows *
+cols + row * cols + col`` (``GridIndex``): the level counts surfaces from the top at that grid
+point, so the road is level 1 under the bridge and level 0 beside it, and links join whatever
+levels of neighbouring points are within a climb. With one floor (the default) this is the
+seed's scan of the highest surface.
+
+Links (the seed's ConnectNodes): each valid node to its 8 neighbours (their slots on every
+level) when both are valid, ``|dh| <= max_climb`` (+1e-9 for rounding), and the segment between
+them, both ends lifted by ``link_lift`` (seed: 0.2), passes through no solid (no cutting a box
+corner or a stair edge). Straight links cost ``spacing``, diagonal links ``sqrt(2) * spacing``; links are two-way.
 Note the seed's 0.2 lift also refuses a climbable step (0.2 < step <= max_climb) whose edge lies
 near the lower node; raise ``link_lift`` to ``max_climb`` to link such steps wherever they are.
 
@@ -68,6 +79,8 @@ LEDGE_RAYS = 16
 """Directions sampled by the ledge test."""
 LEDGE_STEP = 0.25
 """Largest radial step between ledge samples."""
+MAX_FLOORS = 8
+"""The most surfaces over one grid point a scan records (``ScanParams.floors``)."""
 CLIMB_TOL = 1e-9
 """Rounding allowance on ``max_climb`` in every climb and ledge test (links, the scan's ledge
 rays, ``nav.smooth``'s line walk)."""
@@ -92,6 +105,8 @@ class ScanParams:
             only drops higher than ``max_climb`` are drops, so 0 or anything up to ``max_climb``:
             none, the default). See the module docstring.
         center: centre (x, y) of the scanned area (seed: the origin).
+        floors: how many walkable surfaces over one grid point the graph holds, from the highest
+            down (1 to ``MAX_FLOORS``; 1, the default, is the seed's scan). See the module docstring.
     """
 
     scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
@@ -103,6 +118,7 @@ class ScanParams:
     link_lift: float = 0.2
     center: tuple[float, float] = (0.0, 0.0)
     max_drop: float = 0.0
+    floors: int = 1
 
     def __post_init__(self):
         try:
@@ -126,11 +142,16 @@ class ScanParams:
         except (TypeError, ValueError):
             raise ValueError(f"center must be (x, y), got {self.center!r}") from None
         object.__setattr__(self, "center", (finite_scalar("center[0]", cx), finite_scalar("center[1]", cy)))
+        if isinstance(self.floors, (bool, np.bool_)) or not isinstance(self.floors, (int, np.integer)) \
+                or not 1 <= self.floors <= MAX_FLOORS:
+            raise ValueError(f"floors must be an integer from 1 to {MAX_FLOORS}, got {self.floors!r}")
+        object.__setattr__(self, "floors", int(self.floors))
         if self.cols < 1 or self.rows < 1:
             raise ValueError(f"spacing {self.spacing} is larger than the scan range {self.scan_range}")
-        if self.cols * self.rows > NAV_NODE_LIMIT:
-            raise ValueError(f"spacing {self.spacing} over the scan range {self.scan_range} makes "
-                             f"{self.cols * self.rows} node slots, more than the {NAV_NODE_LIMIT} allowed")
+        if self.floors * self.cols * self.rows > NAV_NODE_LIMIT:
+            raise ValueError(f"spacing {self.spacing} over the scan range {self.scan_range} on {self.floors} "
+                             f"floor(s) makes {self.floors * self.cols * self.rows} node slots, more than the "
+                             f"{NAV_NODE_LIMIT} allowed")
 
     @property
     def half_x(self) -> float:
@@ -169,7 +190,7 @@ class ScanParams:
 
     def grid(self) -> GridIndex:
         origin = (self.center[0] - self.half_x, self.center[1] - self.half_y)
-        return GridIndex(origin=origin, spacing=self.spacing, rows=self.rows, cols=self.cols)
+        return GridIndex(origin=origin, spacing=self.spacing, rows=self.rows, cols=self.cols, levels=self.floors)
 
 
 # --- kernels -------------------------------------------------------------------------------------
@@ -183,9 +204,9 @@ def _shape_aabb_hits(G, item, x0, y0, x1, y1):
 
 
 @kernel
-def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, out_h):
-    """Elevation of each node slot in ``todo`` (NaN: invalid) into ``out_h``."""
-    meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
+def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, levels, out_h):
+    """Elevations of the node slots of each grid point in ``todo`` (point ids ``row * cols +
+    col``), on every level, into ``out_h`` ((levels * points,), NaN: invalid or no surface)."""
     n_rays = LEDGE_RAYS
     n_rings = max(2, int(math.ceil(radius / LEDGE_STEP))) if radius > 0.0 else 0
     cos_t = np.empty(n_rays)
@@ -197,53 +218,73 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, ou
     # typed int64, not the literal 0: a literal argument makes numba compile top_among again
     # for it (three specialisations, about 1.4 s of CPU more on a first run); n_cand too
     first_cand = np.int64(0)
+    slots = xs.shape[0]
     for k in range(todo.shape[0]):
-        node = todo[k]
-        x, y = xs[node], ys[node]
-        h = top_at(G, x, y, ray_height)
-        if h != h or radius <= 0.0:
-            out_h[node] = h
-            continue
-        zlo, zhi = h + max_climb, h + agent_height
-        # the map's edge is a ledge
-        ok = meta[0] <= x - radius and x + radius <= meta[2] and meta[1] <= y - radius and y + radius <= meta[3]
-        # the shapes near the node (duplicates from several buckets are harmless)
-        x0, y0, x1, y1 = x - radius, y - radius, x + radius, y + radius
-        n_cand = np.int64(0)  # not the literal 0 either (see first_cand)
-        i0, i1, j0, j1 = bucket_range(meta, dims, x0, y0, x1, y1)
-        for j in range(j0, j1 + 1):
-            for i in range(i0, i1 + 1):
-                b = j * dims[0] + i
-                for q in range(bptr[b], bptr[b + 1]):
-                    it = bitems[q]
-                    if _shape_aabb_hits(G, it, x0, y0, x1, y1):
-                        if n_cand == cand.shape[0]:
-                            grown = np.empty(2 * n_cand, dtype=np.int64)
-                            for t in range(n_cand):  # not grown[:n_cand] = cand: see kernel_options
-                                grown[t] = cand[t]
-                            cand = grown
-                        cand[n_cand] = it
-                        n_cand += 1
-        # wall: exact distance to the wall part of every nearby shape
-        for q in range(n_cand):
+        point = todo[k]
+        x, y = xs[point], ys[point]
+        for level in range(1, levels):
+            out_h[level * slots + point] = np.nan
+        z = ray_height
+        for level in range(levels):
+            h = top_at(G, x, y, z)
+            if h != h:
+                out_h[level * slots + point] = h
+                break
+            top = _valid_top(G, x, y, h, max_climb, radius, agent_height, cand, cos_t, sin_t, n_rings, first_cand)
+            while top == -np.inf:
+                cand = np.empty(2 * cand.shape[0], dtype=np.int64)
+                top = _valid_top(G, x, y, h, max_climb, radius, agent_height, cand, cos_t, sin_t, n_rings,
+                                 first_cand)
+            out_h[level * slots + point] = top
+            z = h - agent_height  # a lower surface has a body's height of room under this one
+
+
+@kernel
+def _valid_top(G, x, y, h, max_climb, radius, agent_height, cand, cos_t, sin_t, n_rings, first_cand):
+    """``h`` when the walkable top at elevation ``h`` under (x, y) keeps ``radius`` from every wall
+    and ledge (the module docstring), else NaN; -inf when the shapes near (x, y) outnumber
+    ``cand`` (scratch for their ids): the caller grows it and asks again."""
+    meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
+    n_rays = cos_t.shape[0]
+    if radius <= 0.0:
+        return h
+    zlo, zhi = h + max_climb, h + agent_height
+    # the map's edge is a ledge
+    ok = meta[0] <= x - radius and x + radius <= meta[2] and meta[1] <= y - radius and y + radius <= meta[3]
+    # the shapes near the node (duplicates from several buckets are harmless)
+    x0, y0, x1, y1 = x - radius, y - radius, x + radius, y + radius
+    n_cand = np.int64(0)  # not the literal 0 either (see first_cand)
+    i0, i1, j0, j1 = bucket_range(meta, dims, x0, y0, x1, y1)
+    for j in range(j0, j1 + 1):
+        for i in range(i0, i1 + 1):
+            b = j * dims[0] + i
+            for q in range(bptr[b], bptr[b + 1]):
+                it = bitems[q]
+                if _shape_aabb_hits(G, it, x0, y0, x1, y1):
+                    if n_cand == cand.shape[0]:
+                        return -np.inf  # the caller grows cand and asks again
+                    cand[n_cand] = it
+                    n_cand += 1
+    # wall: exact distance to the wall part of every nearby shape
+    for q in range(n_cand):
+        if not ok:
+            break
+        if wall_distance(G, cand[q], x, y, zlo, zhi) < radius:
+            ok = False
+    # ledge: the ground within radius may not drop by more than max_climb. The floor lies
+    # under every point of the map, so a node within max_climb of it has no ledge.
+    floor_min = h - max_climb - CLIMB_TOL
+    if ok and n_cand > 0 and meta[4] < floor_min:
+        for ring in range(1, n_rings + 1):
             if not ok:
                 break
-            if wall_distance(G, cand[q], x, y, zlo, zhi) < radius:
-                ok = False
-        # ledge: the ground within radius may not drop by more than max_climb. The floor lies
-        # under every point of the map, so a node within max_climb of it has no ledge.
-        floor_min = h - max_climb - CLIMB_TOL
-        if ok and n_cand > 0 and meta[4] < floor_min:
-            for ring in range(1, n_rings + 1):
-                if not ok:
+            rho = radius * ring / n_rings
+            for d in range(n_rays):
+                g = top_among(G, cand, first_cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
+                if not (g >= floor_min):
+                    ok = False
                     break
-                rho = radius * ring / n_rings
-                for d in range(n_rays):
-                    g = top_among(G, cand, first_cand, n_cand, x + rho * cos_t[d], y + rho * sin_t[d], zlo)
-                    if not (g >= floor_min):
-                        ok = False
-                        break
-        out_h[node] = h if ok else np.nan
+    return h if ok else np.nan
 
 
 # (d_col, d_row) of the 8 neighbours
@@ -251,9 +292,12 @@ _NEIGHBOURS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, 
 
 
 @kernel
-def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spacing, nbrs):
-    """Links touching the node slots in ``todo`` (both directions; each pair tested once)."""
-    cap = todo.shape[0] * 16
+def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, levels, max_climb, lift, spacing, nbrs):
+    """Links touching the node slots in ``todo`` (both directions; each pair tested once), from
+    each to the slots of its 8 neighbouring grid points on every level. ``xs``, ``ys``: each
+    grid point's; ``hs``: each node slot's."""
+    slots = rows * cols
+    cap = todo.shape[0] * 16 * levels
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
     cost = np.empty(cap, dtype=np.float64)
@@ -264,25 +308,29 @@ def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spa
         ha = hs[a]
         if ha != ha:
             continue
-        row, col = a // cols, a % cols
+        pa = a % slots
+        row, col = pa // cols, pa % cols
         for d in range(8):
             c2, r2 = col + nbrs[d, 0], row + nbrs[d, 1]
             if c2 < 0 or c2 >= cols or r2 < 0 or r2 >= rows:
                 continue
-            b = r2 * cols + c2
-            if in_region[b] and b < a:
-                continue  # the pair is tested from b
-            hb = hs[b]
-            if hb != hb or abs(ha - hb) > max_climb + CLIMB_TOL:
-                continue
-            # test each pair in one orientation (low id → high id) so links stay symmetric
-            lo, hi = (a, b) if a < b else (b, a)
-            if segment_blocked_by(G, xs[lo], ys[lo], hs[lo] + lift, xs[hi], ys[hi], hs[hi] + lift):
-                continue
-            w = diag if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
-            src[m], dst[m], cost[m] = a, b, w
-            src[m + 1], dst[m + 1], cost[m + 1] = b, a, w
-            m += 2
+            pb = r2 * cols + c2
+            for level in range(levels):
+                b = level * slots + pb
+                if in_region[b] and b < a:
+                    continue  # the pair is tested from b
+                hb = hs[b]
+                if hb != hb or abs(ha - hb) > max_climb + CLIMB_TOL:
+                    continue
+                # test each pair in one orientation (low id → high id) so links stay symmetric
+                lo, hi = (a, b) if a < b else (b, a)
+                plo, phi = lo % slots, hi % slots
+                if segment_blocked_by(G, xs[plo], ys[plo], hs[lo] + lift, xs[phi], ys[phi], hs[hi] + lift):
+                    continue
+                w = diag if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
+                src[m], dst[m], cost[m] = a, b, w
+                src[m + 1], dst[m + 1], cost[m + 1] = b, a, w
+                m += 2
     return src[:m], dst[:m], cost[:m]
 
 
@@ -290,7 +338,8 @@ def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, max_climb, lift, spa
 
 
 def _slots(grid: GridIndex) -> tuple[np.ndarray, np.ndarray]:
-    centres = grid.cell_centres()
+    """(x, y) of each grid point (one level's slots)."""
+    centres = grid.cell_centres()[: grid.slots]
     return np.ascontiguousarray(centres[:, 0]), np.ascontiguousarray(centres[:, 1])
 
 
@@ -300,34 +349,43 @@ def _drops(geometry: MapGeometry, params: ScanParams, grid: GridIndex, hs: np.nd
     if not params.drops:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     return find_drops(geometry, grid, hs, sources, ray_height=params.ray_height, max_climb=params.max_climb,
-                      max_drop=params.max_drop, lift=params.link_lift, reach=params.drop_reach)
+                      max_drop=params.max_drop, lift=params.link_lift, reach=params.drop_reach,
+                      agent_height=params.agent_height)
 
 
 def _scan(geometry: MapGeometry, params: ScanParams, grid: GridIndex, hs: np.ndarray,
-          todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Re-scan the slots ``todo`` into ``hs`` (in place); returns the links touching them."""
+          points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Re-scan the grid points ``points`` (ids ``row * cols + col``) into ``hs`` (in place, every
+    level); returns the links touching their node slots."""
     G = geometry.kernel_data()
     xs, ys = _slots(grid)
-    _scan_nodes(G, xs, ys, todo, params.ray_height, params.max_climb, params.radius,
-                params.agent_height, hs)
+    _scan_nodes(G, xs, ys, points, params.ray_height, params.max_climb, params.radius,
+                params.agent_height, grid.levels, hs)
+    todo = level_slots(grid, points)
     in_region = np.zeros(hs.shape[0], dtype=np.bool_)
     in_region[todo] = True
-    return _link_nodes(G, xs, ys, hs, todo, in_region, grid.cols, grid.rows, params.max_climb,
+    return _link_nodes(G, xs, ys, hs, todo, in_region, grid.cols, grid.rows, grid.levels, params.max_climb,
                        params.link_lift, params.spacing, _NEIGHBOURS)
+
+
+def level_slots(grid: GridIndex, points: np.ndarray) -> np.ndarray:
+    """The node slots of the grid points ``points`` (ids ``row * cols + col``) on every level,
+    level by level."""
+    points = np.asarray(points, dtype=np.int64)
+    return (np.arange(grid.levels, dtype=np.int64)[:, None] * grid.slots + points[None, :]).reshape(-1)
 
 
 def scan_heightfield(geometry: MapGeometry, params: ScanParams | None = None) -> NavGraph:
     """Scan ``geometry`` into a NavGraph (the seed's AIGraph.Awake).
 
-    Returns a NavGraph with ``params.rows * params.cols`` node slots; invalid slots have
+    Returns a NavGraph with ``params.floors * params.rows * params.cols`` node slots; invalid slots have
     elevation NaN and no edges; ``max_climb`` = ``params.max_climb``; edges EDGE_WALK, and the
     one-way EDGE_DROP drops off ledges when ``params.max_drop`` exceeds ``max_climb``."""
     params = ScanParams() if params is None else params
     grid = params.grid()
-    n = grid.rows * grid.cols
-    hs = np.full(n, np.nan)
-    src, dst, cost = _scan(geometry, params, grid, hs, np.arange(n, dtype=np.int64))
-    d_src, d_dst, d_cost = _drops(geometry, params, grid, hs, np.arange(n, dtype=np.int64))
+    hs = np.full(grid.node_count, np.nan)
+    src, dst, cost = _scan(geometry, params, grid, hs, np.arange(grid.slots, dtype=np.int64))
+    d_src, d_dst, d_cost = _drops(geometry, params, grid, hs, np.arange(grid.node_count, dtype=np.int64))
     if d_src.size == 0:
         return _graph(grid, hs, src, dst, cost, params, version=0)
     kinds = np.concatenate([np.full(src.shape, EDGE_WALK, np.uint8), np.full(d_src.shape, EDGE_DROP, np.uint8)])
@@ -336,8 +394,7 @@ def scan_heightfield(geometry: MapGeometry, params: ScanParams | None = None) ->
 
 
 def _graph(grid, hs, src, dst, cost, params, version, kinds=None) -> NavGraph:
-    xs, ys = _slots(grid)
-    positions = np.stack([xs, ys, hs], axis=1)
+    positions = np.column_stack([grid.cell_centres(), hs])
     return NavGraph.from_edges(positions, ~np.isnan(hs), src, dst, cost, grid, kinds=kinds,
                                max_climb=params.max_climb, version=version)
 
@@ -358,7 +415,7 @@ def region_nodes(graph: NavGraph, params: ScanParams, aabb: AABB) -> np.ndarray:
     if c0 > c1 or r0 > r1:
         return np.zeros(0, dtype=np.int64)
     rr, cc = np.meshgrid(np.arange(r0, r1 + 1), np.arange(c0, c1 + 1), indexing="ij")
-    return (rr * g.cols + cc).ravel().astype(np.int64)
+    return level_slots(g, (rr * g.cols + cc).ravel())
 
 
 def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, aabb: AABB) -> NavGraph:
@@ -381,7 +438,7 @@ def rebuild_region(graph: NavGraph, geometry: MapGeometry, params: ScanParams, a
     if todo.size == 0:
         return _graph(grid, hs, graph.edge_sources(), graph.indices, graph.costs, params,
                       graph.version + 1, graph.kinds)
-    src_new, dst_new, cost_new = _scan(geometry, params, grid, hs, todo)
+    src_new, dst_new, cost_new = _scan(geometry, params, grid, hs, todo[todo < grid.slots])
     in_region = np.zeros(graph.node_count, dtype=bool)
     in_region[todo] = True
     src_old = graph.edge_sources()

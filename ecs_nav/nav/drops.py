@@ -31,8 +31,11 @@ NEIGHBOURS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -
 
 
 @kernel
-def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop, lift, spacing, reach, nbrs):
-    """One-way drop links from the node slots in ``todo`` (see the module docstring)."""
+def _drop_nodes(G, xs, ys, hs, todo, cols, rows, levels, ray_height, agent_height, max_climb, max_drop, lift,
+                spacing, reach, nbrs):
+    """One-way drop links from the node slots in ``todo`` (see the module docstring). ``xs``,
+    ``ys``: each grid point's; ``hs``: each node slot's, on every level."""
+    slots = rows * cols
     cap = todo.shape[0] * 8
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
@@ -43,7 +46,11 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop
         ha = hs[a]
         if ha != ha:
             continue
-        row, col = a // cols, a % cols
+        pa = a % slots
+        row, col = pa // cols, pa % cols
+        # the ground passed over: the highest surface; on a graph of several levels the highest
+        # under a's head (a deck overhead is walked under, not over)
+        over = ray_height if levels == 1 else ha + agent_height
         for d in range(8):
             step = math.sqrt(2.0) * spacing if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
             steps = int(math.floor(reach / step + 1e-9))
@@ -51,10 +58,20 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop
                 c2, r2 = col + i * nbrs[d, 0], row + i * nbrs[d, 1]
                 if c2 < 0 or c2 >= cols or r2 < 0 or r2 >= rows:
                     break
-                b = r2 * cols + c2
-                hb = hs[b]
-                if hb != hb:
+                pb = r2 * cols + c2
+                b, higher = -1, False
+                for level in range(levels):  # the highest valid slot there not above a's reach
+                    hb = hs[level * slots + pb]
+                    if hb == hb:
+                        if hb <= ha + max_climb + CLIMB_TOL:
+                            b = level * slots + pb
+                            break
+                        higher = True
+                if b < 0:
+                    if higher:
+                        break  # higher ground only: no drop this way
                     continue
+                hb = hs[b]
                 # the first valid slot: a drop only when it lies lower than a climb reaches
                 fall = ha - hb
                 if fall <= max_climb + CLIMB_TOL or fall > max_drop + CLIMB_TOL:
@@ -62,12 +79,12 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop
                 ok = True
                 for j in range(1, i):  # the ground passed over: no gap, no wall
                     cj, rj = col + j * nbrs[d, 0], row + j * nbrs[d, 1]
-                    g = top_at(G, xs[rj * cols + cj], ys[rj * cols + cj], ray_height)
+                    g = top_at(G, xs[rj * cols + cj], ys[rj * cols + cj], over)
                     if not (hb - max_climb - CLIMB_TOL <= g <= ha + max_climb + CLIMB_TOL):
                         ok = False
                         break
-                if ok and not segment_blocked_by(G, xs[a], ys[a], ha + lift, xs[b], ys[b], ha + lift) \
-                        and not segment_blocked_by(G, xs[b], ys[b], ha + lift, xs[b], ys[b], hb + lift):
+                if ok and not segment_blocked_by(G, xs[pa], ys[pa], ha + lift, xs[pb], ys[pb], ha + lift) \
+                        and not segment_blocked_by(G, xs[pb], ys[pb], ha + lift, xs[pb], ys[pb], hb + lift):
                     src[m], dst[m], cost[m] = a, b, i * step + fall
                     m += 1
                 break
@@ -75,29 +92,32 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, ray_height, max_climb, max_drop
 
 
 def find_drops(geometry: MapGeometry, grid: GridIndex, hs: np.ndarray, sources: np.ndarray, *, ray_height: float,
-               max_climb: float, max_drop: float, lift: float,
-               reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               max_climb: float, max_drop: float, lift: float, reach: float,
+               agent_height: float = 2.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The drops (module docstring) from the node slots ``sources`` of ``grid``, whose elevations
-    are ``hs`` ((rows * cols,), NaN: no node): (src, dst, cost) arrays, cost in m. ``ray_height``:
-    where the ground samples start (above the map); all lengths in m, >= 0."""
-    centres = grid.cell_centres()
+    are ``hs`` ((grid.node_count,), NaN: no node): (src, dst, cost) arrays, cost in m.
+    ``ray_height``: where the ground samples start (above the map); on a grid of several levels
+    they start ``agent_height`` above the node dropped from; all lengths in m, >= 0."""
+    centres = grid.cell_centres()[: grid.slots]
     xs, ys = np.ascontiguousarray(centres[:, 0]), np.ascontiguousarray(centres[:, 1])
     return _drop_nodes(geometry.kernel_data(), xs, ys, np.asarray(hs, np.float64),
-                       np.asarray(sources, np.int64), grid.cols, grid.rows, float(ray_height), float(max_climb),
-                       float(max_drop), float(lift), grid.spacing, float(reach), NEIGHBOURS)
+                       np.asarray(sources, np.int64), grid.cols, grid.rows, grid.levels, float(ray_height),
+                       float(agent_height), float(max_climb), float(max_drop), float(lift), grid.spacing,
+                       float(reach), NEIGHBOURS)
 
 
 def drop_sources(grid: GridIndex, reach: float, in_region: np.ndarray) -> np.ndarray:
     """The slots whose drops may pass over or land in the slots ``in_region`` ((n,) bool): those
-    within ``reach`` (m; in grid steps, rounded up) of one."""
+    within ``reach`` (m; in grid steps, rounded up) of one, on every level."""
     steps = int(math.ceil(reach / grid.spacing - 1e-9))
-    mask = in_region.reshape(grid.rows, grid.cols)
+    mask = in_region.reshape(grid.levels, grid.rows, grid.cols).any(axis=0)
     grown = mask.copy()
     for dr in range(-steps, steps + 1):
         for dc in range(-steps, steps + 1):
             src = mask[max(0, -dr): grid.rows - max(0, dr), max(0, -dc): grid.cols - max(0, dc)]
             grown[max(0, dr): grid.rows - max(0, -dr), max(0, dc): grid.cols - max(0, -dc)] |= src
-    return np.flatnonzero(grown.reshape(-1)).astype(np.int64)
+    points = np.flatnonzero(grown.reshape(-1)).astype(np.int64)
+    return (np.arange(grid.levels, dtype=np.int64)[:, None] * grid.slots + points[None, :]).reshape(-1)
 
 
 def scan_drops(graph: NavGraph, reach: float) -> np.ndarray:
@@ -105,8 +125,8 @@ def scan_drops(graph: NavGraph, reach: float) -> np.ndarray:
     one of the 8 grid directions, within ``reach`` (m), costing their horizontal length
     plus their fall); a region rebuild re-derives these, and keeps other drops added by hand."""
     src, dst = graph.edge_sources(), graph.indices.astype(np.int64)
-    cols = graph.grid.cols
-    dc, dr = dst % cols - src % cols, dst // cols - src // cols
+    cols, slots = graph.grid.cols, graph.grid.slots
+    dc, dr = dst % cols - src % cols, dst % slots // cols - src % slots // cols
     steps = np.maximum(np.abs(dc), np.abs(dr))
     straight = (dc == 0) | (dr == 0)
     along = straight | (np.abs(dc) == np.abs(dr))

@@ -27,8 +27,13 @@ a direction at any point:
   for the nearest node that does within ``OFF_GRAPH_CELLS`` cells, distance = that node's
   distance + the straight line to it; with none, zero direction and distance inf.
 
-Limits: the blend takes the surrounding slots as they are, whatever their elevation (a point at
-the foot of a wall whose top reaches the goal blends the top's way in too), and a next hop
+Floors: on a graph of several levels (``ecs_nav.nav.build``, ``floors``) a point samples, at
+each surrounding grid point, the level within a climb of its elevation (``sample``'s
+``elevations``), and a node's anchor is its next hop: line of sight walks one level's grid, so
+the directions there follow the graph's eight ways.
+
+Limits: on one level the blend takes the surrounding slots as they are, whatever their elevation
+(a point at the foot of a wall whose top reaches the goal blends the top's way in too), and a next hop
 across an off-mesh link (a jump, a teleporter) makes its far end the anchor: following the link
 is the path follower's job.
 
@@ -58,6 +63,36 @@ __all__ = [
 OFF_GRAPH_CELLS = 2
 """How far (in cells, Chebyshev) a point off the graph looks for a node that reaches a goal."""
 _UNKNOWN = -2  # an anchor not computed yet
+_NO_ELEVATIONS = np.zeros(0)
+
+
+class Levels(NamedTuple):
+    """How the kernels pick a grid point's level on a graph of several (floors)."""
+
+    count: int  # levels of the grid (1: the plain grid, nothing to pick)
+    heights: np.ndarray  # (n,) float64 node elevations (NaN: not walkable)
+    max_climb: float  # m: a point stands on a node within this of its elevation
+
+
+@kernel(inline="always")
+def _level_node(slot, levels, distance, z, with_z):
+    """The node a point at elevation ``z`` samples at grid point ``slot`` (``row * cols + col``):
+    the slot itself on a plain grid; on several levels, of the nodes there that reach a goal, the
+    one nearest ``z`` within a climb (``with_z``), or the highest; the slot when none does."""
+    if levels.count == 1:
+        return slot
+    n_slots = distance.shape[0] // levels.count
+    best, best_dz = slot, np.inf
+    for level in range(levels.count):
+        v = level * n_slots + slot
+        if distance[v] == np.inf:
+            continue
+        if not with_z:
+            return v
+        dz = abs(levels.heights[v] - z)
+        if dz <= levels.max_climb and dz < best_dz:
+            best, best_dz = v, dz
+    return best
 
 
 class GoalSet(NamedTuple):
@@ -75,14 +110,16 @@ def _anchor_point(a, anchor, goals, grid):
     if anchor[a] == a:
         k = np.searchsorted(goals.nodes, a)
         return goals.points[k, 0], goals.points[k, 1]
-    return grid.origin_x + (a % grid.cols) * grid.spacing, grid.origin_y + (a // grid.cols) * grid.spacing
+    slot = a % (grid.rows * grid.cols)
+    return grid.origin_x + (slot % grid.cols) * grid.spacing, grid.origin_y + (slot // grid.cols) * grid.spacing
 
 
 @kernel
-def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid):
+def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid, levels):
     """Resolve (and memoise) the anchor of each reachable node of ``nodes`` and of the chain
     behind it. ``anchor`` (n,) int32: anchor node, _UNKNOWN until computed; a goal node is its
-    own. One loop with no helper call per node: a per-node kernel call measured 1.7-2.3x slower
+    own. On a graph of several levels a node's anchor is its next hop (no line of sight). One
+    loop with no helper call per node: a per-node kernel call measured 1.7-2.3x slower
     over a whole 256-square map (its array arguments are passed, and reference-counted, per call)."""
     for v in nodes:
         if anchor[v] != _UNKNOWN:
@@ -98,7 +135,7 @@ def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid):
             w = stack[top]
             hop = next_hop[w]
             a = anchor[hop]
-            if a == hop:  # hop is a goal: its point either way
+            if a == hop or levels.count > 1:  # hop is a goal: its point either way
                 anchor[w] = hop
                 continue
             if anchor[a] == a and goals.off_centre[np.searchsorted(goals.nodes, a)]:
@@ -112,11 +149,12 @@ def _resolve_anchors(nodes, next_hop, anchor, stack, goals, sight, grid):
 
 
 @kernel
-def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, sight, grid, off_cells, out_dir,
-            out_dist):  # fmt: skip
+def _sample(points, elevations, with_z, distance, next_hop, anchor, stack, pending, queue, goals, sight, grid, levels,
+            off_cells, out_dir, out_dist):  # fmt: skip
     """Direction and distance at each point (see the module doc); writes ``out_dir`` (k, 2) and
     ``out_dist`` (k,). ``pending`` (n,) uint8 zeros and ``queue`` (n,) int64: scratch, ``pending``
-    left zero."""
+    left zero. On a graph of several levels each grid point's node is ``_level_node``'s for the
+    point's elevation (``elevations[i]`` when ``with_z``)."""
     ox, oy, spacing, rows, cols = grid.origin_x, grid.origin_y, grid.spacing, grid.rows, grid.cols
     # Anchors still unknown are resolved first, in node-id order when there are many: chains of
     # neighbouring nodes then share cache lines (agents come in any order); 1.5-2x on 10k agents.
@@ -130,7 +168,7 @@ def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, si
         for corner in range(4):
             c, r = c0 + (corner & 1), r0 + (corner >> 1)
             if 0 <= c < cols and 0 <= r < rows:
-                v = r * cols + c
+                v = _level_node(r * cols + c, levels, distance, elevations[i] if with_z else 0.0, with_z)
                 if anchor[v] == _UNKNOWN and distance[v] < np.inf and pending[v] == 0:
                     pending[v] = 1
                     queue[count] = v
@@ -143,7 +181,7 @@ def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, si
                 count += 1
     for k in range(count):
         pending[queue[k]] = 0
-    _resolve_anchors(queue[:count], next_hop, anchor, stack, goals, sight, grid)
+    _resolve_anchors(queue[:count], next_hop, anchor, stack, goals, sight, grid, levels)
     for i in range(points.shape[0]):
         px, py = points[i, 0], points[i, 1]
         out_dir[i, 0] = 0.0
@@ -162,7 +200,7 @@ def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, si
             c, r = c0 + dc, r0 + dr
             if not (0 <= c < cols and 0 <= r < rows):
                 continue
-            v = r * cols + c
+            v = _level_node(r * cols + c, levels, distance, elevations[i] if with_z else 0.0, with_z)
             w = (tx if dc else 1.0 - tx) * (ty if dr else 1.0 - ty)
             d = distance[v]
             if w <= 0.0 or d == np.inf:
@@ -194,7 +232,7 @@ def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, si
         best, best_d2 = -1, np.inf
         for r in range(max(rr - off_cells, 0), min(rr + off_cells + 1, rows)):
             for c in range(max(cr - off_cells, 0), min(cr + off_cells + 1, cols)):
-                v = r * cols + c
+                v = _level_node(r * cols + c, levels, distance, elevations[i] if with_z else 0.0, with_z)
                 if distance[v] < np.inf:
                     ddx, ddy = ox + c * spacing - px, oy + r * spacing - py
                     d2 = ddx * ddx + ddy * ddy
@@ -202,8 +240,9 @@ def _sample(points, distance, next_hop, anchor, stack, pending, queue, goals, si
                         best, best_d2 = v, d2
         if best >= 0:
             length = math.sqrt(best_d2)
-            out_dir[i, 0] = (ox + (best % cols) * spacing - px) / length
-            out_dir[i, 1] = (oy + (best // cols) * spacing - py) / length
+            slot = best % (rows * cols)
+            out_dir[i, 0] = (ox + (slot % cols) * spacing - px) / length
+            out_dir[i, 1] = (oy + (slot // cols) * spacing - py) / length
             out_dist[i] = distance[best] + length
 
 
@@ -280,6 +319,7 @@ class FlowField:
         centre = graph.positions[ids, :2]
         self._goal_set = GoalSet(ids, points, np.any(points != centre, axis=1))
         self._sight = sight_grid(graph)
+        self._levels = Levels(graph.grid.levels, np.ascontiguousarray(graph.positions[:, 2]), float(graph.max_climb))
         self.goals, self.goal_points = ids, points
         self.graph_key = graph.cache_key()
         self._graph = graph
@@ -290,11 +330,14 @@ class FlowField:
         """Whether the field was built on ``graph`` as it is now (same ``cache_key``)."""
         return graph.cache_key() == self.graph_key
 
-    def sample(self, points) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, points, elevations=None) -> tuple[np.ndarray, np.ndarray]:
         """Direction toward the goal and distance to it at each point (see the module doc).
 
         Args:
             points: (k, 2) world (x, y).
+            elevations: optional (k,) elevation of each point, m: on a graph of several levels
+                (floors) a point samples the level within a climb of it (under a bridge, the
+                road's field, not the deck's); without, the highest level that reaches a goal.
 
         Returns:
             ``(directions, distance)``: (k, 2) float64 unit vectors (never zero where a
@@ -304,10 +347,15 @@ class FlowField:
         p = np.ascontiguousarray(points, dtype=np.float64)
         if p.ndim != 2 or p.shape[1] != 2:
             raise ValueError(f"points must have shape (k, 2), got {p.shape}")
+        with_z = elevations is not None
+        z = np.ascontiguousarray(elevations, dtype=np.float64).reshape(-1) if with_z else _NO_ELEVATIONS
+        if with_z and z.shape[0] != p.shape[0]:
+            raise ValueError(f"{z.shape[0]} elevations for {p.shape[0]} points")
         directions = np.empty((p.shape[0], 2))
         distance = np.empty(p.shape[0])
-        _sample(p, self.distance, self.next_hop, self._anchor, self._stack, self._pending, self._queue,
-                self._goal_set, self._sight, self._grid, OFF_GRAPH_CELLS, directions, distance)  # fmt: skip
+        _sample(p, z, with_z, self.distance, self.next_hop, self._anchor, self._stack, self._pending, self._queue,
+                self._goal_set, self._sight, self._grid, self._levels, OFF_GRAPH_CELLS, directions,
+                distance)  # fmt: skip
         return directions, distance
 
     def anchors(self, nodes) -> np.ndarray:
@@ -318,7 +366,8 @@ class FlowField:
         if ids.size and (ids.min() < 0 or ids.max() >= self.distance.shape[0]):
             raise ValueError(f"nodes must be node ids in 0..{self.distance.shape[0] - 1}")
         reachable = ids[np.isfinite(self.distance[ids])]
-        _resolve_anchors(reachable, self.next_hop, self._anchor, self._stack, self._goal_set, self._sight, self._grid)
+        _resolve_anchors(reachable, self.next_hop, self._anchor, self._stack, self._goal_set, self._sight, self._grid,
+                         self._levels)
         out = np.where(np.isfinite(self.distance[ids]), self._anchor[ids], -1)
         return out.astype(np.int64)
 

@@ -30,12 +30,27 @@ _FAR_CELL = 2.0**62
 
 @dataclass(frozen=True)
 class GridIndex:
-    """The regular grid the nodes are laid on: node id = ``row * cols + col``."""
+    """The regular grid the nodes are laid on: node id = ``level * rows * cols + row * cols + col``.
+
+    ``levels`` is how many surfaces over one grid point the graph holds (floors: a bridge over a
+    road, a storey over another; see ``ecs_nav.nav.build``). Level 0 holds each point's highest
+    surface, level 1 the one below it, and so on; a graph of one level is the plain grid."""
 
     origin: tuple[float, float]
     spacing: float
     rows: int
     cols: int
+    levels: int = 1
+
+    @property
+    def slots(self) -> int:
+        """Node slots per level: ``rows * cols``."""
+        return self.rows * self.cols
+
+    @property
+    def node_count(self) -> int:
+        """Node slots in all: ``levels * rows * cols``."""
+        return self.levels * self.rows * self.cols
 
     def cells_of(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(col, row) integer cells nearest to each point of ``points`` (k, 2); may be outside."""
@@ -45,25 +60,28 @@ class GridIndex:
         return col, row
 
     def cell_centres(self) -> np.ndarray:
-        """(rows * cols, 2) ground-plane position of every node slot, in node-id order."""
+        """(node_count, 2) ground-plane position of every node slot, in node-id order (the
+        slots of one grid point on every level share it)."""
         col, row = np.meshgrid(np.arange(self.cols), np.arange(self.rows))
         x = self.origin[0] + col.ravel() * self.spacing
         y = self.origin[1] + row.ravel() * self.spacing
-        return np.stack([x, y], axis=1).astype(np.float64)
+        return np.tile(np.stack([x, y], axis=1).astype(np.float64), (self.levels, 1))
 
 
 _NO_ELEVATIONS = np.zeros(0)
 
 
 @kernel
-def nearest_walkable(positions, walkable, max_climb, ox, oy, spacing, cols, rows, points, with_elevation, elevations,
-                     search_cells, out):
-    """``NavGraph.nearest_nodes`` over the points (k, 2), written to ``out`` (k,): the node of a
-    point's own grid cell (``GridIndex.cells_of``: the nearest node slot) when it is walkable and,
-    ``with_elevation``, within ``max_climb`` of ``elevations[k]``; else the nearest such node by
-    ground distance among the cells up to ``search_cells`` away, the lowest id of those equally
-    near; else -1. ``positions`` (n, 3) and ``walkable`` (n,): the graph's; ``ox``, ``oy``,
-    ``spacing``, ``cols``, ``rows``: its grid's."""
+def nearest_walkable(positions, walkable, max_climb, ox, oy, spacing, cols, rows, levels, points, with_elevation,
+                     elevations, search_cells, out):
+    """``NavGraph.nearest_nodes`` over the points (k, 2), written to ``out`` (k,): a node of a
+    point's own grid cell (``GridIndex.cells_of``: the nearest grid point) when one is walkable
+    and, ``with_elevation``, within ``max_climb`` of ``elevations[k]`` (of several levels there,
+    the nearest in elevation; without elevations, the highest level); else the nearest such node
+    by ground distance among the cells up to ``search_cells`` away on any level, the lowest id of
+    those equally near; else -1. ``positions`` (n, 3) and ``walkable`` (n,): the graph's; ``ox``,
+    ``oy``, ``spacing``, ``cols``, ``rows``, ``levels``: its grid's."""
+    slots = rows * cols
     for k in range(points.shape[0]):
         out[k] = -1
         px, py = points[k, 0], points[k, 1]
@@ -73,20 +91,30 @@ def nearest_walkable(positions, walkable, max_climb, ox, oy, spacing, cols, rows
         col, row = int(fc), int(fr)
         z = elevations[k] if with_elevation else 0.0
         if 0 <= col < cols and 0 <= row < rows:
-            node = row * cols + col
-            if walkable[node] and (not with_elevation or abs(positions[node, 2] - z) <= max_climb):
-                out[k] = node
+            best_dz = np.inf
+            for level in range(levels):
+                node = level * slots + row * cols + col
+                if not walkable[node]:
+                    continue
+                if not with_elevation:
+                    out[k] = node
+                    break
+                dz = abs(positions[node, 2] - z)
+                if dz <= max_climb and dz < best_dz:
+                    out[k], best_dz = node, dz
+            if out[k] >= 0:
                 continue
         best_d2 = np.inf
-        for r in range(max(row - search_cells, 0), min(row + search_cells + 1, rows)):
-            for c in range(max(col - search_cells, 0), min(col + search_cells + 1, cols)):
-                node = r * cols + c  # ascending ids: the first of equal distances is the lowest
-                if not walkable[node] or (with_elevation and not abs(positions[node, 2] - z) <= max_climb):
-                    continue
-                dx, dy = positions[node, 0] - px, positions[node, 1] - py
-                d2 = dx * dx + dy * dy
-                if out[k] < 0 or d2 < best_d2:
-                    out[k], best_d2 = node, d2
+        for level in range(levels):  # ascending ids: the first of equal distances is the lowest
+            for r in range(max(row - search_cells, 0), min(row + search_cells + 1, rows)):
+                for c in range(max(col - search_cells, 0), min(col + search_cells + 1, cols)):
+                    node = level * slots + r * cols + c
+                    if not walkable[node] or (with_elevation and not abs(positions[node, 2] - z) <= max_climb):
+                        continue
+                    dx, dy = positions[node, 0] - px, positions[node, 1] - py
+                    d2 = dx * dx + dy * dy
+                    if out[k] < 0 or d2 < best_d2:
+                        out[k], best_d2 = node, d2
 
 
 @dataclass
@@ -144,8 +172,8 @@ class NavGraph:
         positions = np.ascontiguousarray(positions, dtype=np.float64).reshape(-1, 3)
         walkable = np.ascontiguousarray(walkable, dtype=bool).reshape(-1)
         n = positions.shape[0]
-        if n != grid.rows * grid.cols or walkable.shape[0] != n:
-            raise ValueError(f"expected {grid.rows * grid.cols} node slots, got {n}")
+        if n != grid.node_count or walkable.shape[0] != n:
+            raise ValueError(f"expected {grid.node_count} node slots, got {n}")
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         costs = np.asarray(costs, dtype=np.float64)
@@ -241,15 +269,16 @@ class NavGraph:
         ``mask`` (n,) uint16 has bit ``(d_row + 1) * 3 + (d_col + 1)`` set when node i has an edge
         to the slot ``d_row`` rows and ``d_col`` columns away (|d_row|, |d_col| <= 1; bit 4, the
         node itself, is never set). ``steps_only`` tells whether every edge is such a step (no
-        off-mesh link to a farther slot). Cached until ``cache_key`` changes; O(m) to build."""
+        off-mesh link to a farther slot, no edge from one level to another: the kernels that read
+        the mask walk one level's grid). Cached until ``cache_key`` changes; O(m) to build."""
         key = self.cache_key()
         if self._steps is None or self._steps[0] != key:
-            cols = self.grid.cols
+            cols, slots = self.grid.cols, self.grid.slots
             src = self.edge_sources()
             dst = self.indices.astype(np.int64)
-            d_row = dst // cols - src // cols
+            d_row = dst % slots // cols - src % slots // cols
             d_col = dst % cols - src % cols
-            step = (np.abs(d_row) <= 1) & (np.abs(d_col) <= 1)
+            step = (np.abs(d_row) <= 1) & (np.abs(d_col) <= 1) & (dst // slots == src // slots)
             bits = np.left_shift(1, (d_row[step] + 1) * 3 + d_col[step] + 1).astype(np.float64)
             mask = np.bincount(src[step], weights=bits, minlength=self.node_count).astype(np.uint16)
             self._steps = (key, mask, bool(step.all()))
@@ -300,9 +329,13 @@ class NavGraph:
     # --- cells --------------------------------------------------------------------------------
 
     def cell_of_node(self, node: int) -> tuple[int, int]:
-        """(col, row) grid cell of ``node``, rows growing with world y."""
-        row, col = divmod(self._check(node), self.grid.cols)
+        """(col, row) grid cell of ``node``, rows growing with world y (whatever its level)."""
+        row, col = divmod(self._check(node) % self.grid.slots, self.grid.cols)
         return col, row
+
+    def level_of_node(self, node: int) -> int:
+        """The level of ``node``: 0 for its grid point's highest surface, 1 for the next below..."""
+        return self._check(node) // self.grid.slots
 
     def node_at_cell(self, x: int, y: int) -> int | None:
         """The node of the cell at column ``x`` and row ``y`` counted from the map's top line
@@ -322,7 +355,9 @@ class NavGraph:
         """Nearest walkable node to each point (k, 2) reachable from its surface, or -1.
 
         A node qualifies when its elevation is within ``max_climb`` of the point's elevation
-        (when given): a point on a wall top snaps to a wall-top node, not to the floor below.
+        (when given): a point on a wall top snaps to a wall-top node, not to the floor below, and
+        on a graph of several levels a point under a bridge to the road, not to the deck.
+        Without elevations, a point's own cell gives its highest walkable level.
         O(1) per point in the common case (the point's own cell); otherwise the
         ``(2 * search_cells + 1)²`` cells around it are searched (``nearest_walkable``).
         """
@@ -335,14 +370,36 @@ class NavGraph:
             if z.size != p.shape[0]:
                 raise ValueError(f"nearest_nodes: {z.size} elevations for {p.shape[0]} points")
         g = self.grid
-        if self.positions.shape[0] < g.rows * g.cols or self.walkable.shape[0] < g.rows * g.cols:
+        if self.positions.shape[0] < g.node_count or self.walkable.shape[0] < g.node_count:
             raise ValueError(f"nearest_nodes: a graph of {self.positions.shape[0]} positions and "
-                             f"{self.walkable.shape[0]} walkable flags for a grid of {g.rows * g.cols} slots")
+                             f"{self.walkable.shape[0]} walkable flags for a grid of {g.node_count} slots")
         out = np.empty(p.shape[0], np.int64)
         nearest_walkable(self.positions, self.walkable, float(self.max_climb), float(g.origin[0]),
-                         float(g.origin[1]), float(g.spacing), int(g.cols), int(g.rows), p, elevations is not None,
-                         z, int(search_cells), out)
+                         float(g.origin[1]), float(g.spacing), int(g.cols), int(g.rows), int(g.levels), p,
+                         elevations is not None, z, int(search_cells), out)
         return out
+
+    def cell_nodes(self, points: np.ndarray, elevations: np.ndarray | None = None,
+                   max_dz: float = float("inf")) -> np.ndarray:
+        """The node of each point's own grid cell (``GridIndex.cells_of``), or -1: of the cell's
+        walkable levels, the one nearest in elevation to ``elevations[k]`` and at most ``max_dz``
+        (m) from it, or without elevations the highest. -1 outside the grid or with no such level.
+        Unlike ``nearest_nodes`` it never looks beyond the cell. ``points`` (k, 2), finite."""
+        g = self.grid
+        col, row = g.cells_of(points)
+        inside = (col >= 0) & (col < g.cols) & (row >= 0) & (row < g.rows)
+        slot = np.where(inside, row * g.cols + col, 0)
+        best = np.full(slot.shape, -1, np.int64)
+        best_dz = np.full(slot.shape, np.inf)
+        for level in range(g.levels - 1, -1, -1):  # upward: a tie goes to the higher level
+            node = level * g.slots + slot
+            ok = inside & self.walkable[node]
+            if elevations is not None:
+                dz = np.abs(self.positions[node, 2] - np.asarray(elevations, np.float64).reshape(-1))
+                ok &= (dz <= max_dz) & (dz <= best_dz)
+                best_dz = np.where(ok, dz, best_dz)
+            best = np.where(ok, node, best)
+        return best
 
     def nearest_node(self, point, elevation: float | None = None, search_cells: int = 3) -> int | None:
         """The seed's GetNodeAtPosition: nearest node reachable from the point's surface, or None."""

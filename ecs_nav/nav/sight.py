@@ -147,15 +147,19 @@ def sight_grid(graph: NavGraph) -> SightGrid:
     ``graph.cache_key()`` changes; O(n) to build. On a graph weighted by area costs
     (``graph.node_multiplier`` set) a step between nodes of different multipliers counts as
     missing, so a line of sight stays within cells of one multiplier and is never dearer than
-    the walk it replaces when the cells it replaces cost at least as much a metre."""
+    the walk it replaces when the cells it replaces cost at least as much a metre. On a graph
+    of several levels (floors) it is the highest level's grid, steps to other levels left out."""
     key = graph.cache_key()
     cached = graph.__dict__.get("_sight_grid")
     if cached is None or cached[0] != key:
         mask, _ = graph.step_mask()
         rows, cols = int(graph.grid.rows), int(graph.grid.cols)
+        slots, walkable = rows * cols, graph.walkable
+        if graph.grid.levels > 1:  # the highest level's grid
+            mask, walkable = mask[:slots], walkable[:slots]
         if graph.node_multiplier is not None:
-            mask = same_multiplier_steps(mask, graph.node_multiplier, cols)
-        cached = (key, SightGrid(mask, graph.walkable, _lacking_steps(mask, graph.walkable, rows, cols), rows, cols))
+            mask = same_multiplier_steps(mask, graph.node_multiplier[:slots], cols)
+        cached = (key, SightGrid(mask, walkable, _lacking_steps(mask, walkable, rows, cols), rows, cols))
         graph.__dict__["_sight_grid"] = cached
     return cached[1]
 
