@@ -23,11 +23,15 @@ Arrival, the same rules as paths (``ecs_nav.motion.arrival``):
   ``PathFailed(status="unreachable")`` per such episode;
 - standing still while following for ``stuck_ticks`` ticks: ``Stuck``, once per blockage (a
   field needs no re-plan; the event tells).
+
+Off-mesh links: where the field's next step is a link, the agent crosses it as a link
+(``systems/flow_links.py``) and is left alone here until it lands.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from ecs_nav.systems.flow_links import FlowLinks
 from ecs_nav.systems.goal_spreading import GoalSpreading
 
 from ecs_nav.core.events import PathFailed, Stuck, TargetReached
@@ -55,6 +59,7 @@ class FlowFollower:
         self.group_arrival = group_arrival
         self.spreading = GoalSpreading(enabled=False) if spreading is None else spreading
         self.failed = np.zeros(0, np.int64)  # entities told PathFailed and not yet back on a field (sorted)
+        self.links = FlowLinks()  # agents crossing off-mesh links: systems/flow_links.py
 
     def update(self, world) -> None:
         fields = world.resources.get(FIELDS)
@@ -63,6 +68,7 @@ class FlowFollower:
         if fields is None or n == 0:
             return
         rows = (table.field_id[:n] >= 0).nonzero()[0]
+        rows = self.links.update(world, fields, rows)  # (those on an off-mesh link are placed there)
         if rows.size == 0:
             return
         every = rows.size == n  # the usual crowd: whole-column views instead of gathers
@@ -220,4 +226,4 @@ class FlowFollower:
             self.failed = np.union1d(self.failed[np.isin(self.failed, lost_ents)], fresh)
 
     def state(self) -> bytes:
-        return self.failed.tobytes()
+        return self.failed.tobytes() + self.links.state()

@@ -22,6 +22,9 @@ NavMeshLink:
 
 A crossing once begun is finished, even if its link is disabled meanwhile (a jump is not undone
 mid-air); disabling a link stops agents that have not reached it yet (their paths go stale).
+
+Flow-field followers cross links with the same machinery (``cross``, ``advance``), started by
+``systems/flow_links.py`` where their field's next step is a link.
 """
 
 from __future__ import annotations
@@ -77,28 +80,41 @@ class LinkCrossings:
         link = self.link_of_step(world, wp[passed], wp[j])
         if link < 0:
             return False
-        table, row, entity = world.table, int(follower.rows[i]), int(follower.ents[i])
+        self.cross(world, int(follower.ents[i]), int(follower.rows[i]), link, wp[passed], wp[j])
+        follower.active[i] = False
+        return True
+
+    def cross(self, world, entity: int, row: int, link: int, start: np.ndarray, end: np.ndarray) -> None:
+        """Start ``entity`` (table row ``row``) across enabled ``link`` in the direction from its
+        node at ``start`` to its node at ``end`` ((3,) m: the two nodes' positions): from where
+        it stands to ``end`` shifted by its sideways offset (within the link's width), ``LinkReached``
+        now; ``advance`` moves it from here on. Its owner stops steering it."""
+        table = world.table
         spec = world.nav_links.links[link]
         a = np.array([table.pos[row, 0], table.pos[row, 1], table.elevation[row]])
-        b = wp[j].copy()
-        line = wp[j, :2] - wp[passed, :2]
+        b = np.array(end, np.float64)
+        line = b[:2] - np.asarray(start, np.float64)[:2]
         length = float(np.hypot(*line))
         if spec.width > 0 and length > 0:  # keep the sideways offset from the link's line, within its width
             normal = np.array([-line[1], line[0]]) / length
-            offset = float(np.clip(np.dot(a[:2] - wp[passed, :2], normal), -spec.width / 2, spec.width / 2))
+            offset = float(np.clip(np.dot(a[:2] - start[:2], normal), -spec.width / 2, spec.width / 2))
             b[:2] += offset * normal
         speed = spec.speed if spec.speed is not None else max(float(table.max_speed[row]), 1e-6)
         duration = crossing_duration(spec.kind, a, b, speed)
         self._on[entity] = [link, KIND_CODES[spec.kind], a, b, duration, 0.0, bool(table.has_velocity[row]), False]
         world.resources.setdefault(LINK_LANDINGS, {})[entity] = tuple(b.tolist())
-        follower.active[i] = False
         table.has_steer_target[row] = False
         world.emit(LinkReached(entity, link, spec.kind, world.tick, tuple(a.tolist()), tuple(b.tolist())))
-        return True
+
+    def entities(self) -> np.ndarray:
+        """(k,) int64: the entities crossing a link now, ascending."""
+        return np.array(sorted(self._on), np.int64)
 
     def advance(self, world, follower, pos: np.ndarray) -> None:
         """Move every crossing agent one tick along its link (``pos``: the follower's (m, 2)
-        positions of this tick, updated for them); land the ones that arrive."""
+        positions of this tick, updated for them); land the ones that arrive. ``follower``: its
+        ``ents`` (ascending; an entity no longer among them has its crossing dropped) and their
+        table ``rows``, and ``land(world, i, reload)``, told of each landing."""
         if not self._on:
             return
         table, dt = world.table, float(world.dt)

@@ -63,7 +63,7 @@ class Stuck:
 
 @dataclass(frozen=True)
 class LinkReached:
-    """An agent following a path reached off-mesh link ``link`` (its index among the map's links,
+    """An agent following a path or a flow field reached off-mesh link ``link`` (its index among the map's links,
     ``[[map.link]]`` in file order) and starts across it (Godot's ``link_reached``): once per
     crossing. ``kind`` is the link's kind (jump, drop, ladder, door, teleport); ``start`` and
     ``end`` (x, y, elevation, m) are where this crossing begins and lands."""
