@@ -86,3 +86,16 @@ def test_a_one_way_link_is_not_crossed_backwards():
     _, reached, arrived, failed, track = run([link], crowd(3, 10, SOUTH_ZONE), ticks=300)
     assert not reached and not arrived and len(failed) == 3  # no way south: unreachable, said once each
     assert all(np.all(t[:, 1] > 0.5) for t in track.values())
+
+
+def test_a_flow_crowd_climbs_a_ladder_onto_a_roof_it_cannot_walk_up():
+    roof = {"center": [0, 8], "size": [12, 8], "height": 3}
+    entities = crowd(3, -8, [-3, 7, 3, 10], x0=-2.0)
+    world = world_of(square_scene(1, [roof], entities, None,
+                                  link=[{"start": [0, 2.5], "end": [0, 5], "kind": "ladder", "width": 2.0}]))
+    reached, arrived = [], []
+    world.on(LinkReached, reached.append)
+    world.on(TargetReached, arrived.append)
+    world.run(1200)
+    assert len(reached) == 3 and all(ev.kind == "ladder" and ev.start[2] == 0 and ev.end[2] == 3 for ev in reached)
+    assert len(arrived) == 3 and np.all(world.table.elevation[:3] == 3)  # on the roof
