@@ -6,7 +6,7 @@ The graph (``world.nav_graph``) is built on the first tick, or whenever it is ``
   becomes an octile grid with ``ecs_nav.nav.grid.grid_graph``, at the map floor's elevation;
 - any other map is scanned with ``ecs_nav.nav.build.scan_heightfield`` (seed 000's AIGraph).
   The ``ScanParams`` come from ``world.navmap`` (scan_range, spacing, max_climb,
-  clearance, max_drop), centred on the centre of the map's bounds (the origin for the seed's map). Without
+  clearance, max_drop, floors), centred on the centre of the map's bounds (the origin for the seed's map). Without
   a NavMap the scan covers the map's bounds with the default spacing, climb and clearance, and
   rays start 1 m above the map's highest point. The agent radius of the clearance rule is the
   **largest** collider radius among the agents present when the graph is built (one graph for
@@ -69,7 +69,8 @@ def scan_params(world: World) -> ScanParams:
         scan_range = ((xmax - xmin) / 2.0, geometry.max_top + 1.0, (ymax - ymin) / 2.0)
         return ScanParams(scan_range=scan_range, agent_radius=radius, center=center)
     return ScanParams(scan_range=tuple(nav.scan_range), spacing=nav.spacing, max_climb=nav.max_climb,
-                      clearance=nav.clearance, agent_radius=radius, center=center, max_drop=nav.max_drop)
+                      clearance=nav.clearance, agent_radius=radius, center=center, max_drop=nav.max_drop,
+                      floors=nav.floors)
 
 
 class GraphBuildSystem(System):

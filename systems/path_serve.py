@@ -133,7 +133,9 @@ class PathServer:
         goal_ok = np.ones(k, dtype=bool)
         point_goal = np.zeros(k, dtype=bool)
         for i, req in enumerate(reqs):
-            if req.goal is not None:
+            if req.goal is not None and req.goal_elevation is not None:
+                goal_xy[i], goal_z[i] = req.goal, req.goal_elevation
+            elif req.goal is not None:
                 goal_xy[i] = req.goal
                 point_goal[i] = True
             elif req.target is not None and world.exists(req.target) and table.has(req.target):

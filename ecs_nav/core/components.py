@@ -23,6 +23,7 @@ from ecs_nav.core.behaviours import BEHAVIOURS
 from ecs_nav.core.limits import (
     COORDINATE_LIMIT,
     INTEGER_LIMIT,
+    MAX_FLOORS,
     NAV_NODE_LIMIT,
     NEIGHBOUR_LIMIT,
     NUMBER_LIMIT,
@@ -636,7 +637,10 @@ class PathRequest(CheckedFields):
     "astar" or "dijkstra"; ``smooth`` string-pulls a path; ``allow_partial`` returns a path to
     the closest reachable node when the goal is cut off; ``max_expanded`` is a path search's
     budget (None: unlimited). ``despawn_on_arrival`` removes the entity at the end of the tick
-    it arrives (an evacuation's exits).
+    it arrives (an evacuation's exits). ``goal_elevation`` (m, with ``goal`` and a path only):
+    which surface over the goal point is meant where there are several (a nav graph of several
+    ``floors``: the room under a balcony, the road under a bridge); None, the default: the
+    highest.
 
     Assigning a field of a request that belongs to an entity is reported to its World
     (``World.take_changed_requests``): the PathfindSystem serves it again on its next tick."""
@@ -652,6 +656,7 @@ class PathRequest(CheckedFields):
     allow_partial: bool = True
     max_expanded: int | None = None
     despawn_on_arrival: bool = False
+    goal_elevation: float | None = None
 
     def __post_init__(self):
         given = [name for name in ("goal", "target", "goals", "zone") if getattr(self, name) is not None]
@@ -665,6 +670,10 @@ class PathRequest(CheckedFields):
                 raise ValueError("PathRequest.goals: give at least one point")
             self.goals = tuple((_finite("PathRequest", "goals", x), _finite("PathRequest", "goals", y))
                                for x, y in self.goals)
+        if self.goal_elevation is not None:
+            if self.goal is None or self.method != "path":
+                raise ValueError("PathRequest.goal_elevation: only with a goal point and method = \"path\"")
+            self.goal_elevation = _finite("PathRequest", "goal_elevation", self.goal_elevation)
         if self.zone is not None:
             zone = tuple(_finite("PathRequest", "zone", v) for v in self.zone)
             if not (zone[0] <= zone[2] and zone[1] <= zone[3]):
@@ -857,13 +866,15 @@ class NavMap(CheckedFields):
     """Scan parameters of a map (seed 000's AIGraph): half extents and ray height of the scan,
     node spacing, the largest climbable step, the clearance kept from box edges, and the highest
     ledge the scan makes a one-way drop off (m, >= 0; at most ``max_climb``, the default 0: no
-    drops; see ``ecs_nav.nav.build``)."""
+    drops), and ``floors``, how many walkable surfaces over one spot the graph holds (1 to ``MAX_FLOORS``, 8; 1,
+    the default: the highest only; 2 for a road under a bridge; see ``ecs_nav.nav.build``)."""
 
     scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
     spacing: float = 2.0
     max_climb: float = 0.5
     clearance: float = 1.25
     max_drop: float = 0.0
+    floors: int = 1
 
     def __post_init__(self):
         self.scan_range = tuple(_length("NavMap", "scan_range", v) for v in self.scan_range)
@@ -871,17 +882,20 @@ class NavMap(CheckedFields):
         self.max_climb = _length_or_zero("NavMap", "max_climb", self.max_climb)
         self.clearance = _length_or_zero("NavMap", "clearance", self.clearance)
         self.max_drop = _length_or_zero("NavMap", "max_drop", self.max_drop)
+        if isinstance(self.floors, bool) or not isinstance(self.floors, int) or not 1 <= self.floors <= MAX_FLOORS:
+            raise ValueError(f"NavMap.floors: must be an integer from 1 to {MAX_FLOORS}, got {self.floors!r}")
         if self.spacing > 2 * min(self.scan_range[0], self.scan_range[2]):
             raise ValueError(f"NavMap.spacing: must be at most the scanned width and depth (twice scan_range's x "
                              f"and z, {2 * min(self.scan_range[0], self.scan_range[2]):g}), got {self.spacing!r}")
         nodes = self.node_slots()
         if nodes > NAV_NODE_LIMIT:
-            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)} makes "
-                             f"{nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} allowed (raise the spacing)")
+            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)} on "
+                             f"{self.floors} floor(s) makes {nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} "
+                             f"allowed (raise the spacing)")
 
     def node_slots(self) -> float:
-        """How many grid slots the scan has (as the nav graph counts them)."""
-        return nav_node_slots(2 * self.scan_range[0], 2 * self.scan_range[2], self.spacing)
+        """How many node slots the scan has, every floor's (as the nav graph counts them)."""
+        return self.floors * nav_node_slots(2 * self.scan_range[0], 2 * self.scan_range[2], self.spacing)
 
 
 def nav_node_slots(width: float, depth: float, spacing: float) -> float:

@@ -47,7 +47,11 @@ ENTITY_LIMIT = 200_000
 
 NAV_NODE_LIMIT = 2**21
 """Node slots of a scanned nav graph: ``(2 * scan_x / spacing + 1) * (2 * scan_y / spacing + 1)``
-(without a ``[navmap]`` the scan covers the map's bounds at the default spacing)."""
+(without a ``[navmap]`` the scan covers the map's bounds at the default spacing), on every floor."""
+
+MAX_FLOORS = 8
+"""The most walkable surfaces over one grid point a nav graph holds (``NavMap.floors``,
+``ecs_nav.nav.build.ScanParams.floors``)."""
 
 TILE_LIMIT = 2**21
 """Tiles (rows x columns) of a tile map (``grid`` or ``movingai``)."""

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecs_nav.compile.aot import kernel
-from ecs_nav.core.limits import NAV_NODE_LIMIT
+from ecs_nav.core.limits import MAX_FLOORS, NAV_NODE_LIMIT
 from ecs_nav.geometry.kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import AABB, finite_scalar
@@ -79,8 +79,6 @@ LEDGE_RAYS = 16
 """Directions sampled by the ledge test."""
 LEDGE_STEP = 0.25
 """Largest radial step between ledge samples."""
-MAX_FLOORS = 8
-"""The most surfaces over one grid point a scan records (``ScanParams.floors``)."""
 CLIMB_TOL = 1e-9
 """Rounding allowance on ``max_climb`` in every climb and ledge test (links, the scan's ledge
 rays, ``nav.smooth``'s line walk)."""
