@@ -36,6 +36,7 @@ from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render import areas as draw_areas
 from ecs_nav.render import avoidance as draw_avoidance
 from ecs_nav.render import draw
+from ecs_nav.render import floors as draw_floors
 from ecs_nav.render import label_layout as draw_label_layout
 from ecs_nav.render import labels as draw_labels
 from ecs_nav.render import links as draw_links
@@ -121,7 +122,9 @@ class Renderer:
         """Upload what the visible ``layers`` need from ``world`` (CPU side of a frame). The heat
         map and arrows show ``world.resources["flow_field"]`` when set, else the shared flow
         field of the first selected agent that follows one, else the field with most users.
-        ``pixels_per_unit`` (the camera's scale) hides velocity lines of agents drawn small."""
+        ``pixels_per_unit`` (the camera's scale) hides velocity lines of agents drawn small. On a
+        map of several floors the nodes and agents off the first selected agent's floor are
+        shaded (``ecs_nav.render.floors``)."""
         layers = set(layers)
         graph, flow = world.nav_graph, world.resources.get("flow_field")
         table = world.table
@@ -131,23 +134,24 @@ class Renderer:
         if side is not None:  # a side view: its level, bots' paths, boxes and keys
             self._prepare_side_view(world, side, layers, selected_rows)
             return
-        graph_key = (graph, getattr(graph, "version", 0))
+        shade, agent_shade = draw_floors.view_shades(world, selected_rows)
+        graph_key = (graph, getattr(graph, "version", 0), draw_floors.shade_key(shade))
         if "map" in layers:
             areas = getattr(world, "nav_areas", None)  # tinted on the floor (ecs_nav.render.areas)
             self._static("map", (world.map, getattr(world.map, "version", 0), areas,
                                  graph_key if areas is not None else None),
                          lambda: draw.map_triangles(world.map, draw_areas.area_cells(
-                             areas, graph, None if world.map is None else world.map.bounds)))
+                             areas, graph, None if world.map is None else world.map.bounds, shade)))
         if "graph_edges" in layers:
-            self._static("graph_edges", graph_key, lambda: draw.graph_edge_lines(graph))
+            self._static("graph_edges", graph_key, lambda: draw.graph_edge_lines(graph, shade))
         if "graph_nodes" in layers:
-            self._static("graph_nodes", graph_key, lambda: draw.graph_node_ticks(graph))
+            self._static("graph_nodes", graph_key, lambda: draw.graph_node_ticks(graph, shade))
         flow_key = graph_key + ((flow.get("distance"), flow.get("direction"), flow.get("version"))
                                 if isinstance(flow, dict) else (None, None, None))
         if "heat_map" in layers:
-            self._static("heat_map", flow_key, lambda: draw.heat_map_triangles(graph, flow))
+            self._static("heat_map", flow_key, lambda: draw.heat_map_triangles(graph, flow, shade))
         if "flow_field" in layers:
-            self._static("flow_field", flow_key, lambda: draw.flow_field_arrows(graph, flow))
+            self._static("flow_field", flow_key, lambda: draw.flow_field_arrows(graph, flow, shade))
         if "search" in layers:
             self.meshes["search"].upload(draw_paths.searched_nodes(graph, world.resources.get(SEARCH_TRACE)))
         players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))
@@ -168,7 +172,7 @@ class Renderer:
         if "avoidance" in layers:
             self.meshes["avoidance"].upload(draw_avoidance.half_plane_lines(world.resources.get(AVOIDANCE_TRACE)))
         if "agents" in layers:
-            self.agents.upload(draw.agent_instances(table, players, selected_rows, groups.row_colour))
+            self.agents.upload(draw.agent_instances(table, players, selected_rows, groups.row_colour, agent_shade))
 
     def _prepare_side_view(self, world: World, side, layers: set, selected_rows: Any) -> None:
         """The side view's layers: "map" is the level, "paths" the bots' paths with their jumps

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ecs_nav.render.draw import PALETTE, empty_rows, rectangles
+from ecs_nav.render.floors import shaded_alpha, shaded_first
 
 MAX_ALPHA = 0.6
 """The opacity of an area whose multiplier is ``FULL_TINT`` times (or 1 / ``FULL_TINT`` of) the floor's."""
@@ -39,10 +40,11 @@ def area_colours(areas: Any) -> np.ndarray:
     return np.concatenate([rgb, area_alpha(cost)[:, None]], axis=1)
 
 
-def area_cells(areas: Any, graph: Any, bounds: Any = None) -> np.ndarray:
+def area_cells(areas: Any, graph: Any, bounds: Any = None, shade: np.ndarray | None = None) -> np.ndarray:
     """Triangle rows of the node cells of each area of ``areas`` (a NavAreas) on ``graph``, cut
     to ``bounds`` ([xmin, ymin, xmax, ymax], m; the map's) when given; empty without areas or
-    graph, and for an area whose cost is 1."""
+    graph, and for an area whose cost is 1. ``shade`` (n,) bool: nodes of another floor
+    (``ecs_nav.render.floors.node_shade``), drawn first, their alpha scaled by ``SHADED_ALPHA``."""
     if areas is None or graph is None or not areas.areas:
         return empty_rows()
     node_area = areas.node_areas(graph)
@@ -52,6 +54,9 @@ def area_cells(areas: Any, graph: Any, bounds: Any = None) -> np.ndarray:
     if nodes.size == 0:
         return empty_rows()
     colours = colours[colours[:, 3] > 0]
+    if shade is not None:
+        order = shaded_first(shade[nodes])
+        nodes, colours = nodes[order], shaded_alpha(colours[order], shade[nodes[order]])
     half = float(graph.grid.spacing) / 2
     xy = graph.positions[nodes, :2]
     low, high = xy - half, xy + half

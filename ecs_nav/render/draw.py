@@ -21,6 +21,7 @@ import numpy as np
 
 from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render.colours import viridis
+from ecs_nav.render.floors import faded_rgb, shaded_alpha, shaded_first
 
 LAYERS = ("map", "heat_map", "graph_edges", "graph_nodes", "flow_field", "search", "paths", "steer_targets",
           "velocity", "agents", "avoidance", "labels", "hud")
@@ -77,6 +78,13 @@ VELOCITY_MIN_PIXELS = 4.0
 scale the lines would be a noise texture)."""
 
 CIRCLE_SEGMENTS = 32
+
+FLOATING_ALPHA = 0.45
+"""The opacity of the fill of a map shape that floats (a box or circle with ``base`` above the
+floor: a bridge deck, an upper storey), so the road or room under it shows through."""
+
+FLOATING_RIM = 0.25
+"""m: the width of the opaque rim round a floating box (at most a quarter of its smaller side)."""
 
 
 # --- camera ---------------------------------------------------------------------------------
@@ -265,6 +273,20 @@ def height_colour(height: Any, max_height: float) -> np.ndarray:
 # --- layers -----------------------------------------------------------------------------------
 
 
+def rim_quads(aabb: np.ndarray, colours: np.ndarray) -> np.ndarray:
+    """Triangle rows of a rim ``FLOATING_RIM`` wide (at most a quarter of the smaller side)
+    inside each of the (q, 4) boxes (xmin, ymin, xmax, ymax), in its (q, 4) colour: four
+    rectangles a box (24 rows), bottom, top, left, right."""
+    aabb = np.asarray(aabb, dtype=np.float64).reshape(-1, 4)
+    x0, y0, x1, y1 = aabb.T
+    w = np.minimum(FLOATING_RIM, np.minimum(x1 - x0, y1 - y0) / 4.0)
+    mins = np.stack([np.stack([x0, y0], 1), np.stack([x0, y1 - w], 1),
+                     np.stack([x0, y0 + w], 1), np.stack([x1 - w, y0 + w], 1)], axis=1)
+    maxs = np.stack([np.stack([x1, y0 + w], 1), np.stack([x1, y1], 1),
+                     np.stack([x0 + w, y1 - w], 1), np.stack([x1, y1 - w], 1)], axis=1)
+    return rectangles(mins.reshape(-1, 2), maxs.reshape(-1, 2), np.repeat(np.asarray(colours), 4, axis=0))
+
+
 def map_bounds(world: Any) -> tuple[float, float, float, float]:
     """The rectangle to fit the camera to: the map's bounds, else the nav graph's, else the
     agents' (padded), else a 20 x 20 square round the origin; a side view's level."""
@@ -296,7 +318,9 @@ def map_triangles(geometry: Any, under: np.ndarray | None = None) -> np.ndarray:
     bounds, then ``under`` (triangle rows drawn on the floor: the area tints of
     ``ecs_nav.render.areas``), then every shape shaded by its top's height above the floor
     (PALETTE "low" → "high"), lower tops first so taller pieces draw over them; ramps as a
-    gradient from their low edge to their high edge. Vectorised per shape kind."""
+    gradient from their low edge to their high edge. A box or circle that floats (``base`` above
+    the floor) is filled at ``FLOATING_ALPHA`` so what is under it shows, a box with an opaque
+    rim ``FLOATING_RIM`` wide. Vectorised per shape kind."""
     if geometry is None:
         return empty_rows()
     floor, hmax = float(geometry.floor), map_max_height(geometry)
@@ -309,8 +333,15 @@ def map_triangles(geometry: Any, under: np.ndarray | None = None) -> np.ndarray:
     if boxes:
         aabb = np.array([b.aabb() for b in boxes], dtype=np.float64)
         top = np.array([b.top for b in boxes], dtype=np.float64)
-        pieces.append(rectangles(aabb[:, :2], aabb[:, 2:], height_colour(top - floor, hmax)))
+        colour = height_colour(top - floor, hmax)
+        floating = np.array([b.base > floor for b in boxes])
+        rim = colour[floating]
+        colour[floating, 3] = FLOATING_ALPHA
+        pieces.append(rectangles(aabb[:, :2], aabb[:, 2:], colour))
         tops.append(np.repeat(top, 6))
+        if floating.any():
+            pieces.append(rim_quads(aabb[floating], rim))
+            tops.append(np.repeat(top[floating], 24))
     ramps = geometry.ramps
     if ramps:
         corners = np.stack([r.corners() for r in ramps])  # start edge first, then end edge
@@ -321,18 +352,21 @@ def map_triangles(geometry: Any, under: np.ndarray | None = None) -> np.ndarray:
     circles = geometry.circles
     if circles:
         top = np.array([c.top for c in circles], dtype=np.float64)
-        pieces.append(discs(np.array([c.center for c in circles]), np.array([c.radius for c in circles]),
-                            height_colour(top - floor, hmax)))
+        colour = height_colour(top - floor, hmax)
+        colour[[c.base > floor for c in circles], 3] = FLOATING_ALPHA
+        pieces.append(discs(np.array([c.center for c in circles]), np.array([c.radius for c in circles]), colour))
         tops.append(np.repeat(top, CIRCLE_SEGMENTS * 3))
     rows, key = np.concatenate(pieces), np.concatenate(tops)
     triangle_order = np.argsort(key[::3], kind="stable")
     return rows.reshape(-1, 3, 6)[triangle_order].reshape(-1, 6)
 
 
-def graph_edge_lines(graph: Any) -> np.ndarray:
+def graph_edge_lines(graph: Any, shade: np.ndarray | None = None) -> np.ndarray:
     """One segment per undirected edge of the NavGraph (a two-way pair is drawn once, in
     PALETTE "graph_edge"); a one-way edge with an arrowhead at its far end, in "graph_drop"
-    (a drop off a ledge) or "graph_link" (an off-mesh link)."""
+    (a drop off a ledge) or "graph_link" (an off-mesh link). ``shade`` (n,) bool: nodes of
+    another floor (``ecs_nav.render.floors.node_shade``); an edge touching one is drawn first,
+    with its alpha scaled by ``floors.SHADED_ALPHA``."""
     if graph is None or not len(graph.indices):
         return empty_rows()
     from ecs_nav.nav.graph import EDGE_LINK
@@ -344,12 +378,22 @@ def graph_edge_lines(graph: Any) -> np.ndarray:
     has_back = np.isin(key_fwd, key_back, assume_unique=False)
     xy = graph.positions[:, :2]
     two_way = has_back & (src < dst)
-    chunks = [segments(xy[src[two_way]], xy[dst[two_way]], PALETTE["graph_edge"])]
+    if shade is None:
+        chunks = [segments(xy[src[two_way]], xy[dst[two_way]], PALETTE["graph_edge"])]
+    else:
+        a, b = src[two_way], dst[two_way]
+        off = shade[a] | shade[b]
+        order = shaded_first(off)
+        chunks = [segments(xy[a[order]], xy[b[order]], shaded_alpha(PALETTE["graph_edge"], off[order]))]
     one_way = ~has_back
     if one_way.any():
         kinds = np.asarray(graph.kinds)[one_way]
         colour = np.where((kinds == EDGE_LINK)[:, None], PALETTE["graph_link"], PALETTE["graph_drop"])
         tails, tips = xy[src[one_way]], xy[dst[one_way]]
+        if shade is not None:
+            off = shade[src[one_way]] | shade[dst[one_way]]
+            order = shaded_first(off)
+            colour, tails, tips = shaded_alpha(colour[order], off[order]), tails[order], tips[order]
         head = float(graph.grid.spacing) * 0.35 / np.maximum(np.hypot(*(tips - tails).T), 1e-9)
         chunks.append(_arrows_each(tails, tips, colour, np.minimum(head, 0.5)))
     return np.concatenate(chunks)
@@ -365,17 +409,25 @@ def _arrows_each(tails: np.ndarray, tips: np.ndarray, colours: np.ndarray, head:
                     np.concatenate([colours, colours, colours]))
 
 
-def graph_node_ticks(graph: Any) -> np.ndarray:
-    """A small red + on every walkable node (the seed's node ticks)."""
+def graph_node_ticks(graph: Any, shade: np.ndarray | None = None) -> np.ndarray:
+    """A small red + on every walkable node (the seed's node ticks); with ``shade`` (n,) bool
+    (nodes of another floor), those first, their alpha scaled by ``floors.SHADED_ALPHA``."""
     if graph is None:
         return empty_rows()
-    xy = graph.positions[np.asarray(graph.walkable, dtype=bool), :2]
-    return crosses(xy, float(graph.grid.spacing) * 0.12, PALETTE["graph_node"])
+    walkable = np.asarray(graph.walkable, dtype=bool)
+    if shade is None:
+        return crosses(graph.positions[walkable, :2], float(graph.grid.spacing) * 0.12, PALETTE["graph_node"])
+    nodes = np.flatnonzero(walkable)
+    nodes = nodes[shaded_first(shade[nodes])]
+    return crosses(graph.positions[nodes, :2], float(graph.grid.spacing) * 0.12,
+                   shaded_alpha(PALETTE["graph_node"], shade[nodes]))
 
 
-def heat_map_triangles(graph: Any, flow: dict | None) -> np.ndarray:
+def heat_map_triangles(graph: Any, flow: dict | None, shade: np.ndarray | None = None) -> np.ndarray:
     """A coloured square on each reachable node, by the flow field's ``distance`` on the viridis
-    ramp (near: dark violet, far: yellow); unreachable (inf) and unwalkable nodes stay clear."""
+    ramp (near: dark violet, far: yellow); unreachable (inf) and unwalkable nodes stay clear.
+    With ``shade`` (n,) bool (nodes of another floor), those first, their alpha scaled by
+    ``floors.SHADED_ALPHA``, so the viewed floor's squares cover theirs."""
     if graph is None or not flow or flow.get("distance") is None:
         return empty_rows()
     distance = np.asarray(flow["distance"], dtype=np.float64).reshape(-1)
@@ -386,12 +438,19 @@ def heat_map_triangles(graph: Any, flow: dict | None) -> np.ndarray:
         return empty_rows()
     far = float(distance[ok].max()) or 1.0
     half = float(graph.grid.spacing) / 2.0
-    xy = graph.positions[ok, :2]
-    return rectangles(xy - half, xy + half, viridis(distance[ok] / far))
+    if shade is None:
+        xy = graph.positions[ok, :2]
+        return rectangles(xy - half, xy + half, viridis(distance[ok] / far))
+    nodes = np.flatnonzero(ok)
+    nodes = nodes[shaded_first(shade[nodes])]
+    xy = graph.positions[nodes, :2]
+    return rectangles(xy - half, xy + half, shaded_alpha(viridis(distance[nodes] / far), shade[nodes]))
 
 
-def flow_field_arrows(graph: Any, flow: dict | None) -> np.ndarray:
-    """An arrow on each node with a non-zero flow ``direction``, 0.8 spacing long."""
+def flow_field_arrows(graph: Any, flow: dict | None, shade: np.ndarray | None = None) -> np.ndarray:
+    """An arrow on each node with a non-zero flow ``direction``, 0.8 spacing long; with
+    ``shade`` (n,) bool (nodes of another floor), those first, their alpha scaled by
+    ``floors.SHADED_ALPHA``."""
     if graph is None or not flow or flow.get("direction") is None:
         return empty_rows()
     direction = np.asarray(flow["direction"], dtype=np.float64).reshape(-1, 2)
@@ -399,10 +458,17 @@ def flow_field_arrows(graph: Any, flow: dict | None) -> np.ndarray:
         return empty_rows()
     length = np.hypot(direction[:, 0], direction[:, 1])
     ok = (length > 1e-9) & np.asarray(graph.walkable, dtype=bool) & np.isfinite(length)
-    unit = direction[ok] / length[ok, None]
-    half = unit * float(graph.grid.spacing) * 0.4
-    xy = graph.positions[ok, :2]
-    return arrows(xy - half, xy + half, PALETTE["flow_arrow"])
+    if shade is None:
+        unit = direction[ok] / length[ok, None]
+        half = unit * float(graph.grid.spacing) * 0.4
+        xy = graph.positions[ok, :2]
+        return arrows(xy - half, xy + half, PALETTE["flow_arrow"])
+    nodes = np.flatnonzero(ok)
+    nodes = nodes[shaded_first(shade[nodes])]
+    half = direction[nodes] / length[nodes, None] * float(graph.grid.spacing) * 0.4
+    xy = graph.positions[nodes, :2]
+    return _arrows_each(xy - half, xy + half, shaded_alpha(PALETTE["flow_arrow"], shade[nodes]),
+                        np.full(nodes.size, 0.3))
 
 
 VELOCITY_ARROW_HEADS = 2000
@@ -430,11 +496,13 @@ def velocity_lines(table: Any, seconds: float = VELOCITY_SECONDS, pixels_per_uni
 
 
 def agent_instances(table: Any, player_rows: Any = (), selected_rows: Any = (),
-                    row_colour: np.ndarray | None = None) -> np.ndarray:
+                    row_colour: np.ndarray | None = None, shaded: np.ndarray | None = None) -> np.ndarray:
     """(n, 9) float32 per-row instance data: x, y, radius, heading_x, heading_y, r, g, b,
     selected (0/1). Colours: ``row_colour`` (n, 4) when given (``draw_colours.agent_groups``),
     else agents PALETTE "agent", players "player", other rows "body"; a row with no radius is
-    drawn 0.5 wide."""
+    drawn 0.5 wide. Rows where ``shaded`` (n,) bool is set (on another floor:
+    ``ecs_nav.render.floors.agent_shade``) have their colour faded toward PALETTE "background"
+    (``floors.faded_rgb``)."""
     n = table.n
     out = np.empty((n, 9), dtype=np.float32)
     out[:, 0:2] = table.live("pos")
@@ -448,6 +516,9 @@ def agent_instances(table: Any, player_rows: Any = (), selected_rows: Any = (),
     out[player_rows, 5:8] = PALETTE["player"][:3]
     if row_colour is not None:
         out[:, 5:8] = np.asarray(row_colour)[:n, :3]
+    if shaded is not None:
+        rows = np.flatnonzero(np.asarray(shaded, dtype=bool).reshape(-1)[:n])
+        out[rows, 5:8] = faded_rgb(out[rows, 5:8], PALETTE["background"])
     out[:, 8] = 0.0
     selected_rows = np.asarray(selected_rows, dtype=np.int64).reshape(-1)
     out[selected_rows[(selected_rows >= 0) & (selected_rows < n)], 8] = 1.0
