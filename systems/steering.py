@@ -4,20 +4,20 @@ Seeds 001 (the behaviours, Buckland ch. 3) and 004 (the pipeline). Two paths giv
 forces and velocities (the same formulas in the same order of operations; tests compare them on
 randomised worlds to 1e-12, and their state digests):
 
-* the row kernel (``ecs_nav.motion.steering_rows.steer_rows``), used for every tick: one compiled
-  pass over the table's columns computes each row's seek, arrive, follow_path, follow_flow and
-  group behaviours, combines them by the row's combiner (the weighted truncated sum, the
-  prioritised running sum or dithering) and computes the new velocity. A small world pays a
-  few kernel calls, not a numpy call per behaviour, and a crowd no (k, 2) temporaries. Before
-  it, only when some row uses them: the neighbour sums (``neighbour_pass``, one pass over a
-  grid of the agents), wall avoidance (``wall_avoidance_rows``), flee, pursuit, evade, wander and obstacle avoidance
-  (``ecs_nav.motion.steering_given.given_forces``), the flow field sampled at each agent, and the
-  group behaviours under a neighbour cap (``ecs_nav.motion.steering_capped``). It is compiled on
-  the first tick that has a steering row. When no row follows a flow field, the whole tick is
-  one call instead, ``steer_tick``: the survey, the compiled behaviours, wall avoidance, the
-  neighbour pass (or the capped group forces) and the row kernel. It is tried first unless
-  the tick before needed an input computed here; when a row needs one it writes nothing and the
-  tick takes the calls above.
+* the compiled tick (``ecs_nav.motion.steering_rows.steer_tick``), used for every tick, one call:
+  the row kernel (``steer_rows``), one compiled pass over the table's columns, computes each
+  row's seek, arrive, follow_path, follow_flow and group behaviours, combines them by the row's
+  combiner (the weighted truncated sum, the prioritised running sum or dithering) and computes
+  the new velocity. Before it, in the same call and only when some row uses them: the
+  neighbour sums (``neighbour_pass``, one pass over a grid of the agents), wall avoidance
+  (``wall_avoidance_rows``), flee, pursuit, evade, wander and obstacle avoidance
+  (``ecs_nav.motion.steering_given.given_forces``), the flow field sampled at each agent
+  (``ecs_nav.motion.steering_flow.flow_rows``) and the group behaviours under a neighbour cap
+  (``ecs_nav.motion.steering_capped``). A small world pays one kernel call, not a numpy call per
+  behaviour, and a crowd no (k, 2) temporaries. It is compiled on the first tick that has a
+  steering row. The map's walls and circles and the flow field are handed in from the first
+  tick a row uses them on (that tick the kernel asks for them, writing nothing, and is called
+  again).
 * the reference path: ``ecs_nav.motion.steering``'s vectorised functions, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
   a tick the kernel refuses (a non-finite value, a mass <= 0 or an unknown combiner code: the
@@ -70,57 +70,26 @@ writes nothing and hands the tick to the reference path, which raises).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from ecs_nav.systems.avoidance import AvoidanceStage
 from ecs_nav.systems.steering_reference import (  # the streams and probabilities: re-exported
     DITHER_PROBABILITIES,
     DITHER_STREAM,
-    GROUP,
     WANDER_STREAM,
     behaviour_stack,
-    flow_directions,
     reference_update,
 )
 
 from ecs_nav.compile.aot import pin, same_types
 from ecs_nav.core.system import System
 from ecs_nav.motion import steering as st
-from ecs_nav.motion.steering_capped import capped_group_forces
-from ecs_nav.motion.steering_given import COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
-from ecs_nav.motion.steering_neighbours import neighbour_pass
-from ecs_nav.motion.steering_rows import (
-    CALLER_INPUTS,
-    GIVEN,
-    GIVEN_BEHAVIOURS,
-    N_BEHAVIOURS,
-    NEEDS_GEOMETRY,
-    NEEDS_INPUT,
-    WALL_SLOT,
-    WRITTEN,
-    steer_rows,
-    steer_tick,
-    steering_survey,
-    wall_avoidance_rows,
-)
+from ecs_nav.motion.steering_flow import NO_FIELD, NOT_FETCHED, FlowInputs, flow_inputs
+from ecs_nav.motion.steering_rows import NEEDS_GEOMETRY, NEEDS_INPUT, WRITTEN, steer_tick
 
 __all__ = ["DITHER_PROBABILITIES", "DITHER_STREAM", "WANDER_STREAM", "SteeringSystem"]
 
 B = st.B
 
-_SEPARATION, _ALIGNMENT, _COHESION = GROUP
-assert _ALIGNMENT == _SEPARATION + 1 and _COHESION == _SEPARATION + 2  # a slice of the weights
-_CAPPED_GROUP = np.isin(np.arange(N_BEHAVIOURS), list(GROUP))
-"""The behaviours the row kernel is handed by ``capped_group_forces`` (by column), under a cap."""
-_FIRST_GIVEN_GROUP = GIVEN.index("separation")
-"""Separation's slot in ``given`` (alignment's and cohesion's follow)."""
-_COMPUTED = np.isin(np.arange(N_BEHAVIOURS), COMPUTED_BEHAVIOURS)
-"""The behaviours of ``given_forces`` (by column)."""
-_NO_GIVEN = np.zeros((len(GIVEN), 0, 2))
-_GIVEN_OFF = np.zeros(len(GIVEN), bool)
-_NO_FLOW = np.zeros((0, 2))
-_NO_NEIGHBOURS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 6)))
 _NO_WALLS = (np.zeros((0, 2)), np.zeros((0, 2)), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64))
 """``steer_tick``'s walls of a world without any: (walls_a, walls_b, *grid.kernel_args())."""
 _NO_CIRCLES = (np.zeros((0, 2)), np.zeros(0), 0.0, 0.0, 1.0, 1, 1, np.zeros(2, np.int64), np.zeros(0, np.int64))
@@ -154,14 +123,16 @@ class SteeringSystem(System):
         """Ticks steered by the reference path (``compiled=False``, or an input the kernel
         refused)."""
         self._kernel_walls = None  # (the cached walls they come from, the walls wall_avoidance_rows takes)
-        self._whole_tick = True
-        """Try ``steer_tick`` first: the last tick's rows needed no force computed here."""
         self._steered = False
         """A row has steered: from then on ``steer_tick`` is called without counting them first."""
         self._geometry_wanted = False
         """A row has used wall or obstacle avoidance: from then on ``steer_tick`` is handed the walls
         and circles."""
         self._kernel_circles = None  # (the cached circles they come from, the circles given_forces takes)
+        self._field_wanted = False
+        """A row has followed the flow field: from then on ``steer_tick`` is handed it."""
+        self._field = (_NO_MAP, None, None, None)
+        """(the field's array, the nav graph, its version, their ``FlowInputs``): ``_flow_field``'s."""
         self._seed = (None, None)  # (world.seed, it as the uint64 the noise kernels take)
         self._tick_geometry = (_NO_MAP, None, (_NO_WALLS, _NO_CIRCLES))
         """(the map, its version, the walls and circles ``steer_tick`` takes for it): one identity
@@ -278,9 +249,10 @@ class SteeringSystem(System):
 
     def _steer_tick(self, world, table, n) -> int:
         walls, circles = self._kernel_geometry(world) if self._geometry_wanted else (_NO_WALLS, _NO_CIRCLES)
+        field = self._flow_field(world) if self._field_wanted else NOT_FETCHED
         args = (n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view, table.int8_view,
                 table.int64_view, table.row_by_entity, self._cap, self._geometry_wanted, walls,
-                circles, self._noise_seed(world), int(world.tick), float(world.dt))
+                circles, field, self._noise_seed(world), int(world.tick), float(world.dt))
         kernel, call, types = self._tick
         if kernel is not steer_tick:  # the first call (or steer_tick replaced, as a test's spy does)
             kernel, call, types = self._tick = pin(steer_tick, args)
@@ -289,101 +261,44 @@ class SteeringSystem(System):
         return call(*args)
 
     def _steer_compiled(self, world) -> bool:
-        """The row kernel (``ecs_nav.motion.steering_rows``) over the whole table; False when it wrote
-        nothing (a row it leaves to the reference path). ``steer_tick`` first, one call, unless the
-        last tick needed forces computed here; when it asks for them, ``steer_rows`` with them."""
+        """``steer_tick`` (``ecs_nav.motion.steering_rows``) over the whole table, one call; False
+        when it wrote nothing (a row it leaves to the reference path). The map's walls and circles,
+        and the flow field, are handed in from the first tick a row asks for them on."""
         table = world.table
         n = table.n
         if n == 0:
             return True
-        if not (self._whole_tick and self._steered) and not np.count_nonzero(table.has_steering[:n]):
-            return True  # nothing steers: nothing to write (and, before a row has steered, nothing compiled)
+        if not self._steered and not np.count_nonzero(table.has_steering[:n]):
+            return True  # before a row has steered, nothing compiled (with no steering row steer_tick writes nothing)
         self._steered = True
-        if self._whole_tick:  # (with no steering row, steer_tick writes nothing)
-            status = self._steer_tick(world, table, n)
-            if status == NEEDS_GEOMETRY:  # the first tick a row avoids walls or circles; from then on handed in
+        status = self._steer_tick(world, table, n)
+        while status == NEEDS_GEOMETRY or status == NEEDS_INPUT:  # each asked for once: handed in from then on
+            if status == NEEDS_GEOMETRY:
                 self._geometry_wanted = True
-                status = self._steer_tick(world, table, n)
-            if status != NEEDS_INPUT:
-                return status == WRITTEN
-        W = table.weights[:n]
-        # non-zero weights over every row (at worst an input is prepared that no row reads), and
-        # the group behaviours' radius per row, in one pass
-        used, radius = np.empty(N_BEHAVIOURS, np.bool_), np.empty(n)
-        n_members, max_radius = steering_survey(table.has_steering[:n], table.is_agent[:n], W,
-                                                   table.neighbour_radius[:n], _SEPARATION, _COHESION, used, radius)
-        group_all = self.max_neighbours is None and bool(used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION])
-        self._whole_tick = not np.count_nonzero(used & CALLER_INPUTS)
-        given, given_on, new_wander = None, _GIVEN_OFF.copy(), None
+            else:
+                self._field_wanted = True
+            status = self._steer_tick(world, table, n)
+        return status == WRITTEN
 
-        def slot_of(slot):  # the (n, 2) forces of a GIVEN slot, handed in
-            nonlocal given
-            if given is None:
-                given = np.empty((len(GIVEN), n, 2))
-            given_on[slot] = True
-            return given[slot]
-
-        if np.count_nonzero(used & _COMPUTED):  # flee, pursuit, evade, wander, obstacle avoidance: compiled
-            slot_of(0)
-            new_wander = np.empty((n if used[B["wander"]] else 0, 2))
-            circles = (self._circle_inputs(world) if used[B["obstacle_avoidance"]] else None) or _NO_CIRCLES
-            if not given_forces(n, table.capacity, table.layout, table.float_view, table.pair_view, table.flag_view,
-                                table.int64_view, table.row_by_entity, used, circles, self._noise_seed(world),
-                                int(world.tick), float(world.dt), given, given_on, new_wander):
-                return False  # a wander target that is not finite: the reference path refuses it
-        wanted = used & _CAPPED_GROUP if self.max_neighbours is not None else None
-        if wanted is not None and np.count_nonzero(wanted):  # capped group behaviours: their own kernel
-            if not math.isfinite(max_radius) or self._cap < 0:
-                return False  # the reference path refuses it (or raises for a negative cap)
-            for slot, b in enumerate(GIVEN_BEHAVIOURS):
-                if wanted[b]:
-                    slot_of(slot)
-            if not capped_group_forces(n, table.is_agent, table.has_steering, table.weights, table.pos, table.vel,
-                                       table.heading, table.max_speed, radius, table.layer, n_members,
-                                       self._cap, used, given, _FIRST_GIVEN_GROUP):
-                return False  # a non-finite position: the reference path refuses it
-        walls = self._wall_inputs(world) if used[B["wall_avoidance"]] else None
-        if walls is not None:  # wall avoidance's compiled loop, into the rows that use it (those the kernel reads)
-            wall_avoidance_rows(n, table.has_steering, table.weights, table.pos, table.heading, table.feeler_length,
-                                walls, slot_of(WALL_SLOT))
-        if given is None:
-            given = _NO_GIVEN
-        flow = _NO_FLOW
-        if used[B["follow_flow"]]:
-            i = np.flatnonzero(table.has_steering[:n] & (W[:, B["follow_flow"]] != 0.0))
-            with np.errstate(**_QUIET):
-                direction = flow_directions(world, i) if i.size else None
-            if direction is not None:
-                flow = np.zeros((n, 2))
-                flow[i] = direction
-        group = (self._neighbour_sums(table, radius, n_members, max_radius, bool(used[B["alignment"]]))
-                 if group_all else _NO_NEIGHBOURS)
-        if group is None:
-            return False  # a non-finite position: the reference path refuses it
-        status = steer_rows(
-            n, table.has_steering, table.has_velocity, table.combiner, table.weights, table.pos, table.vel,
-            table.heading, table.max_speed, table.max_force, table.mass, table.deceleration, table.has_steer_target,
-            table.steer_target, table.follow_state, table.force, given, given_on, flow,
-            group_all, *group, table.entity, self._noise_seed(world), int(world.tick), float(world.dt))
-        if status != WRITTEN:
-            return False
-        if new_wander is not None and used[B["wander"]]:
-            keep_wander_targets(n, table.has_steering, table.weights, new_wander, table.wander_target)
-        return True
-
-    @staticmethod
-    def _neighbour_sums(table, radius, n_members: int, max_radius: float, with_heading: bool):
-        """``neighbour_pass`` for the row kernel: (index (n,) of each row among the agents
-        (``is_agent`` or ``has_steering``, ``n_members`` of them) or -1, count, sums). ``radius``
-        (n,): ``steering_survey``'s, 0 for the rows without a group behaviour; ``max_radius``: its
-        largest over the members (a steering row is among them). None for a non-finite position
-        or group radius: the reference path refuses it."""
-        if not math.isfinite(max_radius):
-            return None
-        finite, index, count, sums = neighbour_pass(table.n, table.is_agent, table.has_steering, table.pos,
-                                                    table.heading, radius, table.layer, n_members, max_radius,
-                                                    with_heading)
-        return (index, count, sums) if finite else None
+    def _flow_field(self, world) -> FlowInputs:
+        """``steer_tick``'s flow field (``steering_flow.flow_inputs`` of ``world.resources["flow_field"]``
+        on ``world.nav_graph``), kept while the field's array, the graph and its version stay the
+        same and the array is read in place (float64, C-contiguous, writable)."""
+        field, graph = world.resources.get("flow_field"), world.nav_graph
+        raw = getattr(field, "direction", field)
+        held_raw, held_graph, held_version, inputs = self._field
+        if raw is held_raw and graph is held_graph and (graph is None or graph.version == held_version):
+            return inputs
+        try:
+            inputs = flow_inputs(raw, graph)
+        except ValueError:
+            n = world.table.n
+            if not np.count_nonzero(world.table.has_steering[:n] & (world.table.weights[:n, B["follow_flow"]] != 0.0)):
+                return NO_FIELD  # no row reads it (the reference path raises only for a field a row follows)
+            raise
+        if not inputs.present or inputs.direction is raw:
+            self._field = (raw, graph, None if graph is None else graph.version, inputs)
+        return inputs
 
     def behaviour_forces(self, world, entity: int) -> dict[str, tuple[float, float]]:
         """The force (N, before weighting and combining) that each behaviour with a non-zero

@@ -18,6 +18,7 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.motion.spatial import layer_members
+from ecs_nav.motion.steering_flow import SEARCH_CELLS
 from ecs_nav.motion.steering_given import DITHER_PROBABILITIES, DITHER_STREAM, WANDER_STREAM
 from ecs_nav.motion.steering_rows import N_BEHAVIOURS, STOP_SPEED
 
@@ -245,7 +246,8 @@ def group_forces(world, srows, on, max_neighbours):
         yield b, i, force[at[i]]
 
 def flow_directions(world, srows):
-    """(k, 2) flow direction at each steering agent's nearest node, or None without a field."""
+    """(k, 2) flow direction at each steering agent's nearest node, or None without a field (the
+    reference of ``ecs_nav.motion.steering_flow.flow_rows``)."""
     field = world.resources.get("flow_field")
     graph = world.nav_graph
     if field is None or graph is None:
@@ -254,7 +256,7 @@ def flow_directions(world, srows):
     if field.ndim != 2 or field.shape != (graph.node_count, 2):
         raise ValueError(f"flow_field: expected ({graph.node_count}, 2) directions per node, got {field.shape}")
     table = world.table
-    nodes = graph.nearest_nodes(table.pos[srows], table.elevation[srows])
+    nodes = graph.nearest_nodes(table.pos[srows], table.elevation[srows], SEARCH_CELLS)
     out = np.zeros((srows.size, 2))
     ok = nodes >= 0
     out[ok] = field[nodes[ok]]

@@ -15,7 +15,6 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_S
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.motion import steering as st
-from ecs_nav.motion.steering_rows import CALLER_INPUTS
 from ecs_nav.nav.grid import grid_graph
 from ecs_nav.testing import Integrate
 
@@ -115,25 +114,26 @@ def test_row_kernel_equals_the_reference_path(seed, count, max_neighbours, flow)
         w.close()
 
 
-WHOLE_TICK = [b for b in BEHAVIOURS if not CALLER_INPUTS[st.B[b]]]
-"""The behaviours ``steer_tick`` computes itself: a world using only these steers in one call."""
-
-
 @settings(max_examples=30, deadline=None)
 @given(hs.integers(0, 2**31), hs.integers(1, 90), hs.booleans())
 def test_the_one_call_tick_equals_the_reference_path_bit_for_bit(seed, count, with_map):
-    """``steer_tick`` (survey, wall avoidance, neighbour pass and ``steer_rows`` in one call) on
-    worlds that use only the behaviours it computes itself, with and without walls, with rows
-    that are not agents (the neighbour pass then gathers its members): the reference path's
-    outputs exactly, ``steer_rows`` never called from Python."""
-    worlds = [random_world(seed, count, compiled, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
-              for compiled in (True, False)]
+    """``steer_tick`` (survey, wall avoidance, neighbour pass, the flow field's sampling and
+    ``steer_rows`` in one call) on worlds that use every behaviour, with and without walls, with
+    rows that are not agents (the neighbour pass then gathers its members): the reference path's
+    outputs exactly, one call a tick once the walls and the field were asked for."""
+    from ecs_nav.systems import steering as steering_system
+
+    worlds = [random_world(seed, count, compiled, steps_with=[Integrate()])[0] for compiled in (True, False)]
     for w in worlds:
         if not with_map:
             w.map = None
         w.spawn(Position(0.5, 0.5), Collider(0.4))  # neither an agent nor steering
-    with mock.patch("ecs_nav.systems.steering.steer_rows", side_effect=AssertionError("steer_rows called")):
-        step_alike(worlds, 4)
+    step_alike(worlds, 1)
+    calls = []
+    real = steering_system.steer_tick
+    with mock.patch.object(steering_system, "steer_tick", side_effect=lambda *a: calls.append(1) or real(*a)):
+        step_alike(worlds, 3)
+    assert len(calls) == 3
     assert worlds[0].system("SteeringSystem").reference_ticks == 0
     assert worlds[0].state_digest() == worlds[1].state_digest()
     for w in worlds:
@@ -145,7 +145,7 @@ def test_a_lone_agent_steers_as_on_the_reference_path(seed):
     """A lone agent, the group's only member, has no neighbour: the one-call tick's neighbour
     pass builds no grid for it, and its force and velocity equal the reference path's bit for
     bit (which sums over its grid), with the group behaviours weighted."""
-    worlds = [random_world(seed, 1, compiled, neighbours_only=0, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
+    worlds = [random_world(seed, 1, compiled, neighbours_only=0, steps_with=[Integrate()])[0]
               for compiled in (True, False)]
     for w in worlds:
         t = w.table
@@ -166,7 +166,7 @@ def test_the_walls_are_handed_to_the_one_call_tick_only_once_a_row_avoids_them()
 
     from ecs_nav.systems import steering as steering_system
 
-    no_walls = [b for b in WHOLE_TICK if b not in ("wall_avoidance", "obstacle_avoidance")]
+    no_walls = [b for b in BEHAVIOURS if b not in ("wall_avoidance", "obstacle_avoidance", "follow_flow")]
     worlds = [random_world(8, 12, compiled, steps_with=[Integrate()], behaviours=no_walls)[0]
               for compiled in (True, False, True)]  # the last never avoids walls
     worlds[2].run(3)
@@ -200,8 +200,8 @@ def test_every_call_of_the_one_call_tick_has_the_same_argument_types():
     """The SteeringSystem looks ``steer_tick``'s compiled version up once (``compiled_version``)
     and calls it without numba's dispatch, which would check each argument's type: so every world
     must hand it the same types -- without walls, with the walls and circles of any map (boxes,
-    circles or none, wall and obstacle avoidance weighted or not), under a neighbour cap, before
-    and after the table grows."""
+    circles or none, wall and obstacle avoidance weighted or not), with a flow field, without one
+    or not looked up, under a neighbour cap, before and after the table grows."""
     import numba
     from ecs_nav.systems import steering as steering_system
 
@@ -216,9 +216,10 @@ def test_every_call_of_the_one_call_tick_has_the_same_argument_types():
             MapGeometry((-12, -12, 12, 12), circles=[Circle((-3, 4), 1.5, 2.0), Circle((6, 6), 1.0, 1.0)])]
     with mock.patch.object(steering_system, "steer_tick", side_effect=spy):
         for seed, gmap in enumerate(maps * 2):
-            behaviours = WHOLE_TICK if seed % 2 else [b for b in WHOLE_TICK if b != "wall_avoidance"]
-            w, _ = random_world(seed, 6, True, max_neighbours=None if seed < 3 else 2, steps_with=[Integrate()],
-                                behaviours=behaviours)
+            behaviours = BEHAVIOURS if seed % 2 else [b for b in BEHAVIOURS
+                                                       if b not in ("wall_avoidance", "follow_flow")]
+            w, _ = random_world(seed, 6, True, max_neighbours=None if seed < 3 else 2, flow=seed != 5,
+                                steps_with=[Integrate()], behaviours=behaviours)
             w.map = gmap
             w.run(2)
             capacity = w.table.capacity
@@ -236,8 +237,7 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
     velocity, as on the reference path (which is not called then)."""
     from ecs_nav.systems import steering as steering_system
 
-    worlds = [random_world(3, 6, compiled, steps_with=[Integrate()], behaviours=WHOLE_TICK)[0]
-              for compiled in (True, False)]
+    worlds = [random_world(3, 6, compiled, steps_with=[Integrate()])[0] for compiled in (True, False)]
     for w in worlds:
         w.run(2)
         t = w.table
@@ -260,33 +260,43 @@ def test_once_no_row_steers_any_more_the_one_call_tick_writes_nothing():
         w.close()
 
 
-def test_a_behaviour_computed_here_takes_the_two_call_path_while_a_row_uses_it():
-    """A row given a weight for follow_flow (whose field the system samples before the kernel) moves
-    the tick to ``steer_rows`` with that input handed in; when no row uses it any more, the next tick
-    is one call again. A neighbour cap does not: the capped group behaviours are computed in the
-    one call."""
-    w, ents = random_world(4, 12, True, steps_with=[Integrate()], behaviours=WHOLE_TICK)
-    reference, _ = random_world(4, 12, False, steps_with=[Integrate()], behaviours=WHOLE_TICK)
+def test_the_flow_field_is_handed_to_the_one_call_tick_once_a_row_follows_it():
+    """A world where no row follows the flow field never has it looked up; the first tick a row
+    follows it takes a second call with the field, every tick after one call with it (also once no
+    row follows it any more), the reference path's outputs throughout. A neighbour cap takes no
+    second call either: the capped group behaviours are computed in the one call."""
+    import inspect
+
     from ecs_nav.systems import steering as steering_system
 
+    no_flow = [b for b in BEHAVIOURS if b != "follow_flow"]
+    w, ents = random_world(4, 12, True, steps_with=[Integrate()], behaviours=no_flow)
+    reference, _ = random_world(4, 12, False, steps_with=[Integrate()], behaviours=no_flow)
+    w.step()
+    reference.step()  # (the first tick asks for the walls and circles)
     calls = []
-    real = steering_system.steer_rows
-    with mock.patch.object(steering_system, "steer_rows", side_effect=lambda *a: calls.append(1) or real(*a)):
+    real = steering_system.steer_tick
+    field_at = list(inspect.signature(real.py_func).parameters).index("flow_field")
+    with mock.patch.object(steering_system, "steer_tick",
+                           side_effect=lambda *a: calls.append(a[field_at].fetched) or real(*a)):
+        w.run(2)
+        reference.run(2)
+        assert calls == [False] * 2
         row = w.table.row_of(ents[-1])
         for world in (w, reference):
-            world.table.weights[world.table.row_of(ents[-1]), st.B["follow_flow"]] = 1.0
+            world.table.weights[row, st.B["follow_flow"]] = 1.0
             world.run(3)
-        assert len(calls) == 3
+        assert calls == [False] * 2 + [False, True] + [True] * 2
         for world in (w, reference):
             world.table.weights[row, st.B["follow_flow"]] = 0.0
             world.run(3)
-        assert len(calls) == 4  # the first tick after still takes two (the tick before needed the field), then one
-    for c in OUTPUTS:
-        np.testing.assert_array_equal(w.table.live(c), reference.table.live(c), err_msg=c)
-    capped, _ = random_world(4, 12, True, max_neighbours=3, behaviours=["separation", "seek"])
-    with mock.patch.object(steering_system, "steer_rows", side_effect=lambda *a: calls.append(1) or real(*a)):
+        assert calls == [False] * 2 + [False, True] + [True] * 5
+        for c in OUTPUTS:
+            np.testing.assert_array_equal(w.table.live(c), reference.table.live(c), err_msg=c)
+        calls.clear()
+        capped, _ = random_world(4, 12, True, max_neighbours=3, behaviours=["separation", "seek"])
         capped.run(2)
-    assert len(calls) == 4
+        assert len(calls) == 2
     assert capped.system("SteeringSystem").reference_ticks == 0
     for world in (w, reference, capped):
         world.close()
@@ -302,18 +312,15 @@ def random_combiners(w: World, seed: int, codes=(0, 1, 2)) -> np.ndarray:
 
 @settings(max_examples=30, deadline=None)
 @given(hs.integers(0, 2**31), hs.integers(1, 40), hs.sampled_from([None, 3]), hs.booleans(),
-       hs.sampled_from([(1,), (2,), (0, 1, 2), (1, 2)]), hs.booleans())
+       hs.sampled_from([(1,), (2,), (0, 1, 2), (1, 2)]))
 def test_prioritised_and_dithered_rows_steer_in_the_kernel_as_on_the_reference_path_bit_for_bit(
-        seed, count, max_neighbours, flow, codes, whole_tick):
+        seed, count, max_neighbours, flow, codes):
     """Worlds whose rows mix the three combiners (or use one alone) over random mixes of every
-    behaviour (or only those the one-call tick computes itself): the compiled path's forces,
-    velocities and wander targets equal the reference path's bit for bit, tick after tick, and
-    the kernel steered every tick."""
-    behaviours = WHOLE_TICK if whole_tick else BEHAVIOURS
+    behaviour: the compiled path's forces, velocities and wander targets equal the reference
+    path's bit for bit, tick after tick, and the kernel steered every tick."""
     worlds = []
     for compiled in (True, False):
-        w = random_world(seed, count, compiled, max_neighbours, flow, steps_with=[Integrate()],
-                         behaviours=behaviours)[0]
+        w = random_world(seed, count, compiled, max_neighbours, flow, steps_with=[Integrate()])[0]
         random_combiners(w, seed, codes)
         worlds.append(w)
     step_alike(worlds, 4)
@@ -375,7 +382,7 @@ def test_dithering_draws_the_reference_numbers_per_entity_and_tick():
 
 def test_an_unknown_combiner_code_is_refused_by_the_kernel_and_named_by_the_reference():
     for compiled in (True, False):
-        w, ents = random_world(6, 10, compiled, behaviours=WHOLE_TICK)
+        w, ents = random_world(6, 10, compiled)
         w.table.combiner[w.table.row_of(ents[-1])] = 3
         before = outputs(w)
         with pytest.raises(ValueError, match="unknown combiner"):
@@ -390,11 +397,11 @@ GROUP_NAMES = ["separation", "alignment", "cohesion"]
 
 @settings(max_examples=30, deadline=None)
 @given(hs.integers(0, 2**31), hs.integers(1, 70), hs.sampled_from([0, 1, 3]), hs.integers(1, 3),
-       hs.sampled_from([WHOLE_TICK, BEHAVIOURS, GROUP_NAMES + ["seek"]]))
+       hs.sampled_from([BEHAVIOURS, GROUP_NAMES + ["seek"], GROUP_NAMES + ["follow_flow"]]))
 def test_capped_group_behaviours_steer_in_the_kernel_as_on_the_reference_path_bit_for_bit(
         seed, count, cap, layers, behaviours):
     """Under a neighbour cap, with the agents on one to three layers, rows mixing the three
-    combiners and the group behaviours with others (follow_flow among them: the two-call tick):
+    combiners and the group behaviours with others (follow_flow among them: the flow field sampled in the same call):
     the compiled path's outputs equal the reference path's bit for bit, and the kernel steered
     every tick."""
     worlds = []
@@ -415,8 +422,8 @@ def test_capped_group_behaviours_steer_in_the_kernel_as_on_the_reference_path_bi
 @pytest.mark.parametrize("other", ["seek", "follow_flow"])
 def test_a_negative_neighbour_cap_is_refused_on_every_path(cap, other):
     """A negative cap (set after construction too): the one-call tick (``other`` = seek), the
-    two-call tick (follow_flow) and the reference path raise the reference path's error and
-    write nothing."""
+    same with the flow field handed in (follow_flow) and the reference path raise the reference
+    path's error and write nothing."""
     for compiled in (True, False):
         w = random_world(3, 8, compiled, behaviours=["separation", other])[0]
         system = w.system("SteeringSystem")
@@ -454,8 +461,8 @@ def test_the_neighbour_cap_binds_in_the_capped_tests():
 @pytest.mark.parametrize("other", ["seek", "follow_flow"])
 def test_a_group_radius_that_is_not_finite_is_refused_on_every_path(radius, other):
     """A neighbour radius written into the table as NaN or infinity (the component refuses both):
-    the one-call tick (``other`` = seek), the two-call tick (follow_flow) and the reference path all
-    raise the reference path's error, and write nothing."""
+    the one-call tick (``other`` = seek), the same with the flow field handed in (follow_flow) and
+    the reference path all raise the reference path's error, and write nothing."""
     for compiled in (True, False):
         w = World(seed=0)
         w.add_systems(SteeringSystem(compiled=compiled))
@@ -605,9 +612,9 @@ def test_the_kernel_is_not_called_in_a_world_that_does_not_steer(monkeypatch):
     import ecs_nav.systems.steering as steering_system
 
     def refuse(*args):
-        raise AssertionError("steer_rows called (and compiled) for a world without steering")
+        raise AssertionError("steer_tick called (and compiled) for a world without steering")
 
-    monkeypatch.setattr(steering_system, "steer_rows", refuse)
+    monkeypatch.setattr(steering_system, "steer_tick", refuse)
     w = World(seed=0)
     w.add_systems(SteeringSystem(), Integrate())
     e = w.spawn(Position(0, 0), Velocity(1, 0), Agent())
@@ -677,15 +684,12 @@ def test_each_compiled_behaviour_steers_as_the_reference_function_bit_for_bit(be
     wander targets at the circle's centre), then the same with seek and separation beside it:
     the one-call tick gives the reference path's forces, velocities and wander targets exactly,
     every tick, and never leaves a row to the reference path."""
-    from ecs_nav.systems import steering as steering_system
-
     for behaviours in ([behaviour], [behaviour, "seek", "separation"]):
         worlds = [random_world(seed, 25, compiled, steps_with=[Integrate()], behaviours=behaviours)[0]
                   for compiled in (True, False)]
         t = worlds[0].table
         assert np.count_nonzero(t.weights[: t.n, st.B[behaviour]]) > 0
-        with mock.patch.object(steering_system, "steer_rows", side_effect=AssertionError("steer_rows called")):
-            step_alike(worlds, 5)
+        step_alike(worlds, 5)
         assert worlds[0].system("SteeringSystem").reference_ticks == 0
         for w in worlds:
             w.close()
@@ -727,7 +731,8 @@ def test_a_wander_target_that_is_not_finite_is_refused_by_the_compiled_path_as_b
 
 def test_the_crowd_scene_cut_to_two_agents_steers_in_one_call_as_the_reference_path():
     """The crowd scene (wander, separation, obstacle and wall avoidance) with two agents: every
-    tick is ``steer_tick``'s one call, and the run's state digest is the reference path's."""
+    tick after the first is ``steer_tick``'s one call, and the run's state digest is the
+    reference path's."""
     import tomllib
     from ecs_nav.systems import steering as steering_system
 
@@ -738,8 +743,12 @@ def test_the_crowd_scene_cut_to_two_agents_steers_in_one_call_as_the_reference_p
     worlds = [build_world(scene_from_dict(scene)) for _ in range(2)]
     reference = worlds[1].system("SteeringSystem")
     reference.compiled = False
-    with mock.patch.object(steering_system, "steer_rows", side_effect=AssertionError("steer_rows called")):
-        step_alike(worlds, 60)
+    step_alike(worlds, 1)  # (the first tick asks for the walls and circles: two calls)
+    calls = []
+    real = steering_system.steer_tick
+    with mock.patch.object(steering_system, "steer_tick", side_effect=lambda *a: calls.append(1) or real(*a)):
+        step_alike(worlds, 59)
+    assert len(calls) == 59
     assert worlds[0].system("SteeringSystem").reference_ticks == 0 and reference.reference_ticks == 60
     assert worlds[0].state_digest() == worlds[1].state_digest()
     for w in worlds:

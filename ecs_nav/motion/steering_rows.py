@@ -14,25 +14,25 @@ drawn from the splitmix64 chain of
 ``steering_given.entity_noise`` on the reference path's streams), the latter two from the row's
 unweighted forces in the order the reference path stacks them. It computes seek, arrive,
 separation, alignment and cohesion over every neighbour (from the neighbour sums of
-``ecs_nav.motion.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow (from
-the field sampled at each agent beforehand). The behaviours that need noise, a target entity or
-a search of their own -- flee, pursuit, evade, wander, obstacle and wall avoidance, and the
-group behaviours under a neighbour cap -- come in as forces computed before it, only when some
-row uses them (``GIVEN``): by ``ecs_nav.motion.steering_given.given_forces`` (the first five),
-``wall_avoidance_rows``, and under a cap ``ecs_nav.motion.steering_capped.capped_group_forces``.
-So the kernel stays small and
-calls no other kernel (one called from another is compiled into it again).
+``ecs_nav.motion.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow
+(from the field sampled at each agent beforehand, ``ecs_nav.motion.steering_flow.flow_rows``).
+The behaviours that need noise, a target entity or a search of their own -- flee, pursuit,
+evade, wander, obstacle and wall avoidance, and the group behaviours under a neighbour cap --
+come in as forces computed before it, only when some row uses them (``GIVEN``): by
+``ecs_nav.motion.steering_given.given_forces`` (the first five), ``wall_avoidance_rows``, and
+under a cap ``ecs_nav.motion.steering_capped.capped_group_forces``. So the kernel stays small
+and calls no other kernel (one called from another is compiled into it again).
 
-``steer_tick`` is the whole tick in one call unless a row follows a flow field (``CALLER_INPUTS``:
-its field is sampled on the nav graph in Python): it surveys the weights, computes the forces of
-``given_forces``, wall avoidance and the neighbour sums (or, under a cap, the capped group
-forces) itself with the kernels the caller would call (``neighbour_pass`` of
-``ecs_nav.motion.steering_neighbours``: per
-``Collider.layer`` when the agents are on several), calls ``steer_rows`` and keeps the new wander targets. A small world
-then pays one kernel call a tick instead of a dozen numpy and kernel calls. It holds those
+``steer_tick`` is the SteeringSystem's whole tick in one call: it surveys the weights, computes the
+forces of ``given_forces``, wall avoidance and the neighbour sums (or, under a cap, the capped
+group forces) with their kernels (``neighbour_pass`` of ``ecs_nav.motion.steering_neighbours``: per
+``Collider.layer`` when the agents are on several), samples the flow field at the rows that follow
+it (``flow_rows``), calls ``steer_rows`` and keeps the new wander targets. A small world then pays
+one kernel call a tick instead of a dozen numpy and kernel calls, a crowd no temporaries but the
+forces it hands ``steer_rows``. It holds those
 kernels compiled into it: a scene compiles it (on a first run without the kernels compiled ahead
 of time, ``ecs_nav.compile.aot``) on its first tick with a steering row, whether or not its rows
-then need the caller's forces.
+then use them.
 
 Nothing is written unless every steering row passes: an unknown combiner code, a mass <= 0 or
 a non-finite force, velocity or position makes the kernel return ``REFUSED`` with the table
@@ -51,6 +51,7 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.core.table_columns import (
     COMBINER,
     DECELERATION,
+    ELEVATION,
     ENTITY,
     FEELER_LENGTH,
     FOLLOW_STATE,
@@ -76,6 +77,7 @@ from ecs_nav.core.table_columns import (
 from ecs_nav.motion.steering import DECELERATION_TWEAKER, wall_force
 from ecs_nav.motion.steering_capped import capped_group_forces
 from ecs_nav.motion.steering_combine import dithered, prioritised, truncate
+from ecs_nav.motion.steering_flow import flow_rows
 from ecs_nav.motion.steering_given import COMPUTED, COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
 from ecs_nav.motion.steering_neighbours import neighbour_pass
 
@@ -83,8 +85,8 @@ WRITTEN = 0
 REFUSED = 1
 """``steer_rows`` return codes: the table was updated; nothing was written (see the module doc)."""
 NEEDS_INPUT = 2
-"""``steer_tick``'s third return code: a row uses a behaviour whose force the caller computes
-(``CALLER_INPUTS``); nothing was written."""
+"""``steer_tick``'s third return code: a row follows the flow field and the field was not looked up
+(``steering_flow.NOT_FETCHED`` handed in); nothing was written."""
 NEEDS_GEOMETRY = 3
 """``steer_tick``'s fourth: a row uses wall or obstacle avoidance and the map's walls and circles
 were not handed in; nothing was written."""
@@ -109,9 +111,6 @@ _WALL, _OBSTACLE, _WANDER = B["wall_avoidance"], B["obstacle_avoidance"], B["wan
 N_BEHAVIOURS = len(B)
 """The behaviours, and the width of the table's weights."""
 
-CALLER_INPUTS = np.isin(np.arange(N_BEHAVIOURS), [B["follow_flow"]])
-"""The behaviours whose input ``steer_tick`` leaves to its caller (by column of the weights):
-follow_flow, whose field is sampled at each agent's nearest node of the nav graph."""
 assert GIVEN[:len(COMPUTED)] == COMPUTED  # given_forces writes the first slots
 
 
@@ -334,15 +333,15 @@ def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, w
 
 @kernel
 def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_entity, max_neighbours, geometry_given,
-               walls, circles, seed, tick, dt):
-    """The SteeringSystem's whole tick in one call when no row needs an input its caller computes:
-    ``steering_survey``, ``given_forces``, ``wall_avoidance_rows``, ``neighbour_pass``,
-    ``steer_rows`` and ``keep_wander_targets``, what the caller would hand in computed as it
-    would. Returns ``steer_rows``' code (REFUSED at once when a steering row's combiner code is
-    unknown; REFUSED when a group radius or a new wander target is not finite), or
-    NEEDS_INPUT with nothing written when some row uses a behaviour of ``CALLER_INPUTS``, or
-    NEEDS_GEOMETRY when a row uses wall
-    or obstacle avoidance and not ``geometry_given``. ``row_by_entity``: the table's (the rows of
+               walls, circles, flow_field, seed, tick, dt):
+    """The SteeringSystem's whole tick in one call: ``steering_survey``, ``given_forces``,
+    ``wall_avoidance_rows``, ``neighbour_pass``, ``flow_rows``, ``steer_rows`` and
+    ``keep_wander_targets``. Returns ``steer_rows``' code (REFUSED at once when a steering row's
+    combiner code is unknown; REFUSED when a group radius or a new wander target is not finite),
+    or, with nothing written, NEEDS_INPUT when some row follows the flow field and
+    ``flow_field`` is ``steering_flow.NOT_FETCHED``, or NEEDS_GEOMETRY when a row uses wall
+    or obstacle avoidance and not ``geometry_given``. ``flow_field``: a ``steering_flow.FlowInputs``
+    (``NO_FIELD``: follow_flow gives no force). ``row_by_entity``: the table's (the rows of
     target entities); ``circles``: as ``given_forces`` takes them; ``seed`` (uint64) and ``tick``:
     wander's and dithering's noise. ``capacity``, ``layout`` and the AgentTable's buffer as
     ``floats``, ``pairs``, ``flags`` and ``codes`` (its ``float_view``, ``pair_view``,
@@ -366,6 +365,7 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
     neighbour_radius = column(floats, layout[NEIGHBOUR_RADIUS], capacity)
     feeler_length = column(floats, layout[FEELER_LENGTH], capacity)
     layer = column(ints, layout[LAYER], capacity)
+    elevation = column(floats, layout[ELEVATION], capacity)
     if max_neighbours < -1:
         return REFUSED  # a negative cap (the reference path raises)
     for i in range(n):
@@ -377,9 +377,8 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
                                             _SEPARATION, _COHESION, used, radius)
     group = used[_SEPARATION] or used[_ALIGNMENT] or used[_COHESION]
     capped = group and max_neighbours >= 0
-    for b in range(n_behaviours):
-        if used[b] and CALLER_INPUTS[b]:
-            return NEEDS_INPUT
+    if used[_FOLLOW_FLOW] and not flow_field.fetched:
+        return NEEDS_INPUT
     if (used[_WALL] or used[_OBSTACLE]) and not geometry_given:
         return NEEDS_GEOMETRY
     if group and not math.isfinite(max_radius):
@@ -411,9 +410,12 @@ def steer_tick(n, capacity, layout, floats, pairs, flags, codes, ints, row_by_en
             return REFUSED  # (the reference path names the entities)
     else:
         index, count, sums = np.full(n, -1, np.int64), np.zeros(0, np.int64), np.zeros((0, 6))
+    flow = np.empty((n if used[_FOLLOW_FLOW] and flow_field.present else 0, 2))  # empty: no field, no force
+    if flow.shape[0]:
+        flow_rows(n, has_steering, weights, pos, elevation, flow_field, flow)
     status = steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, heading, max_speed, max_force,
                         mass, deceleration, has_steer_target, steer_target, follow_state, force, given, given_on,
-                        np.zeros((0, 2)), group and not capped, index, count, sums,
+                        flow, group and not capped, index, count, sums,
                         column(ints, layout[ENTITY], capacity), seed, tick, dt)
     if status == WRITTEN and used[_WANDER]:
         keep_wander_targets(n, has_steering, weights, new_wander, column(pairs, layout[WANDER_TARGET], capacity))
