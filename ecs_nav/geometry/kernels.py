@@ -148,6 +148,42 @@ def top_at(G, x, y, zmax):
 
 
 @kernel(**NO_REFCOUNT)
+def _shape_base(G, item):
+    """Elevation of shape ``item``'s underside (a ramp's is the floor's)."""
+    rects, circs = G[0], G[1]
+    n_rect = rects.shape[0]
+    if item < n_rect:
+        return rects[item, 6]
+    return circs[item - n_rect, 3]
+
+
+@kernel(**NO_REFCOUNT)
+def solid_bottom(G, x, y, h):
+    """The lowest elevation the solid under the walkable top ``h`` at (x, y) reaches down to
+    without a gap: the underside of the shape whose top is there, or of the shape under it that
+    it stands on, and so on; ``h`` itself where ``h`` is the floor's or no shape's top. A
+    walkable surface lower down has the room between its top and this above it."""
+    meta, dims, bptr, bitems = G[2], G[3], G[4], G[5]
+    if h <= meta[4] + _EPS:
+        return h
+    i0, i1, j0, j1 = bucket_range(meta, dims, x, y, x, y)
+    b = j0 * dims[0] + i0
+    bottom = h
+    moved = True
+    while moved:
+        moved = False
+        for k in range(bptr[b], bptr[b + 1]):
+            item = bitems[k]
+            top = _shape_top_at(G, item, x, y)
+            if top == top and top >= bottom - _EPS:
+                base = _shape_base(G, item)
+                if base < bottom - _EPS and top <= h + _EPS:
+                    bottom = base
+                    moved = True
+    return bottom
+
+
+@kernel(**NO_REFCOUNT)
 def _clip(f0, f1, t0, t1):
     """Clip [t0, t1] to where f0 + t (f1 - f0) <= -EPS (strictly inside a half-space)."""
     df = f1 - f0

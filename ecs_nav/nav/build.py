@@ -34,10 +34,11 @@ tile boxes) make no edge, so nodes on ramps and wall tops survive. Gentle slopes
 
 Floors (``floors`` > 1): a bridge over a road, a room under a balcony, a second storey. The scan
 then records, under each grid point, the highest walkable top (level 0) and below it each next
-top with at least ``agent_height`` between it and the top above (the solid above may be thin,
-but a lower top has a body's height of room under the surface above it at the least), down to
-``floors`` surfaces; each is tested for walls and ledges as above, with walls taken for the
-body band of its own elevation, so a deck overhead is walked under. Node id = ``level * rows *
+top with at least ``agent_height`` of room under the solid above it (the shape whose top is
+above, down to its underside and through whatever it stands on: nothing under a wall or a ramp,
+a room under a floating slab), down to ``floors`` surfaces; each is tested for walls and
+ledges as above, with walls taken for the body band of its own elevation, so a deck overhead is
+walked under. Node id = ``level * rows *
 cols + row * cols + col`` (``GridIndex``): the level counts surfaces from the top at that grid
 point, so the road is level 1 under the bridge and level 0 beside it, and links join whatever
 levels of neighbouring points are within a climb. With one floor (the default) this is the
@@ -69,7 +70,14 @@ import numpy as np
 
 from ecs_nav.compile.aot import kernel
 from ecs_nav.core.limits import MAX_FLOORS, NAV_NODE_LIMIT
-from ecs_nav.geometry.kernels import bucket_range, segment_blocked_by, top_among, top_at, wall_distance
+from ecs_nav.geometry.kernels import (
+    bucket_range,
+    segment_blocked_by,
+    solid_bottom,
+    top_among,
+    top_at,
+    wall_distance,
+)
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import AABB, finite_scalar
 from ecs_nav.nav.drops import drop_sources, find_drops, scan_drops
@@ -234,7 +242,8 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, le
                 top = _valid_top(G, x, y, h, max_climb, radius, agent_height, cand, cos_t, sin_t, n_rings,
                                  first_cand)
             out_h[level * slots + point] = top
-            z = h - agent_height  # a lower surface has a body's height of room under this one
+            # a lower surface has a body's height of room under the solid this one tops
+            z = solid_bottom(G, x, y, h) - agent_height
 
 
 @kernel
@@ -295,7 +304,11 @@ def _link_nodes(G, xs, ys, hs, todo, in_region, cols, rows, levels, max_climb, l
     each to the slots of its 8 neighbouring grid points on every level. ``xs``, ``ys``: each
     grid point's; ``hs``: each node slot's."""
     slots = rows * cols
-    cap = todo.shape[0] * 16 * levels
+    valid = 0
+    for k in range(todo.shape[0]):
+        if hs[todo[k]] == hs[todo[k]]:
+            valid += 1
+    cap = valid * 16 * levels  # each valid node, each way, each level, both directions
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
     cost = np.empty(cap, dtype=np.float64)

@@ -117,6 +117,38 @@ def nearest_walkable(positions, walkable, max_climb, ox, oy, spacing, cols, rows
                         out[k], best_d2 = node, d2
 
 
+@kernel
+def edge_order(src, dst, n, indptr):
+    """The order that sorts edges (``src``, ``dst``: (m,) int64 node ids in ``0..n-1``) by source,
+    then target, equal edges kept in their order (as ``np.lexsort((dst, src))``); writes the CSR
+    row starts into ``indptr`` ((n + 1,) int64). A counting sort by source, then an insertion sort
+    of each node's few edges by target: O(m) for a grid's edges, where a lexsort of two million
+    took 0.22 s."""
+    m = src.shape[0]
+    for i in range(n + 1):
+        indptr[i] = 0
+    for e in range(m):
+        indptr[src[e] + 1] += 1
+    for i in range(n):
+        indptr[i + 1] += indptr[i]
+    fill = indptr[:-1].copy()
+    order = np.empty(m, np.int64)
+    for e in range(m):
+        s = src[e]
+        order[fill[s]] = e
+        fill[s] += 1
+    for i in range(n):
+        for j in range(indptr[i] + 1, indptr[i + 1]):
+            e = order[j]
+            d = dst[e]
+            k = j - 1
+            while k >= indptr[i] and dst[order[k]] > d:
+                order[k + 1] = order[k]
+                k -= 1
+            order[k + 1] = e
+    return order
+
+
 @dataclass
 class NavGraph:
     """A directed graph over the node slots of a grid, with CSR adjacency.
@@ -186,9 +218,8 @@ class NavGraph:
             raise ValueError("an edge touches a node that is not walkable")
         if costs.size and not (np.all(np.isfinite(costs)) and np.all(costs > 0)):
             raise ValueError("edge costs must be finite and > 0")
-        order = np.lexsort((dst, src))
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        indptr = np.empty(n + 1, dtype=np.int64)
+        order = edge_order(src, dst, n, indptr)
         return cls(
             positions=positions,
             walkable=walkable,
