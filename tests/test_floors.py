@@ -124,3 +124,17 @@ def test_floors_out_of_range_are_refused():
     for bad in (0, MAX_FLOORS + 1, 1.5, True):
         with pytest.raises(ValueError, match="floors"):
             params(floors=bad)
+
+
+def test_the_physics_keeps_a_walker_on_its_own_floor_under_and_over_the_deck():
+    geometry = bridge()
+    # under the deck across its width (x -8 -> 4 at y = 0, on the road), and along it over the
+    # road (y -5 -> 7 at x = 0, on the deck), in steps of 0.5 m
+    start = np.array([[-8.0, 0.0], [0.0, -5.0]])
+    elevation = np.array([0.0, 3.5])
+    pos = start.copy()
+    for _ in range(24):
+        target = pos + np.array([[0.5, 0.0], [0.0, 0.5]])
+        pos, elevation = geometry.resolve_circles(pos, target, 0.4, elevation, 0.5)
+        np.testing.assert_array_equal(elevation, [0.0, 3.5])  # under it stays under, over stays over
+    np.testing.assert_allclose(pos, [[4.0, 0.0], [0.0, 7.0]])
