@@ -118,35 +118,48 @@ class LinkCrossings:
         if not self._on:
             return
         table, dt = world.table, float(world.dt)
-        for entity in sorted(self._on):
-            link, kind, a, b, duration, elapsed, had_velocity, reload = self._on[entity]
-            at = int(np.searchsorted(follower.ents, entity))
-            if at >= follower.ents.size or follower.ents[at] != entity:  # despawned, or its Path taken
-                del self._on[entity]
-                world.resources[LINK_LANDINGS].pop(entity, None)
-                if table.has(entity):
-                    table.has_velocity[table.row_of(entity)] = had_velocity
-                continue
-            row = int(follower.rows[at])
-            elapsed += dt
-            s = 1.0 if duration <= 0 else min(elapsed / duration, 1.0)
-            p = crossing_points(np.array([kind]), a[None], b[None], np.array([s]))[0]
-            table.prev_pos[row] = table.pos[row]
-            table.pos[row] = p[:2]
-            table.elevation[row] = p[2]
-            ground = b[:2] - a[:2]
-            if np.hypot(*ground) > 1e-9:
-                table.heading[row] = ground / np.hypot(*ground)
-            table.vel[row] = 0.0
-            table.has_velocity[row] = False
-            pos[at] = p[:2]
-            if s < 1.0:
-                self._on[entity][5] = elapsed
-                continue
-            del self._on[entity]
+        ents = np.fromiter(sorted(self._on), np.int64, len(self._on))
+        at = np.searchsorted(follower.ents, ents)
+        here = at < follower.ents.size
+        here[here] = follower.ents[at[here]] == ents[here]
+        for entity in ents[~here].tolist():  # despawned, or its Path taken
+            had_velocity = self._on.pop(entity)[6]
             world.resources[LINK_LANDINGS].pop(entity, None)
-            table.has_velocity[row] = had_velocity
-            follower.land(world, at, reload)
+            if table.has(entity):
+                table.has_velocity[table.row_of(entity)] = had_velocity
+        ents, at = ents[here], at[here]
+        if ents.size == 0:
+            return
+        # all crossings in one pass over columns: many agents may be on links at once (a flow crowd)
+        records = [self._on[e] for e in ents.tolist()]
+        kind = np.array([r[1] for r in records], np.int64)
+        a = np.array([r[2] for r in records])
+        b = np.array([r[3] for r in records])
+        duration = np.array([r[4] for r in records])
+        elapsed = np.array([r[5] for r in records]) + dt
+        rows = follower.rows[at]
+        timed = duration > 0
+        s = np.ones(ents.size)
+        s[timed] = np.minimum(elapsed[timed] / duration[timed], 1.0)
+        p = crossing_points(kind, a, b, s)
+        table.prev_pos[rows] = table.pos[rows]
+        table.pos[rows] = p[:, :2]
+        table.elevation[rows] = p[:, 2]
+        ground = b[:, :2] - a[:, :2]
+        length = np.hypot(ground[:, 0], ground[:, 1])
+        turn = length > 1e-9
+        table.heading[rows[turn]] = ground[turn] / length[turn, None]
+        table.vel[rows] = 0.0
+        table.has_velocity[rows] = False
+        pos[at] = p[:, :2]
+        for record, time in zip(records, elapsed.tolist()):
+            record[5] = time
+        for i in np.flatnonzero(s >= 1.0).tolist():  # landed: in entity order
+            entity = int(ents[i])
+            had_velocity, reload = self._on.pop(entity)[6:8]
+            world.resources[LINK_LANDINGS].pop(entity, None)
+            table.has_velocity[rows[i]] = had_velocity
+            follower.land(world, int(at[i]), reload)
 
     def state(self) -> bytes:
         """The crossings under way (for ``World.state_digest``); empty when none."""
