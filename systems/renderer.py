@@ -134,10 +134,12 @@ class Renderer:
         if side is not None:  # a side view: its level, bots' paths, boxes and keys
             self._prepare_side_view(world, side, layers, selected_rows)
             return
-        shade, agent_shade = draw_floors.view_shades(world, selected_rows)
+        areas = getattr(world, "nav_areas", None)  # tinted on the floor (ecs_nav.render.areas)
+        per_node = {"graph_edges", "graph_nodes", "heat_map", "flow_field"} | ({"map"} if areas is not None else set())
+        shade, agent_shade = draw_floors.view_shades(world, selected_rows, nodes=bool(layers & per_node),
+                                                     agents="agents" in layers)
         graph_key = (graph, getattr(graph, "version", 0), draw_floors.shade_key(shade))
         if "map" in layers:
-            areas = getattr(world, "nav_areas", None)  # tinted on the floor (ecs_nav.render.areas)
             self._static("map", (world.map, getattr(world.map, "version", 0), areas,
                                  graph_key if areas is not None else None),
                          lambda: draw.map_triangles(world.map, draw_areas.area_cells(

@@ -108,13 +108,16 @@ def agent_shade(world: Any, elevation: float | None, height: float) -> np.ndarra
     return shade if shade.any() else None
 
 
-def view_shades(world: Any, selected_rows: Any = ()) -> tuple[np.ndarray | None, np.ndarray | None]:
+def view_shades(world: Any, selected_rows: Any = (), nodes: bool = True,
+                agents: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(node shade, agent shade) of ``world`` viewed from its first selected row
-    (:func:`node_shade`, :func:`agent_shade`); (None, None) on a map without floors."""
+    (:func:`node_shade`, :func:`agent_shade`; each None when not asked for by ``nodes`` /
+    ``agents``); (None, None) on a map without floors."""
     if not has_floors(world):
         return None, None
     elevation, height = viewed_elevation(world, selected_rows), body_height(world)
-    return node_shade(getattr(world, "nav_graph", None), elevation, height), agent_shade(world, elevation, height)
+    return (node_shade(getattr(world, "nav_graph", None), elevation, height) if nodes else None,
+            agent_shade(world, elevation, height) if agents else None)
 
 
 def shade_key(shade: np.ndarray | None) -> int | None:
