@@ -7,6 +7,7 @@ and the file's optimum, and a few per map against scipy's Dijkstra.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -234,3 +235,36 @@ def test_a_graph_rebuilt_in_place_with_a_new_wall_is_searched_on_its_new_cells()
     got, reference = jump_point_search(graph, start, goal), astar(rebuilt, start, goal)
     assert got.cost == pytest.approx(reference.cost, rel=1e-12) and got.cost > 8.0
     assert_valid_grid_path(graph, got.nodes, got.cost)
+
+
+def test_a_diagonal_step_on_a_two_column_grid_costs_sqrt_2_either_way():
+    graph = grid_graph(np.zeros((2, 2), dtype=bool))  # node ids of the two diagonals differ by 1 and by 3
+    for start, goal in ((0, 3), (1, 2), (2, 1), (3, 0)):
+        got = jump_point_search(graph, start, goal)
+        assert got.cost == pytest.approx(math.sqrt(2.0), rel=1e-15) and got.nodes.tolist() == [start, goal]
+
+
+def test_node_ids_of_any_integer_type_give_the_same_path_and_bad_ones_raise_naming_them():
+    graph = grid_graph(parse_ascii_grid("....\n.@@.\n...."))  # node 5: the middle row's first wall
+    start, goal = graph.node_at_cell(0, 0), graph.node_at_cell(3, 2)
+    reference = jump_point_search(graph, start, goal)
+    for a, b in ((np.int64(start), np.int32(goal)), (np.int16(start), goal)):
+        got = find_path(graph, a, b)
+        assert got.cost == reference.cost and np.array_equal(got.nodes, reference.nodes)
+    for bad, message in ((-1, "start node -1 is not in the graph"), (graph.node_count, "not in the graph"),
+                         (1.5, "an integer"), (True, "an integer"), (5, "start node 5 .* not walkable")):
+        with pytest.raises(ValueError, match=message):
+            find_path(graph, bad, goal)
+    with pytest.raises(ValueError, match="goal node 5 .* not walkable"):
+        find_path(graph, start, 5)
+
+
+def test_a_graph_of_two_levels_is_not_uniform_octile():
+    flat = grid_graph(np.zeros((3, 3), dtype=bool))
+    grid = dataclasses.replace(flat.grid, levels=2)
+    positions = np.concatenate([flat.positions, flat.positions - [0.0, 0.0, 3.0]])
+    walkable = np.concatenate([flat.walkable, np.zeros(9, dtype=bool)])  # the lower level empty
+    two = NavGraph.from_edges(positions, walkable, flat.edge_sources(), flat.indices, flat.costs, grid)
+    assert not is_uniform_octile(two)
+    got, reference = find_path(two, 0, 8), astar(two, 0, 8)
+    assert got.expanded == reference.expanded and np.array_equal(got.nodes, reference.nodes)

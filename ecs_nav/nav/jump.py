@@ -29,9 +29,11 @@ import math
 
 import numpy as np
 
-from ecs_nav.compile.aot import kernel
+from ecs_nav.compile.aot import DirectCall, kernel
 from ecs_nav.nav.graph import NavGraph, check_node
-from ecs_nav.nav.octile import is_uniform_octile, octile_costs
+from ecs_nav.nav.jump_tables import diagonal_jumps, straight_jumps
+from ecs_nav.nav.landmarks import landmarks_of
+from ecs_nav.nav.octile import octile_costs
 from ecs_nav.nav.open_list import sift_down, sift_up
 from ecs_nav.nav.search import (
     STATUS_COMPLETE,
@@ -41,49 +43,18 @@ from ecs_nav.nav.search import (
 )
 
 JUMP_DTYPE = np.dtype(
-    [("g", np.float64), ("stamp", np.int32), ("pos", np.int32), ("parent", np.int32), ("arrival", np.int32)]
+    [("g", np.float64), ("stamp", np.int32), ("pos", np.int32), ("parent", np.int32), ("arrival", np.int32),
+     ("row", np.int32), ("col", np.int32)]
 )
-"""Per-cell search scratch, 24 bytes: cost so far, generation stamp, heap slot, parent jump point
-and the step it was reached by."""
+"""Per-cell search scratch, 32 bytes: cost so far, generation stamp, heap slot, parent jump point,
+the step it was reached by, and the cell's padded row and column."""
+
+ALL_STEPS = 0b111101111
+"""The scans from the start: every step code ``(sr + 1) * 3 + sc + 1`` but 4 (no step)."""
+QUERY_FOUND, QUERY_NOT_FOUND, QUERY_BAD_START, QUERY_BAD_GOAL = 0, 1, 2, 3
+"""``jump_query``'s result codes."""
 
 # --- the kernels (padded grid: a ring of blocked cells round the map, ids row * width + col) ----
-
-
-@kernel
-def straight_jumps(free, width):
-    """Where a straight scan from each cell stops (Harabor and Grastien's JPS+ precomputation).
-
-    Args:
-        free: (h * width,) uint8 padded grid (see ``jump_search``).
-        width: its row length.
-
-    Returns:
-        (h * width, 4) int32: for the directions east (+1), west (-1), north (+width) and south
-        (-width), ``k > 0`` when the first jump point (a cell with a forced neighbour) lies k
-        steps away, ``-k <= 0`` when the scan meets a wall after k open cells. Filled for the
-        cells inside the border ring, 0 on it.
-    """
-    size = free.shape[0]
-    rows = size // width
-    jumps = np.zeros((size, 4), dtype=np.int32)
-    for k in range(4):
-        d = 1 if k == 0 else -1 if k == 1 else width if k == 2 else -width
-        side = width if k < 2 else 1
-        # visit each cell after the one it steps to (against the direction), rows in memory order
-        for a in range(1, rows - 1):
-            row = rows - 1 - a if k == 2 else a
-            for b in range(1, width - 1):
-                col = width - 1 - b if k == 0 else b
-                n = row * width + col
-                m = n + d
-                if not free[m]:
-                    jumps[n, k] = 0
-                elif (free[m + side] and not free[n + side]) or (free[m - side] and not free[n - side]):
-                    jumps[n, k] = 1
-                else:
-                    v = jumps[m, k]
-                    jumps[n, k] = v + 1 if v > 0 else v - 1
-    return jumps
 
 
 @kernel(inline="always")
@@ -91,12 +62,9 @@ def _jump_straight(jumps, k, n, nr, nc, sr, sc, gr, gc):
     """Steps from cell ``n`` (row ``nr``, col ``nc``) to the first jump point of a straight scan
     in direction ``k`` of ``straight_jumps`` ((``sr``, ``sc``) its row and column step, one of
     them 0): to the goal (row ``gr``, col ``gc``) when the scan passes it, else to the first
-    cell with a forced neighbour (an open cell beside it whose counterpart one step back is
-    blocked); -1 when the scan runs into a wall first. O(1): read from the table."""
+    cell with a forced neighbour; -1 when the scan runs into a wall first. O(1): read from the table."""
     v = jumps[n, k]
     reach = v if v > 0 else -v
-    if reach == 0:
-        return -1
     if sc != 0:
         if gr == nr:
             t = (gc - nc) * sc
@@ -110,50 +78,65 @@ def _jump_straight(jumps, k, n, nr, nc, sr, sc, gr, gc):
 
 
 @kernel(inline="always")
-def _jump_diagonal(free, jumps, width, n, nr, nc, sr, sc, gr, gc):
+def _reaches(jumps, k, n, t):
+    """Whether the straight scan in direction ``k`` from cell ``n`` runs ``t`` > 0 steps."""
+    v = jumps[n, k]
+    return 0 < t <= (v if v > 0 else -v)
+
+
+@kernel(inline="always")
+def _jump_diagonal(jumps, diag, width, n, nr, nc, sr, sc, gr, gc):
     """Steps from cell ``n`` (row ``nr``, col ``nc``) to the first jump point of a diagonal scan
     by (``sr``, ``sc``) rows and columns a step: the goal, or a cell from which a straight scan
-    along either component finds a jump point; -1 when a step would cut a corner or enter a wall."""
-    dh = sc
-    dv = sr * width
-    kh = 0 if sc > 0 else 1
-    kv = 2 if sr > 0 else 3
-    steps = 0
-    while True:
-        if not (free[n + dh] and free[n + dv] and free[n + dh + dv]):
-            return -1
-        n += dh + dv
-        nr += sr
-        nc += sc
-        steps += 1
-        if nr == gr and nc == gc:
-            return steps
-        if _jump_straight(jumps, kh, n, nr, nc, 0, sc, gr, gc) >= 0:
-            return steps
-        if _jump_straight(jumps, kv, n, nr, nc, sr, 0, gr, gc) >= 0:
-            return steps
+    along either part finds a jump point or passes the goal; -1 when the scan ends at a wall or
+    a corner first. O(1): ``diagonal_jumps`` gives the first jump point, and the scan can meet
+    the goal's row and its column at one step each, checked there."""
+    v = diag[n, (1 - sr) + (1 - sc) // 2]
+    best = v if v > 0 else -1
+    limit = v if v > 0 else -v
+    on_row = (gr - nr) * sr  # the step that reaches the goal's row
+    on_col = (gc - nc) * sc  # and its column
+    if 0 < on_row <= limit and (best < 0 or on_row < best):
+        if on_row == on_col:
+            return on_row  # the goal itself
+        if _reaches(jumps, 0 if sc > 0 else 1, n + on_row * (sc + sr * width), on_col - on_row):
+            best = on_row
+    if 0 < on_col <= limit and (best < 0 or on_col < best):
+        if _reaches(jumps, 2 if sr > 0 else 3, n + on_col * (sc + sr * width), on_row - on_col):
+            best = on_col
+    return best
 
 
 @kernel(inline="always")
-def _octile(dr, dc, straight, diagonal):
-    """Octile distance in cost units across ``dr`` rows and ``dc`` columns."""
-    dr = abs(dr)
-    dc = abs(dc)
-    if dr < dc:
-        return straight * (dc - dr) + diagonal * dr
-    return straight * (dr - dc) + diagonal * dc
+def _heuristic(vr, vc, gr, gc, straight, diagonal, marks, active, to_goal, cols):
+    """The octile distance from padded cell (``vr``, ``vc``) to the goal's, raised to the
+    bound ``|d(L, goal) - d(L, v)|`` of the landmarks ``active`` (columns of ``marks``;
+    ``to_goal`` their distances to the goal)."""
+    dr = abs(vr - gr)
+    dc = abs(vc - gc)
+    h = straight * (dc - dr) + diagonal * dr if dr < dc else straight * (dr - dc) + diagonal * dc
+    if active.shape[0] > 0:
+        v = (vr - 1) * cols + vc - 1
+        for i in range(active.shape[0]):
+            x = abs(to_goal[i] - marks[v, active[i]])
+            if x > h:
+                h = x
+    return h
 
 
 @kernel(inline="always")
-def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, gv, h, arrival):
-    """Open ``v`` at cost ``gv`` from ``u`` (heuristic ``h``, ``arrival`` the step code it came
-    by), or lower its cost when still open and cheaper; returns the new open-list size."""
+def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, vr, vc, gv, h, arrival):
+    """Open ``v`` (row ``vr``, col ``vc``) at cost ``gv`` from ``u`` (heuristic ``h``,
+    ``arrival`` the step code it came by), or lower its cost when still open and cheaper;
+    returns the new open-list size."""
     rec = cells[v]
     if rec.stamp != gen:
         rec.stamp = gen
         rec.g = gv
         rec.parent = u
         rec.arrival = arrival
+        rec.row = vr
+        rec.col = vc
         heap_node[size], heap_f[size], heap_h[size] = v, gv + h, h
         sift_up(heap_node, heap_f, heap_h, cells, size)
         return size + 1
@@ -168,136 +151,201 @@ def _reach(cells, gen, heap_node, heap_f, heap_h, size, u, v, gv, h, arrival):
 
 
 @kernel
-def jump_search(free, jumps, width, start, goal, straight, diagonal, cells, gen, heap_node, heap_f, heap_h):
+def jump_search(free, jumps, diag, width, start, goal, straight, diagonal, marks, active, to_goal, cells, gen,
+                heap_node, heap_f, heap_h):  # fmt: skip
     """Jump point search on a padded grid from cell ``start`` to cell ``goal``.
 
     Args:
         free: (h * width,) uint8, nonzero where a cell is walkable; the first and last row and
             column are blocked (so no scan leaves the array).
-        jumps: ``straight_jumps(free, width)``.
+        jumps, diag: ``straight_jumps(free, width)`` and ``diagonal_jumps(free, width, jumps)``
+            (``ecs_nav.nav.jump_tables``).
         width: the padded grid's row length (cells).
         start, goal: padded cell ids (row * width + col), both walkable.
         straight, diagonal: the cost of a cardinal and of a diagonal step (> 0,
             ``diagonal`` = sqrt(2) ``straight``).
+        marks: (graph nodes, k) float64 landmark distances by unpadded node id
+            (``ecs_nav.nav.landmarks``); k = 0: the octile heuristic alone.
         cells: (h * width,) JUMP_DTYPE scratch, valid where ``stamp == gen``: g (cost so far),
             pos (heap slot, -1 once closed), parent (the previous jump point, -1 at the start),
-            arrival (the step it was reached by, ``(sr + 1) * 3 + sc + 1``).
+            arrival (the step it was reached by, ``(sr + 1) * 3 + sc + 1``), row and col.
         gen: this query's generation (> every stamp left by earlier queries).
         heap_node, heap_f, heap_h: (h * width,) open-list buffers.
 
     Returns:
         (found, expanded): whether the goal was reached, and how many jump points were expanded.
     """
+    cols = width - 2
     gr, gc = goal // width, goal % width
     rec = cells[start]
     rec.stamp = gen
     rec.g = 0.0
     rec.parent = -1
     rec.arrival = 4  # no step
-    h0 = _octile(start // width - gr, start % width - gc, straight, diagonal)
+    rec.row, rec.col = start // width, start % width
+    h0 = _heuristic(rec.row, rec.col, gr, gc, straight, diagonal, marks, active, to_goal, cols)
     heap_node[0], heap_f[0], heap_h[0] = start, h0, h0
     rec.pos = 0
     size = 1
     expanded = 0
-    # the scans to make from a cell, as (row step, col step) pairs; 8 at most
-    scan_r = np.empty(8, dtype=np.int64)
-    scan_c = np.empty(8, dtype=np.int64)
     while size > 0:
         u = heap_node[0]
         size -= 1
-        cells[u].pos = -1
+        rec = cells[u]
+        rec.pos = -1
         if size > 0:
             heap_node[0], heap_f[0], heap_h[0] = heap_node[size], heap_f[size], heap_h[size]
             sift_down(heap_node, heap_f, heap_h, cells, 0, size)
         expanded += 1
         if u == goal:
             return True, expanded
-        gu = cells[u].g
-        arrival = cells[u].arrival
-        sr, sc = arrival // 3 - 1, arrival % 3 - 1
-        ur, uc = u // width, u % width
-        k = 0
+        gu, arrival, ur, uc = rec.g, rec.arrival, rec.row, rec.col
+        # the scans to make from u: a bit per step code
         if arrival == 4:  # the start: every direction
-            for r in range(-1, 2):
-                for c in range(-1, 2):
-                    if r != 0 or c != 0:
-                        scan_r[k], scan_c[k] = r, c
-                        k += 1
-        elif sr != 0 and sc != 0:  # diagonal: its two straight parts and itself
-            scan_r[0], scan_c[0] = 0, sc
-            scan_r[1], scan_c[1] = sr, 0
-            scan_r[2], scan_c[2] = sr, sc
-            k = 3
-        else:  # straight: onward, and toward each forced side straight and diagonally
-            scan_r[0], scan_c[0] = sr, sc
-            k = 1
-            d = sc + sr * width
-            for s in (-1, 1):
-                side = s * width if sr == 0 else s
-                if free[u + side] and not free[u - d + side]:
-                    tr, tc = (s, 0) if sr == 0 else (0, s)
-                    scan_r[k], scan_c[k] = tr, tc
-                    scan_r[k + 1], scan_c[k + 1] = sr + tr, sc + tc
-                    k += 2
-        for i in range(k):
-            r, c = scan_r[i], scan_c[i]
+            scans = ALL_STEPS
+        else:
+            sr, sc = arrival // 3 - 1, arrival % 3 - 1
+            scans = 1 << arrival
+            if sr != 0 and sc != 0:  # diagonal: itself and its two straight parts
+                scans |= (1 << (4 + sc)) | (1 << (3 * sr + 4))
+            else:  # straight: onward, and toward each forced side straight and diagonally
+                back = u - sc - sr * width
+                side = width if sr == 0 else 1
+                if free[u + side] and not free[back + side]:
+                    scans |= (1 << (7 if sr == 0 else 5)) | (1 << (arrival + (3 if sr == 0 else 1)))
+                if free[u - side] and not free[back - side]:
+                    scans |= (1 << (1 if sr == 0 else 3)) | (1 << (arrival - (3 if sr == 0 else 1)))
+        for code in range(9):
+            if not (scans >> code) & 1:
+                continue
+            r, c = code // 3 - 1, code % 3 - 1
             if r != 0 and c != 0:
-                t = _jump_diagonal(free, jumps, width, u, ur, uc, r, c, gr, gc)
+                t = _jump_diagonal(jumps, diag, width, u, ur, uc, r, c, gr, gc)
                 step = diagonal
             else:
-                kk = 0 if c > 0 else 1 if c < 0 else 2 if r > 0 else 3
-                t = _jump_straight(jumps, kk, u, ur, uc, r, c, gr, gc)
+                t = _jump_straight(jumps, 0 if c > 0 else 1 if c < 0 else 2 if r > 0 else 3, u, ur, uc, r, c, gr, gc)
                 step = straight
             if t > 0:
                 vr, vc = ur + t * r, uc + t * c
-                h = _octile(vr - gr, vc - gc, straight, diagonal)
-                size = _reach(cells, gen, heap_node, heap_f, heap_h, size, u, vr * width + vc, gu + t * step, h,
-                              (r + 1) * 3 + c + 1)
+                h = _heuristic(vr, vc, gr, gc, straight, diagonal, marks, active, to_goal, cols)
+                size = _reach(cells, gen, heap_node, heap_f, heap_h, size, u, u + t * (c + r * width), vr, vc,
+                              gu + t * step, h, code)
     return False, expanded
 
 
 @kernel
-def jump_path(cells, width, cols, goal, straight, diagonal):
-    """The cell-by-cell path to ``goal`` along ``jump_search``'s parent links, as graph node ids
-    (unpadded: ``(row - 1) * cols + col - 1``), and its cost summed step by step from the start."""
+def jump_path(cells, width, goal, straight, diagonal, out):
+    """The cell-by-cell path to ``goal`` along ``jump_search``'s parent links, written to ``out``
+    as graph node ids (unpadded: ``(row - 1) * (width - 2) + col - 1``): (its node count k, its
+    cost summed step by step from the start); ``out`` (>= k,) int64."""
+    cols = width - 2
     steps = 0
     v = goal
     while cells[v].parent >= 0:
         p = cells[v].parent
-        steps += max(abs(v // width - p // width), abs(v % width - p % width))
+        steps += max(abs(cells[v].row - cells[p].row), abs(cells[v].col - cells[p].col))
         v = p
-    out = np.empty(steps + 1, dtype=np.int64)
-    step_cost = np.empty(steps + 1, dtype=np.float64)  # [i]: of the step into out[i]
     i = steps
     v = goal
+    row, col = cells[v].row, cells[v].col
+    out[i] = (row - 1) * cols + col - 1
     while True:
-        out[i] = (v // width - 1) * cols + v % width - 1
         p = cells[v].parent
         if p < 0:
             break
         sr, sc = cells[v].arrival // 3 - 1, cells[v].arrival % 3 - 1
-        c = diagonal if sr != 0 and sc != 0 else straight
+        diagonal_step = sr != 0 and sc != 0
         while v != p:  # walk back to the previous jump point along the segment
-            step_cost[i] = c
+            if diagonal_step:
+                out[i] = ~out[i]  # (marks the step into out[i] as diagonal, until the sum below)
             v -= sc + sr * width
+            row -= sr
+            col -= sc
             i -= 1
-            out[i] = (v // width - 1) * cols + v % width - 1
+            out[i] = (row - 1) * cols + col - 1
     cost = 0.0
     for i in range(1, steps + 1):
-        cost += step_cost[i]
-    return out, cost
+        if out[i] < 0:
+            out[i] = ~out[i]
+            cost += diagonal
+        else:
+            cost += straight
+    return steps + 1, cost
+
+
+@kernel
+def active_landmarks(marks, start, goal, most):
+    """The landmarks (columns of ``marks``) whose bounds on the start's distance to the goal are
+    the largest, up to ``most`` (ties: the lower column), among those connected to both, and
+    their distances to the goal: ((k,) int64, (k,) float64)."""
+    k = marks.shape[1]
+    bound = np.empty(k, dtype=np.float64)
+    for i in range(k):
+        a, b = marks[goal, i], marks[start, i]
+        bound[i] = abs(a - b) if a < np.inf and b < np.inf else -1.0
+    order = np.argsort(-bound, kind="mergesort")
+    n = 0
+    while n < min(most, k) and bound[order[n]] >= 0.0:
+        n += 1
+    active = order[:n].copy()
+    to_goal = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        to_goal[i] = marks[goal, active[i]]
+    return active, to_goal
+
+
+@kernel
+def jump_query(free, jumps, diag, width, start, goal, straight, diagonal, marks, most, cells, gen, heap_node,
+               heap_f, heap_h, out):  # fmt: skip
+    """One query from graph node ``start`` to graph node ``goal`` (unpadded ids; arguments else as
+    ``jump_search``'s): the nodes checked, ``jump_search`` and, when it finds the goal,
+    ``jump_path`` into ``out`` ((h * width,) int64), in one call.
+
+    Returns:
+        (code, expanded, k, cost): code QUERY_FOUND with the path in ``out[:k]``, or
+        QUERY_NOT_FOUND, QUERY_BAD_START or QUERY_BAD_GOAL (not a walkable node) with k = 0 and
+        cost inf.
+    """
+    cols = width - 2
+    nodes = (free.shape[0] // width - 2) * cols
+    a = (start // cols + 1) * width + start % cols + 1 if 0 <= start < nodes else 0
+    if not free[a]:
+        return QUERY_BAD_START, 0, 0, np.inf
+    b = (goal // cols + 1) * width + goal % cols + 1 if 0 <= goal < nodes else 0
+    if not free[b]:
+        return QUERY_BAD_GOAL, 0, 0, np.inf
+    if a == b:
+        out[0] = start
+        return QUERY_FOUND, 0, 1, 0.0
+    active, to_goal = active_landmarks(marks, start, goal, most)
+    found, expanded = jump_search(free, jumps, diag, width, a, b, straight, diagonal, marks, active, to_goal, cells,
+                                  gen, heap_node, heap_f, heap_h)
+    if not found:
+        return QUERY_NOT_FOUND, expanded, 0, np.inf
+    k, cost = jump_path(cells, width, b, straight, diagonal, out)
+    return QUERY_FOUND, expanded, k, cost
 
 
 # --- per-graph state and the entry points -----------------------------------------------------------
 
+_MAX_GEN = int(np.iinfo(np.int32).max)
+ACTIVE_LANDMARKS = 6
+"""How many of a graph's landmarks a query uses: those with the largest bounds at its start
+(Goldberg and Harrelson's active landmarks). More cost time at every node; 6 of 16 answered
+random-100-33 as fast as 8 of 16 (``bench/RESULTS.md``, "Jump point search")."""
+NO_LANDMARKS = np.zeros((1, 0))
+"""``jump_query``'s ``marks`` for a graph without landmarks: the octile heuristic alone."""
+_query = DirectCall(lambda: jump_query)  # (one call a query, without numba's dispatch: the types never change)
+
 
 class _JumpState:
-    """A uniform octile graph's padded grid and search buffers (or ``costs`` None: not uniform)."""
+    """A uniform octile graph's padded grid, jump tables and search buffers (or ``costs`` None:
+    not uniform)."""
 
-    def __init__(self, graph: NavGraph, before: _JumpState | None = None):
+    def __init__(self, graph: NavGraph, key: tuple, before: _JumpState | None = None):
         """``before``: this graph's state at an older version; its buffers are kept when the
         grid's size is the same (a changed graph costs one pass over its edges and cells)."""
-        self.key = graph.cache_key()
+        self.key = key
         self.costs = octile_costs(graph)
         if self.costs is None:
             return
@@ -306,38 +354,61 @@ class _JumpState:
         free = np.zeros((rows + 2, cols + 2), dtype=np.uint8)
         free[1:-1, 1:-1] = graph.walkable.reshape(rows, cols)
         self.free = free.reshape(-1)
-        self.jumps = straight_jumps(self.free, self.width)
         size = self.free.shape[0]
         if size >= np.iinfo(np.int32).max:
             raise ValueError(f"grid too large for jump point search ({size} padded cells)")
+        self.jumps = straight_jumps(self.free, self.width)
+        self.diag = diagonal_jumps(self.free, self.width, self.jumps)
         if before is not None and before.costs is not None and before.cells.shape[0] == size:
             self.cells, self.gen = before.cells, before.gen  # stamps of older generations stay stale
             self.heap_node, self.heap_f, self.heap_h = before.heap_node, before.heap_f, before.heap_h
+            self.path = before.path
             return
         self.cells = np.zeros(size, dtype=JUMP_DTYPE)
         self.gen = 0
         self.heap_node = np.empty(size, dtype=np.int32)
         self.heap_f = np.empty(size, dtype=np.float64)
         self.heap_h = np.empty(size, dtype=np.float64)
+        self.path = np.empty(size, dtype=np.int64)
 
     def next_gen(self) -> int:
-        if self.gen == np.iinfo(np.int32).max:
+        if self.gen == _MAX_GEN:
             self.cells["stamp"] = 0
             self.gen = 0
         self.gen += 1
         return self.gen
 
-    def padded(self, node: int, cols: int) -> int:
-        row, col = divmod(node, cols)
-        return (row + 1) * self.width + col + 1
-
 
 def _jump_state(graph: NavGraph) -> _JumpState:
     state = graph.__dict__.get("_jump_state")
-    if state is None or state.key != graph.cache_key():
-        state = _JumpState(graph, state)
+    key = graph.cache_key()
+    if state is None or state.key != key:
+        state = _JumpState(graph, key, state)
         graph.__dict__["_jump_state"] = state
     return state
+
+
+def _jump(graph: NavGraph, state: _JumpState, start, goal, allow_partial: bool) -> PathResult:
+    """One query on a uniform octile graph's state (``jump_point_search``'s answer)."""
+    if type(start) is not int:  # (a Python int goes to the kernel as it is; it checks the range)
+        start = check_node(graph, start, "start")
+    if type(goal) is not int:
+        goal = check_node(graph, goal, "goal")
+    held = landmarks_of(graph, state.key)
+    marks = NO_LANDMARKS if held is None else held.distances
+    straight, diagonal = state.costs
+    code, expanded, k, cost = _query(state.free, state.jumps, state.diag, state.width, start, goal, straight,
+                                     diagonal, marks, ACTIVE_LANDMARKS, state.cells, state.next_gen(),
+                                     state.heap_node, state.heap_f, state.heap_h, state.path)
+    if code == QUERY_FOUND:
+        return PathResult(state.path[:k].copy(), cost, STATUS_COMPLETE, expanded)
+    if code != QUERY_NOT_FOUND:  # a node the kernel refused: check_node says why
+        check_node(graph, start, "start")
+        check_node(graph, goal, "goal")
+        raise AssertionError(f"jump point search refused nodes {start} and {goal} that check_node accepts")
+    if not allow_partial:
+        return PathResult(np.empty(0, dtype=np.int64), math.inf, STATUS_UNREACHABLE, expanded)
+    return astar(graph, start, goal, allow_partial=True)
 
 
 def jump_point_search(graph: NavGraph, start: int, goal: int, *, allow_partial: bool = True) -> PathResult:
@@ -347,30 +418,19 @@ def jump_point_search(graph: NavGraph, start: int, goal: int, *, allow_partial: 
     equal cost); ``nodes`` lists every cell along it, and ``cost`` is their step costs summed
     from the start. ``expanded`` counts the jump points expanded. When the goal is unreachable,
     the answer is ``astar``'s (its partial path, or the unreachable result without
-    ``allow_partial``).
+    ``allow_partial``). With landmarks prepared on the graph (``ecs_nav.nav.landmarks``) the
+    heuristic is theirs and octile's, whichever is larger.
 
     Raises:
         ValueError: ``start`` or ``goal`` is not a walkable node, or the graph is not uniform
             octile (``is_uniform_octile``).
     """
-    start = check_node(graph, start, "start")
-    goal = check_node(graph, goal, "goal")
     state = _jump_state(graph)
     if state.costs is None:
+        check_node(graph, start, "start")
+        check_node(graph, goal, "goal")
         raise ValueError("jump point search needs a uniform octile graph (see is_uniform_octile); use astar")
-    if start == goal:
-        return PathResult(np.array([start], dtype=np.int64), 0.0, STATUS_COMPLETE, 0)
-    straight, diagonal = state.costs
-    cols = graph.grid.cols
-    goal_cell = state.padded(goal, cols)
-    found, expanded = jump_search(state.free, state.jumps, state.width, state.padded(start, cols), goal_cell, straight,
-                                  diagonal, state.cells, state.next_gen(), state.heap_node, state.heap_f, state.heap_h)
-    if found:
-        nodes, cost = jump_path(state.cells, state.width, cols, goal_cell, straight, diagonal)
-        return PathResult(nodes, cost, STATUS_COMPLETE, int(expanded))
-    if not allow_partial:
-        return PathResult(np.empty(0, dtype=np.int64), math.inf, STATUS_UNREACHABLE, int(expanded))
-    return astar(graph, start, goal, allow_partial=True)
+    return _jump(graph, state, start, goal, allow_partial)
 
 
 def find_path(
@@ -390,11 +450,15 @@ def find_path(
     ``max_expanded`` is None and ``trace`` is False: a budget counts expanded nodes and a trace
     lists them, both defined by A*. Either way the cost is A*'s; among paths of equal cost the
     two may choose different ones, and ``expanded`` counts jump points under jump point search.
+    Landmarks prepared on the graph (``ecs_nav.nav.landmarks.prepare_landmarks``) sharpen jump
+    point search's heuristic.
 
     Raises:
         ValueError: as ``astar``.
     """
-    if heuristic == "octile" and max_expanded is None and not trace and is_uniform_octile(graph):
-        return jump_point_search(graph, start, goal, allow_partial=allow_partial)
+    if heuristic == "octile" and max_expanded is None and not trace:
+        state = _jump_state(graph)
+        if state.costs is not None:
+            return _jump(graph, state, start, goal, allow_partial)
     return astar(graph, start, goal, heuristic=heuristic, max_expanded=max_expanded, allow_partial=allow_partial,
                  trace=trace)

@@ -4,7 +4,8 @@ A graph is uniform octile when every edge is a step to one of the 8 neighbouring
 cardinal step between two walkable cells is always present and costs one value, and a diagonal
 step is present exactly where it and both cells beside it are walkable (no corner cutting) and
 costs sqrt(2) times that (a graph from ``grid_graph`` or ``load_movingai``). Heights that block
-steps (``max_climb``), off-mesh links, one-way drops or area costs make a graph fail the test.
+steps (``max_climb``), off-mesh links, one-way drops, area costs or more than one level
+(``GridIndex.levels``: surfaces over one another) make a graph fail the test.
 ``ecs_nav.nav.jump`` runs jump point search on the graphs that pass it.
 """
 
@@ -74,6 +75,8 @@ def octile_step_costs(indptr, indices, costs, kinds, walkable, rows, cols):
 def _compute_costs(graph: NavGraph) -> tuple[float, float] | None:
     """(straight, diagonal) step costs when the graph is uniform octile (module docstring), else None."""
     rows, cols = graph.grid.rows, graph.grid.cols
+    if graph.grid.levels != 1:  # surfaces over one another: not a flat grid
+        return None
     if graph.node_count != rows * cols or graph.kinds.shape[0] != graph.edge_count:
         return None
     if EDGE_WALK != 0:  # (the kernel tests kinds against 0)
