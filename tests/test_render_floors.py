@@ -99,6 +99,19 @@ def test_a_single_floor_map_has_no_shades():
     assert floors.view_shades(world, [1]) == (None, None)
 
 
+def test_the_legend_says_which_floor_is_drawn_in_full_on_a_map_of_floors_only():
+    from ecs_nav.render.panel import panel_lines
+
+    world = deck_world()
+    texts = [line.text for line in panel_lines(world, [], {"map", "agents"})]
+    assert "faded: off the top floor" in texts
+    texts = [line.text for line in panel_lines(world, [], {"map", "agents"}, selected=[world.table.entity[0]])]
+    assert "faded: off the selected agent's floor" in texts
+    world.map = MapGeometry((-10, -10, 10, 10), boxes=[WALL])
+    world.nav_graph = scan_heightfield(world.map, ScanParams(scan_range=(10, 10, 10), spacing=1.0, clearance=0.5))
+    assert not any(line.text.startswith("faded") for line in panel_lines(world, [], {"map", "agents"}))
+
+
 # --- the draw lists ---------------------------------------------------------------------------------
 
 

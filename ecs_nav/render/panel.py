@@ -26,6 +26,7 @@ from ecs_nav.platformer.world import PLATFORMER
 from ecs_nav.render.areas import area_colours
 from ecs_nav.render.colours import viridis
 from ecs_nav.render.draw import PALETTE
+from ecs_nav.render.floors import has_floors
 from ecs_nav.render.labels import behaviour_names
 from ecs_nav.render.side_labels import SideGroups, character_state_lines, side_legend
 
@@ -115,7 +116,7 @@ def event_lines(world: Any) -> list[str]:
 
 
 def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any = None,
-                 avoidance: Any = None, areas: Any = None) -> list[PanelLine]:
+                 avoidance: Any = None, areas: Any = None, floor: str | None = None) -> list[PanelLine]:
     """``legend``, then a line per layer that is on and has a LEGEND entry (under "map", each
     area of ``areas``, a NavAreas, with its cost and tint; the graph's edge
     kinds when its edges are on and it has one-way edges; under "search", whose search it
@@ -123,8 +124,12 @@ def legend_lines(layers: Any, groups: Any = None, graph: Any = None, trace: Any 
     under "avoidance", its other colours and whose choice it shows: ``avoidance``, an
     ``ecs_nav.motion.avoidance_trace.AvoidanceTrace``, or the same hint),
     then every agent group with its colour and size (the renderer sets the panel's font smaller
-    when its lines would not fit the window's height, see ``panel_font_size``)."""
+    when its lines would not fit the window's height, see ``panel_font_size``). On a map of
+    several floors, ``floor`` names the floor drawn in full ("the selected agent's", "the top")
+    in a line under the header saying the others are faded (``ecs_nav.render.floors``)."""
     lines = [PanelLine("legend")]
+    if floor is not None:
+        lines.append(PanelLine(f"faded: off {floor} floor"))
     for layer, (words, swatch) in LEGEND.items():
         if layer in layers:
             lines.append(PanelLine(f"{words}", swatch))
@@ -222,7 +227,9 @@ def panel_lines(world: Any, hud: list[str], layers: Any, groups: Any = None,
     else:
         lines += [PanelLine("")] + legend_lines(layers, groups, getattr(world, "nav_graph", None),
                                                 world.resources.get(SEARCH_TRACE), world.resources.get(AVOIDANCE_TRACE),
-                                                getattr(world, "nav_areas", None))
+                                                getattr(world, "nav_areas", None),
+                                                (("the selected agent's" if len(selected) else "the top")
+                                                 if has_floors(world) else None))
     for entity in list(selected)[:1]:
         state = (character_state_lines(world, side, int(entity)) if side is not None
                  else agent_state_lines(world, int(entity), forces))
