@@ -238,3 +238,51 @@ def test_the_walkable_area_keeps_platforms_up_a_ramp_and_drops_walls_and_railing
     assert area.contains(shapely.Point(15, 24))  # the ramp
     for wall in ((-10, -5), (5, 5), (15, 20.75), (15, 27.25)):  # maze walls and the ramp's railings
         assert not area.contains(shapely.Point(*wall)), wall
+
+
+def test_nearest_distances_of_frames_written_together_are_each_frames_own():
+    spatial = pytest.importorskip("scipy.spatial")
+    from ecs_nav.results.formats import BRUTE_FORCE_NEAREST, NearestTally
+
+    class Nowhere:
+        def write_frames(self, frames):
+            pass
+
+    rng = np.random.default_rng(5)
+    entity = np.arange(60)
+    layer = np.where(entity < 40, 0, 1)  # one layer past the brute-force size, one under it
+    agent = entity % 7 != 3
+    assert np.count_nonzero(agent & (layer == 0)) > BRUTE_FORCE_NEAREST
+    frames, expected = [], {}
+    for tick in range(30):
+        if tick == 12:  # the rows change: five leave, three come on a layer of their own (one not an agent)
+            entity, layer = np.r_[entity[5:], 100, 101, 102], np.r_[layer[5:], 2, 2, 2]
+            agent = np.r_[agent[5:], True, True, False]
+        floats = rng.uniform(0.0, 20.0, (entity.size, 7))
+        frames.append(({"tick": tick, "entity": entity, "layer": layer, "is_agent": agent, "floats": floats}, []))
+        for value in np.unique(layer):
+            members = agent & (layer == value)
+            if np.count_nonzero(members) >= 2:
+                xy = floats[members, :2]
+                nearest = spatial.cKDTree(xy).query(xy, k=2)[0][:, 1]
+                for e, d in zip(entity[members].tolist(), nearest.tolist()):
+                    expected[e] = min(expected.get(e, np.inf), d)
+    together, one_by_one = NearestTally(Nowhere()), NearestTally(Nowhere())
+    together.write_frames(frames)
+    for frame in frames:
+        one_by_one.write_frames([frame])
+    ids = np.array(sorted(expected))
+    np.testing.assert_allclose(together.closest[ids], [expected[e] for e in ids], rtol=1e-12)
+    np.testing.assert_array_equal(together.closest[ids], one_by_one.closest[ids])
+    assert np.isinf(together.closest[[3, 10, 102]]).all()  # never an agent, or alone on its layer
+
+
+def test_path_lengths_are_the_sums_of_the_recorded_steps_tick_by_tick(room, tmp_path):
+    out = tmp_path / "run.sqlite"
+    world, _ = _watched_run(room, out, ticks=300, every=1)
+    world.close()
+    got = read_recording(out)
+    for entity, rows in got.trajectories.groupby("entity"):
+        xy = rows.sort_values("tick")[["x", "y"]].to_numpy()
+        steps = np.hypot(*np.diff(xy, axis=0).T)
+        assert got.agents.set_index("entity").loc[entity, "path_length"] == pytest.approx(steps.sum(), rel=1e-12)

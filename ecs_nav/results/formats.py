@@ -20,8 +20,9 @@ run            scene, scene_digest, seed, version, dt, every, ticks, final_diges
   ``load_trajectory_from_jupedsim_sqlite`` reads it; ecs_nav's own tables beside it:
   ``ecs_nav_trajectory`` (tick, elevation, velocity, heading per frame and id), ``ecs_nav_names``,
   ``ecs_nav_events``, ``ecs_nav_agents``, ``ecs_nav_run``. A frame is ``tick // every``.
-  Each transaction holds whole recorded ticks: one, or the several a background writer found
-  waiting when it wrote.
+  Each transaction holds whole recorded ticks: one, or several (small frames are handed on in
+  batches, ``ecs_nav.results.writer.FrameBatches``, and a background writer takes together
+  the ones it finds waiting), their rows in one statement a table.
 * ``.parquet``: a folder: ``trajectories/part-NNNNNN.parquet`` and ``events/part-...`` (each
   part written whole, then renamed into place), ``agents.parquet``, ``run.parquet``.
 * ``.csv``: a folder: ``trajectories.csv``, ``events.csv`` (appended a block at a time),
@@ -114,9 +115,25 @@ def frame_rows(frame: dict[str, Any]) -> int:
     return len(frame["entity"])
 
 
-def frame_names(frame: dict[str, Any]) -> np.ndarray:
-    """The name of each row of a frame (object array), from its name codes."""
-    return np.array(frame["names"] + [""], object)[frame["name_code"]]
+def batch_columns(frames: list[dict[str, Any]], named: bool = True) -> dict[str, np.ndarray]:
+    """The trajectory rows of ``frames``, frame after frame, as ``TRAJECTORY_COLUMNS`` (less
+    ``name`` unless ``named``) and ``name_code``. A frame, as the Recorder hands it over, holds ``tick``, ``entity``,
+    ``layer``, ``is_agent``, ``name_code``, ``names`` (every name so far: a name's code never
+    changes) and ``floats``: (n, 7) x, y, vx, vy, the heading as a unit vector, elevation.
+    Frames in a row share their ``entity``, ``layer``, ``is_agent`` and ``name_code`` arrays
+    (the same objects) while the table's rows stay the same."""
+    def joined(name: str) -> np.ndarray:
+        return frames[0][name] if len(frames) == 1 else np.concatenate([f[name] for f in frames])
+
+    floats = joined("floats")
+    ticks = np.array([int(f["tick"]) for f in frames], np.int64)
+    name_code = joined("name_code")
+    rows = {"tick": np.repeat(ticks, [len(f["entity"]) for f in frames]), "entity": joined("entity"),
+            "name_code": name_code, "x": floats[:, 0], "y": floats[:, 1], "elevation": floats[:, 6],
+            "vx": floats[:, 2], "vy": floats[:, 3], "heading": np.arctan2(floats[:, 5], floats[:, 4])}
+    if named:
+        rows["name"] = np.array([*frames[-1]["names"], ""], object)[name_code]
+    return rows
 
 
 class NearestTally:
@@ -135,24 +152,60 @@ class NearestTally:
 
     def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
         """Several ``(frame, events)`` at once (one SQLite transaction)."""
-        for frame, _ in frames:
-            self.tally(frame)
+        start = 0
+        while start < len(frames):  # runs of frames of one layout are tallied together
+            first, end = frames[start][0], start + 1
+            while end < len(frames) and all(frames[end][0][c] is first[c] for c in ("entity", "layer", "is_agent")):
+                end += 1
+            if end - start > 1:
+                self.tally_stacked([frame for frame, _ in frames[start:end]])
+            else:
+                self.tally(first)
+            start = end
         self.sink.write_frames(frames)
 
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
-        self.tally(frame)
-        self.sink.write_frame(frame, events)
+        self.write_frames([(frame, events)])
+
+    def tally_stacked(self, frames: list[dict[str, Any]]) -> None:
+        """``tally`` of frames of one layout (the same rows, layers and agents): layers of up to
+        ``BRUTE_FORCE_NEAREST`` agents for all the frames at once, larger ones frame by frame."""
+        first = frames[0]
+        agent = first["is_agent"]
+        if np.count_nonzero(agent) < 2:
+            return
+        ids, layer = first["entity"][agent], first["layer"][agent]
+        self._grow(int(ids.max()))
+        floats = np.stack([frame["floats"] for frame in frames])
+        x, y = floats[:, agent, 0], floats[:, agent, 1]  # (frames, agents)
+        for members in layer_members(layer):
+            members = np.arange(ids.size)[members]  # (one layer: a slice)
+            if members.size < 2:
+                continue
+            if members.size > BRUTE_FORCE_NEAREST:
+                for k in range(len(frames)):
+                    self._tally(np.column_stack([x[k, members], y[k, members]]), ids[members])
+                continue
+            dx = x[:, members, None] - x[:, None, members]
+            dy = y[:, members, None] - y[:, None, members]
+            squared = dx * dx + dy * dy  # (frames, members, members)
+            squared[:, np.arange(members.size), np.arange(members.size)] = np.inf
+            nearest = np.sqrt(squared.min(axis=2).min(axis=0))
+            self.closest[ids[members]] = np.minimum(self.closest[ids[members]], nearest)
+
+    def _grow(self, top: int) -> None:
+        if top >= self.closest.size:
+            grown = np.full(max(2 * self.closest.size, top + 1), np.inf)
+            grown[: self.closest.size] = self.closest
+            self.closest = grown
 
     def tally(self, frame: dict[str, Any]) -> None:
         """Lower each agent's running nearest distance by this frame's."""
         agent = frame["is_agent"]
         if np.count_nonzero(agent) >= 2:
             ids, layer = frame["entity"][agent], frame["layer"][agent]
-            if ids.max() >= self.closest.size:
-                grown = np.full(max(2 * self.closest.size, int(ids.max()) + 1), np.inf)
-                grown[: self.closest.size] = self.closest
-                self.closest = grown
-            points = np.column_stack([frame["x"][agent], frame["y"][agent]])
+            self._grow(int(ids.max()))
+            points = frame["floats"][agent, :2]
             for members in layer_members(layer):
                 self._tally(points[members], ids[members])
 
@@ -264,35 +317,36 @@ class SqliteSink:
         self.write_frames([(frame, events)])
 
     def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
-        """Several ``(frame, events)`` in one transaction."""
+        """Several ``(frame, events)`` in one transaction, their rows in one INSERT a table
+        (``insert_rows``): a small scene recorded every tick pays for a statement a batch, not a
+        frame. The rows go in frame by frame, as written one frame at a time."""
         db = self.db
         db.execute("BEGIN")
-        for frame, events in frames:
-            self._insert_frame(frame, events)
+        self._insert_frames(frames)
         db.execute("COMMIT")
 
-    def _insert_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
-        tick = int(frame["tick"])
-        index = tick // self.every
-        n = frame_rows(frame)
-        entity = frame["entity"]
-        heading = frame["heading"]
+    def _insert_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
+        rows = batch_columns([frame for frame, _ in frames], named=False)
+        entity, heading, tick_of = rows["entity"], rows["heading"], rows["tick"]
+        frame_of = tick_of // self.every
         db = self.db
         insert_rows(db, "trajectory_data", np.column_stack(
-            [np.full(n, index), entity, frame["x"], frame["y"], np.cos(heading), np.sin(heading)]))
+            [frame_of, entity, rows["x"], rows["y"], np.cos(heading), np.sin(heading)]))
         insert_rows(db, "ecs_nav_trajectory", np.column_stack(
-            [np.full(n, index), entity, np.full(n, tick), frame["elevation"], frame["vx"], frame["vy"], heading]))
-        db.execute("INSERT INTO frame_data VALUES (?, ?)", (index, self.geometry_hash))
+            [frame_of, entity, tick_of, rows["elevation"], rows["vx"], rows["vy"], heading]))
+        db.executemany("INSERT INTO frame_data VALUES (?, ?)",
+                       [(int(f["tick"]) // self.every, self.geometry_hash) for f, _ in frames])
         written = self.names_written
         if entity.size and entity.max() >= written.size:
             written = self.names_written = np.concatenate(
                 [written, np.zeros(max(written.size, int(entity.max()) + 1), bool)])
         fresh = ~written[entity]
-        if fresh.any():
-            db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)",
-                           zip(entity[fresh].tolist(), frame_names(frame)[fresh].tolist()))
-            written[entity[fresh]] = True
-        self._write_events(events)
+        if fresh.any():  # (an entity's name never changes: the last frame's names hold every code)
+            new, first = np.unique(entity[fresh], return_index=True)
+            names = np.array([*frames[-1][0]["names"], ""], object)[rows["name_code"][fresh][first]]
+            db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)", zip(new.tolist(), names.tolist()))
+            written[new] = True
+        self._write_events([event for _, events in frames for event in events])
 
     def _write_events(self, events: list[tuple]) -> None:
         if events:
@@ -352,7 +406,6 @@ class _BlockSink:
             self.write_frame(frame, events)
 
     def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
-        frame = {**frame, "name": frame_names(frame)}
         self.frames.append(frame)
         self.events.extend(events)
         self.buffered += frame_rows(frame)
@@ -361,9 +414,8 @@ class _BlockSink:
 
     def flush(self) -> None:
         if self.frames:
-            columns = {c: np.concatenate([np.broadcast_to(f[c], (frame_rows(f),)) if c == "tick" else f[c]
-                                          for f in self.frames]) for c in TRAJECTORY_COLUMNS}
-            self.write_block("trajectories", columns)
+            rows = batch_columns(self.frames)
+            self.write_block("trajectories", {c: np.ascontiguousarray(rows[c]) for c in TRAJECTORY_COLUMNS})
         if self.events:
             self.write_block("events", _event_columns(self.events))
         self.frames, self.events, self.buffered = [], [], 0

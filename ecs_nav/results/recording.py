@@ -11,7 +11,9 @@ during a tick is first seen after that tick's physics); every ``every``-th tick 
 placed entity (the state after that tick: a row with tick T is what ``world.table`` holds when
 ``world.tick == T``) and the nearest distance between agents. The tables and formats are listed
 in ``ecs_nav.results.formats``. Rows go out as the run goes (the writer holds at most one
-block), so memory stays flat on a long run.
+block; small frames go out in batches of up to half a second, ``writer.FrameBatches``), so
+memory stays flat on a long run. The per-tick tallies keep each tick's positions and add them
+up every few dozen ticks of a small scene (``Recorder.fold``), with the sums a tick at a time makes.
 
 With ``background=True`` (the default) the file is written by a thread of its own that the
 Recorder hands each frame to (``SinkThread``): the tick pays for copying the columns, not for
@@ -36,7 +38,7 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK
 from ecs_nav.core.world import World
 from ecs_nav.geometry.walkable import walkable_area
 from ecs_nav.results.formats import check_out_path, open_sink
-from ecs_nav.results.writer import SinkThread
+from ecs_nav.results.writer import InlineSink, SinkThread
 
 STUCK_SPEED_FRACTION = 0.1
 """An agent following a path (not arrived) counts as stuck in a tick in which it moved less
@@ -81,6 +83,23 @@ class Recorder(System):
         self.row_last_pos = np.zeros((0, 2))
         self.row_path = np.zeros(0)
         self.row_stuck = np.zeros(0, np.int64)
+        self.row_bytes = b""  # row_entity's bytes: the cheap test of whether the rows changed
+        # each tick keeps the rows' x, y, max_speed, follow_state and is_agent (three gathers,
+        # ``tally_gathers``); ``fold`` adds up every ``fold_ticks`` ticks of them at once (a
+        # small scene: dozens of ticks), and on a change of rows and before a summary
+        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.kept_new: np.ndarray | None = None  # the first kept tick's newcomer rows (not stuck)
+        self.fold_ticks = 1
+        self.dt = 0.0
+        self.tally_for: tuple | None = None  # (table buffer, rows) ``tally_at`` was made for
+        self.tally_at: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros((0, 3), np.int64),) * 3
+        self.names_now: tuple[str, ...] = ()  # the names as of the last frame (one tuple while unchanged)
+        # a frame's columns are read from the table's buffer by three gathers (``frame_gathers``),
+        # and its layout (entity, layer, is_agent, name_code) is handed on as the same arrays
+        # while it stays the same (sinks batch frames of one layout)
+        self.gather_for: tuple | None = None  # (table buffer, rows) the gathers below were made for
+        self.gathers: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros((0, 7), np.int64),) * 3
+        self.frame_layout: tuple | None = None
 
     # --- per tick -----------------------------------------------------------------------------
 
@@ -154,6 +173,7 @@ class Recorder(System):
 
     def sync(self) -> None:
         """Move the row-aligned tallies into the per-entity arrays."""
+        self.fold()
         ids = self.row_entity
         self.path_length[ids] += self.row_path
         self.stuck_ticks[ids] += self.row_stuck
@@ -166,9 +186,11 @@ class Recorder(System):
         new = self.register(world, tick)
         entity = world.table.live("entity")
         self.row_entity = entity.copy()
+        self.row_bytes = self.row_entity.tobytes()
         self.row_last_pos = self.last_pos[entity]
         self.row_path = np.zeros(entity.size)
         self.row_stuck = np.zeros(entity.size, np.int64)
+        self.fold_ticks = int(np.clip(FOLD_ROWS // max(entity.size, 1), 1, FOLD_TICKS))
         return new
 
     def notice_spawns(self, world: World) -> None:
@@ -176,30 +198,45 @@ class Recorder(System):
         the Recorder's companion system at the start of each tick)."""
         if self.closed:
             return
-        entity = world.table.live("entity")
-        if entity.size != self.row_entity.size or not np.array_equal(entity, self.row_entity):
+        if world.table.live("entity").tobytes() != self.row_bytes:
             self._relayout(world, world.tick)
 
     def _accumulate(self, world: World, tick: int) -> None:
         table = world.table
-        entity = table.live("entity")
-        new = None
-        if entity.size != self.row_entity.size or not np.array_equal(entity, self.row_entity):
-            new = self._relayout(world, tick)
-        if entity.size == 0:
+        if table.live("entity").tobytes() != self.row_bytes:
+            self.kept_new = self._relayout(world, tick)  # (folds what was kept first)
+        if table.n == 0:
             return
-        pos = table.live("pos")
-        delta = pos - self.row_last_pos
-        step = np.sqrt(delta[:, 0] ** 2 + delta[:, 1] ** 2)
-        self.row_path += step
-        state = table.live("follow_state")
-        stuck = (state == FOLLOW_SEEK) | (state == FOLLOW_ARRIVE)
-        stuck &= table.live("is_agent")
-        stuck &= step < STUCK_SPEED_FRACTION * world.dt * table.live("max_speed")
-        if new is not None:
-            stuck &= ~new  # a newcomer has not had a tick to move yet
-        self.row_stuck += stuck
-        self.row_last_pos[:] = pos
+        if self.tally_for is None or self.tally_for[0] is not table.buffer or self.tally_for[1] != table.n:
+            self.tally_at = tally_gathers(table)
+            self.tally_for = (table.buffer, table.n)
+        at_float, at_state, at_flag = self.tally_at
+        self.kept.append((table.float_view[at_float], table.int8_view[at_state], table.flag_view[at_flag]))
+        self.dt = world.dt
+        if len(self.kept) >= self.fold_ticks:
+            self.fold()
+
+    def fold(self) -> None:
+        """Add the kept ticks to the row-aligned tallies: each tick's step from the last
+        position, in tick order (the sums are the ones a tick at a time makes), and a stuck tick
+        for each agent following a path that moved under ``STUCK_SPEED_FRACTION`` of its speed."""
+        kept, self.kept = self.kept, []
+        if not kept:
+            return
+        floats = np.stack([k[0] for k in kept])  # (ticks, rows, 3): x, y, max_speed
+        pos = floats[:, :, :2]
+        delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
+        delta *= delta
+        step = np.sqrt(delta[..., 0] + delta[..., 1])  # (ticks, rows)
+        self.row_path = np.add.accumulate(np.concatenate([self.row_path[None], step]), axis=0)[-1]
+        stuck = FOLLOWING[np.stack([k[1] for k in kept]).view(np.uint8)]
+        stuck &= np.stack([k[2] for k in kept])
+        stuck &= step < STUCK_SPEED_FRACTION * self.dt * floats[..., 2]
+        if self.kept_new is not None:
+            stuck[0] &= ~self.kept_new  # a newcomer has not had a tick to move yet
+            self.kept_new = None
+        self.row_stuck += stuck.sum(axis=0)
+        self.row_last_pos = pos[-1].copy()
 
     def _learn_names(self, world: World, entities: np.ndarray) -> None:
         for entity in entities.tolist():
@@ -209,22 +246,26 @@ class Recorder(System):
                 self.codes[name] = len(self.names)
                 self.names.append(name)
             self.name_code[entity] = self.codes[name]
+        if len(self.names_now) != len(self.names):
+            self.names_now = tuple(self.names)
 
     def write_frame(self, world: World, tick: int) -> None:
         """Write the trajectory rows of the state after ``tick`` (and the events kept so far)."""
-        self.register(world, tick)  # entities spawned since the last tick, if any
         table = world.table
-        entity = table.live("entity").copy()
-        pos, vel, heading = table.live("pos"), table.live("vel"), table.live("heading")
-        frame = {
-            "tick": np.int64(tick),
-            "entity": entity,
-            "name_code": self.name_code[entity],
-            "names": list(self.names),
-            "is_agent": table.live("is_agent").copy(), "layer": table.live("layer").copy(),
-            "x": pos[:, 0].copy(), "y": pos[:, 1].copy(), "elevation": table.live("elevation").copy(),
-            "vx": vel[:, 0].copy(), "vy": vel[:, 1].copy(), "heading": np.arctan2(heading[:, 1], heading[:, 0]),
-        }
+        if table.live("entity").tobytes() != self.row_bytes:
+            self.register(world, tick)  # entities spawned since the last tick
+        if self.gather_for is None or self.gather_for[0] is not table.buffer or self.gather_for[1] != table.n:
+            self.gathers = frame_gathers(table)
+            self.gather_for = (table.buffer, table.n)
+        at_float, at_int, at_flag = self.gathers
+        ints, is_agent = table.int64_view[at_int], table.flag_view[at_flag]
+        layout = self.frame_layout
+        if layout is None or layout[0] != ints.tobytes() or layout[1] != is_agent.tobytes():
+            entity, layer = np.ascontiguousarray(ints[:, 0]), np.ascontiguousarray(ints[:, 1])
+            layout = self.frame_layout = (ints.tobytes(), is_agent.tobytes(), entity, layer, is_agent,
+                                          self.name_code[entity])
+        frame = {"tick": tick, "entity": layout[2], "layer": layout[3], "is_agent": layout[4],
+                 "name_code": layout[5], "names": self.names_now, "floats": table.float_view[at_float]}
         self.sink.write_frame(frame, self.events)
         self.events = []
 
@@ -235,7 +276,7 @@ class Recorder(System):
         tallies from the frames it writes), in entity order."""
         self.sync()
         ids = np.flatnonzero(self.seen)
-        names = np.array(self.names + [""], object)
+        names = np.array([*self.names, ""], object)
         return {
             "entity": ids.astype(np.int64),
             "name": names[self.name_code[ids]],
@@ -281,7 +322,9 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
     sink = open_sink(path, rows_per_block)
     if background:
-        sink = SinkThread(sink, world.table.n, path)
+        sink = SinkThread(sink, world.table.n, path, rows_per_block)
+    else:
+        sink = InlineSink(sink, world.table.n, rows_per_block)
     recorder = Recorder(sink, every)
     scene = world.resources.get("scene")
     wkt, extent = walkable_area(world)
@@ -316,6 +359,42 @@ class Recording:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close("complete" if exc_type is None else "interrupted")
+
+
+FRAME_FLOATS = (("pos", 0), ("pos", 1), ("vel", 0), ("vel", 1), ("heading", 0), ("heading", 1), ("elevation", 0))
+"""A frame's ``floats`` columns (``ecs_nav.results.formats.frame_columns`` names them)."""
+FOLD_ROWS = 4096
+FOLD_TICKS = 64
+"""The Recorder adds up its per-tick tallies every ``FOLD_ROWS // rows`` ticks (1 to
+``FOLD_TICKS``)."""
+FOLLOWING = np.zeros(256, bool)
+FOLLOWING[[FOLLOW_SEEK, FOLLOW_ARRIVE]] = True
+"""By ``follow_state`` (as uint8): an entity following a path, which counts as stuck when slow."""
+
+
+def frame_gathers(table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where a frame's values lie in ``table.buffer`` (byte offsets ``table.layout``), for its
+    live rows: indices into ``float_view`` ((n, 7): ``FRAME_FLOATS``), ``int64_view`` ((n, 2):
+    entity, layer) and ``flag_view`` ((n,): is_agent). One gather per element type copies a
+    frame (a few dozen agents: a microsecond, against several for a copy per column)."""
+    names, rows = table.columns, np.arange(table.n)
+
+    def at(name: str, item: int, itemsize: int) -> np.ndarray:
+        width = int(np.prod(getattr(table, name).shape[1:], dtype=np.int64))
+        return int(table.layout[names.index(name)]) // itemsize + rows * width + item
+
+    return (np.column_stack([at(name, item, 8) for name, item in FRAME_FLOATS]),
+            np.column_stack([at("entity", 0, 8), at("layer", 0, 8)]), at("is_agent", 0, 1))
+
+
+def tally_gathers(table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the per-tick tallies' values lie in ``table.buffer``, for its live rows: indices
+    into ``float_view`` ((n, 3): x, y, max_speed), ``int8_view`` (follow_state) and
+    ``flag_view`` (is_agent)."""
+    names, rows = table.columns, np.arange(table.n)
+    start = {name: int(table.layout[names.index(name)]) for name in ("pos", "max_speed", "follow_state", "is_agent")}
+    return (np.column_stack([start["pos"] // 8 + 2 * rows, start["pos"] // 8 + 2 * rows + 1,
+                             start["max_speed"] // 8 + rows]), start["follow_state"] + rows, start["is_agent"] + rows)
 
 
 def scene_digest(scene) -> str | None:

@@ -39,17 +39,90 @@ class WriterState:
         self.abandoned = False  # set by the simulation: the writer stops at its next call
 
 
-class SinkThread:
+class FrameBatches:
+    """Small frames gathered in the simulation's thread and handed on together (``hand_on``):
+    frames of fewer than ``BATCH_ROWS_IN_TICK`` rows (and of ``rows_per_block``, the rows a
+    folder format buffers before it writes), up to ``BATCH_FRAMES`` of them or ``BATCH_WAIT_S``
+    seconds' worth, so that a small scene recorded every tick pays for a hand-over, an SQLite
+    statement a table and a transaction a batch, not a frame. A run killed without closing
+    the recording loses at most the frames gathered (under ``BATCH_WAIT_S`` seconds of them)."""
+
+    BATCH_ROWS_IN_TICK = 4096
+    BATCH_FRAMES = 256
+    BATCH_WAIT_S = 0.5
+
+    def __init__(self, rows_per_frame: int = 1, rows_per_block: int = 200_000):
+        rows_per_frame = max(int(rows_per_frame), 1)
+        rows = min(self.BATCH_ROWS_IN_TICK, max(int(rows_per_block), 1))
+        self.batch_frames = int(np.clip(rows // rows_per_frame, 1, self.BATCH_FRAMES))
+        self.pending: list = []  # frames gathered in the tick, not yet handed on
+        self.pending_since = 0.0
+
+    def write_frame(self, frame, events):
+        self.check()
+        if not self.pending:
+            self.pending_since = time.monotonic()
+        self.pending.append((frame, events))
+        if len(self.pending) >= self.batch_frames or time.monotonic() - self.pending_since > self.BATCH_WAIT_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the frames gathered so far on."""
+        if self.pending:
+            frames, self.pending = self.pending, []
+            self.hand_on(frames)
+
+    def check(self) -> None:
+        """Raise if the frames cannot be written (the writer failed)."""
+
+    def hand_on(self, frames: list) -> None:
+        raise NotImplementedError
+
+
+class InlineSink(FrameBatches):
+    """A sink written in the tick (``record(..., background=False)``), small frames in batches
+    (``FrameBatches``)."""
+
+    def __init__(self, sink, rows_per_frame: int = 1, rows_per_block: int = 200_000):
+        super().__init__(rows_per_frame, rows_per_block)
+        self.sink = sink
+        atexit.register(self.close_at_exit)
+
+    def hand_on(self, frames: list) -> None:
+        self.sink.write_frames(frames)
+
+    def begin(self, run):
+        self.sink.begin(run)
+
+    def finish(self, agents, run, events):
+        self.flush()
+        self.sink.finish(agents, run, events)
+
+    def close(self) -> None:
+        atexit.unregister(self.close_at_exit)
+        self.pending = []  # (after a failure: what is gathered is dropped with the recording)
+        self.sink.close()
+
+    def close_at_exit(self) -> None:
+        """At interpreter exit: write the frames gathered and close the file (no summary: the
+        recording was not closed), without raising."""
+        try:
+            self.flush()
+            self.close()
+        except Exception as exc:
+            print(f"ecs_nav: recording: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+class SinkThread(FrameBatches):
     """A sink whose writing runs on a thread of its own: each call goes on a bounded queue, so
     the tick pays for copying a frame, not for writing it (SQLite, pyarrow and the k-d tree of
     the nearest-distance tally release the GIL for much of their work). A thread, not a process:
     it needs no importable main module, so a plain script, standard input, ``python -c``, a
     notebook and a frozen app all record alike, and it starts at once.
 
-    Small frames travel together: frames of fewer than ``BATCH_ROWS_IN_TICK`` rows gather in the
-    simulation's thread, up to ``BATCH_FRAMES`` of them or ``BATCH_WAIT_S`` seconds' worth, and
-    go on the queue as one call, so a small scene recorded every tick pays for one hand-over to
-    the writer thread (its lock and the interpreter lock) every few dozen ticks, not every tick.
+    Small frames travel together (``FrameBatches``): a small scene recorded every tick pays for
+    one hand-over to the writer thread (its lock and the interpreter lock) every few hundred
+    ticks, not every tick.
 
     No wait is unbounded: a call finds the queue full when more than about ``QUEUED_ROWS``
     trajectory rows (between 4 and 256 calls) wait, and then waits for the writer, checking it
@@ -64,22 +137,16 @@ class SinkThread:
     killed run's (no agents table)."""
 
     QUEUED_ROWS = 400_000
-    BATCH_ROWS_IN_TICK = 4096
-    BATCH_FRAMES = 64
-    BATCH_WAIT_S = 0.5
     POLL_S = 0.1
     SLOW_S = 1.0
     STALL_S = 60.0
 
-    def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = ""):
+    def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = "", rows_per_block: int = 200_000):
+        super().__init__(rows_per_frame, rows_per_block)
         self.sink = sink
         self.path = os.fspath(path)
-        rows_per_frame = max(int(rows_per_frame), 1)
-        self.batch_frames = int(np.clip(self.BATCH_ROWS_IN_TICK // rows_per_frame, 1, self.BATCH_FRAMES))
-        rows_per_call = rows_per_frame * self.batch_frames
+        rows_per_call = max(int(rows_per_frame), 1) * self.batch_frames
         self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // rows_per_call, 4, 256)))
-        self.pending: list = []  # frames gathered in the tick, not yet handed over
-        self.pending_since = 0.0
         self.state = WriterState()
         self.failed = self.closing = False
         self.warned = False  # a slow writer was announced (once per recording)
@@ -128,22 +195,11 @@ class SinkThread:
             except queue.Full:
                 self.check()
 
-    def flush(self) -> None:
-        """Hand the frames gathered so far to the writer."""
-        if self.pending:
-            frames, self.pending = self.pending, []
-            self._send("write_frames", frames)
+    def hand_on(self, frames: list) -> None:
+        self._send("write_frames", frames)
 
     def begin(self, run):
         self._send("begin", run)
-
-    def write_frame(self, frame, events):
-        self.check()
-        if not self.pending:
-            self.pending_since = time.monotonic()
-        self.pending.append((frame, events))
-        if len(self.pending) >= self.batch_frames or time.monotonic() - self.pending_since > self.BATCH_WAIT_S:
-            self.flush()
 
     def finish(self, agents, run, events):
         self.flush()
