@@ -37,6 +37,7 @@ from ecs_nav.render import areas as draw_areas
 from ecs_nav.render import avoidance as draw_avoidance
 from ecs_nav.render import draw
 from ecs_nav.render import floors as draw_floors
+from ecs_nav.render import graph_layers as draw_graph
 from ecs_nav.render import label_layout as draw_label_layout
 from ecs_nav.render import labels as draw_labels
 from ecs_nav.render import links as draw_links
@@ -145,15 +146,15 @@ class Renderer:
                          lambda: draw.map_triangles(world.map, draw_areas.area_cells(
                              areas, graph, None if world.map is None else world.map.bounds, shade)))
         if "graph_edges" in layers:
-            self._static("graph_edges", graph_key, lambda: draw.graph_edge_lines(graph, shade))
+            self._static("graph_edges", graph_key, lambda: draw_graph.graph_edge_lines(graph, shade))
         if "graph_nodes" in layers:
-            self._static("graph_nodes", graph_key, lambda: draw.graph_node_ticks(graph, shade))
+            self._static("graph_nodes", graph_key, lambda: draw_graph.graph_node_ticks(graph, shade))
         flow_key = graph_key + ((flow.get("distance"), flow.get("direction"), flow.get("version"))
                                 if isinstance(flow, dict) else (None, None, None))
         if "heat_map" in layers:
-            self._static("heat_map", flow_key, lambda: draw.heat_map_triangles(graph, flow, shade))
+            self._static("heat_map", flow_key, lambda: draw_graph.heat_map_triangles(graph, flow, shade))
         if "flow_field" in layers:
-            self._static("flow_field", flow_key, lambda: draw.flow_field_arrows(graph, flow, shade))
+            self._static("flow_field", flow_key, lambda: draw_graph.flow_field_arrows(graph, flow, shade))
         if "search" in layers:
             self.meshes["search"].upload(draw_paths.searched_nodes(graph, world.resources.get(SEARCH_TRACE)))
         players = table.rows_of(np.asarray(world.find(Player), dtype=np.int64))

@@ -13,7 +13,7 @@ from ecs_nav.core.world import World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle, Ramp
 from ecs_nav.nav.build import ScanParams, scan_heightfield
-from ecs_nav.render import draw
+from ecs_nav.render import draw, graph_layers
 from ecs_nav.render import panel as draw_panel
 from ecs_nav.render import paths as draw_paths
 
@@ -92,9 +92,9 @@ def test_height_colour_runs_from_low_to_high():
 def test_graph_layers_draw_each_undirected_edge_once():
     world = small_world()
     graph = scan_heightfield(world.map, ScanParams(scan_range=(20, 10, 12), spacing=2.0))
-    edges = draw.graph_edge_lines(graph)
+    edges = graph_layers.graph_edge_lines(graph)
     assert edges.shape[0] == 2 * (graph.indices.shape[0] // 2)  # all links are two-way here
-    ticks = draw.graph_node_ticks(graph)
+    ticks = graph_layers.graph_node_ticks(graph)
     assert ticks.shape[0] == 4 * int(graph.walkable.sum())
 
 
@@ -107,12 +107,12 @@ def test_flow_field_and_heat_map_only_where_reachable():
     direction = np.zeros((n, 2))
     direction[graph.walkable] = (1.0, 0.0)
     flow = {"distance": distance, "direction": direction}
-    heat = draw.heat_map_triangles(graph, flow)
+    heat = graph_layers.heat_map_triangles(graph, flow)
     assert heat.shape[0] == 6 * (int(graph.walkable.sum()) - 5)
-    arrows = draw.flow_field_arrows(graph, flow)
+    arrows = graph_layers.flow_field_arrows(graph, flow)
     assert arrows.shape[0] == 6 * int(graph.walkable.sum())
-    assert draw.heat_map_triangles(graph, None).shape == (0, 6)
-    assert draw.flow_field_arrows(None, flow).shape == (0, 6)
+    assert graph_layers.heat_map_triangles(graph, None).shape == (0, 6)
+    assert graph_layers.flow_field_arrows(None, flow).shape == (0, 6)
 
 
 def test_path_lines_fade_the_walked_part_and_link_the_agent():

@@ -12,7 +12,7 @@ from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box
 from ecs_nav.nav.build import ScanParams, scan_heightfield
 from ecs_nav.render import areas as draw_areas
-from ecs_nav.render import draw, floors
+from ecs_nav.render import draw, floors, graph_layers
 
 DECK = Box((0, 0), (6, 20), 0.5, base=3.0)  # a deck 3.0..3.5 m over the floor, x -3..3
 WALL = Box((-7, 0), (1, 6), 2.0)  # a plain box standing on the floor
@@ -119,7 +119,7 @@ def test_node_ticks_of_other_floors_are_drawn_first_and_fainter():
     world = deck_world()
     graph = world.nav_graph
     shade, _ = floors.view_shades(world, [0])  # the agent under the deck: the floor is viewed
-    rows = draw.graph_node_ticks(graph, shade).reshape(2, -1, 2, 6)  # a + a node: across, then up
+    rows = graph_layers.graph_node_ticks(graph, shade).reshape(2, -1, 2, 6)  # a + a node: across, then up
     full, faint = draw.PALETTE["graph_node"][3], draw.PALETTE["graph_node"][3] * floors.SHADED_ALPHA
     alpha = rows[0, :, 0, 5]
     on = graph.walkable & ~shade
@@ -140,7 +140,7 @@ def test_an_edge_is_drawn_full_only_when_both_its_nodes_are_on_the_viewed_floor(
     src, dst = graph.edge_sources(), graph.indices.astype(np.int64)
     once = src < dst  # every edge of this graph is two-way: drawn once
     both_on = (~shade[src] & ~shade[dst])[once]
-    rows = draw.graph_edge_lines(graph, shade).reshape(-1, 2, 6)
+    rows = graph_layers.graph_edge_lines(graph, shade).reshape(-1, 2, 6)
     alpha = rows[:, 0, 5]
     assert rows.shape[0] == once.sum()
     assert np.isclose(alpha, draw.PALETTE["graph_edge"][3]).sum() == both_on.sum() > 0
@@ -155,8 +155,8 @@ def test_heat_map_and_flow_arrows_of_other_floors_are_fainter_and_under_the_view
     distance = np.where(graph.walkable, np.arange(graph.node_count, dtype=float), np.inf)
     direction = np.where(graph.walkable[:, None], 1.0, 0.0) * np.array([1.0, 0.0])
     flow = {"distance": distance, "direction": direction}
-    squares = draw.heat_map_triangles(graph, flow, shade).reshape(-1, 6, 6)
-    plain = draw.heat_map_triangles(graph, flow).reshape(-1, 6, 6)
+    squares = graph_layers.heat_map_triangles(graph, flow, shade).reshape(-1, 6, 6)
+    plain = graph_layers.heat_map_triangles(graph, flow).reshape(-1, 6, 6)
     lower = (graph.walkable & shade).sum()
     assert squares.shape == plain.shape and lower > 0
     alpha = plain[0, 0, 5]
@@ -166,7 +166,7 @@ def test_heat_map_and_flow_arrows_of_other_floors_are_fainter_and_under_the_view
     level_0 = np.flatnonzero(graph.walkable & ~shade)
     np.testing.assert_allclose(squares[lower:, 0, 2:5], plain[np.isin(np.flatnonzero(graph.walkable), level_0), 0, 2:5],
                                atol=1e-6)  # colours kept, only reordered
-    arrows = draw.flow_field_arrows(graph, flow, shade).reshape(3, -1, 2, 6)  # shafts, then each barb
+    arrows = graph_layers.flow_field_arrows(graph, flow, shade).reshape(3, -1, 2, 6)  # shafts, then each barb
     assert np.allclose(arrows[:, :lower, 0, 5], draw.PALETTE["flow_arrow"][3] * floors.SHADED_ALPHA)
     assert np.allclose(arrows[:, lower:, 0, 5], draw.PALETTE["flow_arrow"][3])
 

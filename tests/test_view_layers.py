@@ -20,7 +20,7 @@ from ecs_nav.core.components import (
 from ecs_nav.core.world import World
 from ecs_nav.nav.graph import EDGE_DROP, EDGE_WALK, GridIndex, NavGraph
 from ecs_nav.render import colours as draw_colours
-from ecs_nav.render import draw
+from ecs_nav.render import draw, graph_layers
 from ecs_nav.render import labels as draw_labels
 from ecs_nav.render import panel as draw_panel
 from ecs_nav.render import paths as draw_paths
@@ -162,7 +162,7 @@ def test_one_way_edges_get_an_arrowhead_in_their_kind_colour():
     positions = np.array([[0, 0, 0], [2, 0, 0], [4, 0, -1]], dtype=float)
     graph = NavGraph.from_edges(positions, np.ones(3, bool), src=[0, 1, 1], dst=[1, 0, 2], costs=[2, 2, 2],
                                 grid=grid, kinds=[EDGE_WALK, EDGE_WALK, EDGE_DROP])
-    rows = draw.graph_edge_lines(graph)
+    rows = graph_layers.graph_edge_lines(graph)
     assert rows.shape[0] == 2 + 3 * 2  # the two-way pair once, the drop as shaft + two barbs
     np.testing.assert_allclose(rows[2:, 2:], np.tile(draw.PALETTE["graph_drop"], (6, 1)), atol=1e-6)
     np.testing.assert_allclose(rows[4::2, :2], [(4, 0)] * 2)  # both barbs leave the far end (4, 0)
