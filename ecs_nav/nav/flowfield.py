@@ -34,8 +34,8 @@ the directions there follow the graph's eight ways.
 
 Limits: on one level the blend takes the surrounding slots as they are, whatever their elevation
 (a point at the foot of a wall whose top reaches the goal blends the top's way in too), and a next hop
-across an off-mesh link (a jump, a teleporter) makes its far end the anchor: following the link
-is the path follower's job.
+across an off-mesh link (a jump, a teleporter) makes its far end the anchor: the follower crosses
+the link as a link when it stands at its start (``systems/flow_links.py``).
 
 Coordinates: world (x, y); node slot (col, row) at ``grid.origin + (col, row) * spacing``, where
 NavGraph puts its nodes: the kernels compute a node's ground position from its id instead of
