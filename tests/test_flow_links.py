@@ -99,3 +99,12 @@ def test_a_flow_crowd_climbs_a_ladder_onto_a_roof_it_cannot_walk_up():
     world.run(1200)
     assert len(reached) == 3 and all(ev.kind == "ladder" and ev.start[2] == 0 and ev.end[2] == 3 for ev in reached)
     assert len(arrived) == 3 and np.all(world.table.elevation[:3] == 3)  # on the roof
+
+
+def test_followers_passing_a_links_start_on_their_way_elsewhere_walk_past_it():
+    link = {"start": [0, -3], "end": [0, 3], "kind": "jump", "width": 4.0}
+    east = [12.0, -6.0, 16.0, -1.0]  # south of the wall too: the link is no step of their field
+    entities = [{**e, "Position": {"x": -14.0 + 1.2 * i, "y": -3.0}} for i, e in enumerate(crowd(3, -3, east))]
+    _, reached, arrived, failed, track = run([link], entities, ticks=900)
+    assert not reached and len(arrived) == 3 and not failed
+    assert all(np.abs(t[:, 0]).min() < 1.0 and np.all(t[:, 1] < -0.5) for t in track.values())  # by the start
