@@ -15,6 +15,7 @@ import pytest
 import ecs_nav
 from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.scene.files import build_world, parse_scene
+from ecs_nav.testing import assert_deterministic
 
 OVERLAP = 0.02
 """The largest overlap allowed, as a fraction of the sum of two radii."""
@@ -167,13 +168,7 @@ def test_the_last_walker_arrives_within_twice_a_free_walk(lanes_run):
 
 @pytest.mark.parametrize("name", ["corridor", "crossing"])
 def test_the_scene_runs_the_same_twice(name):
-    digests = []
-    for _ in range(2):
-        world = build_world(smaller_scene(name))
-        world.run(300)
-        digests.append(world.state_digest())
-        world.close()
-    assert digests[0] == digests[1]
+    assert_deterministic(lambda: build_world(smaller_scene(name)), 300, every=100)
 
 
 def test_in_the_corridor_lanes_empty_it_well_before_walkers_without_a_side():
