@@ -75,6 +75,21 @@ def obstacle_neighbours(px, py, range_sq, O, stamp, tag, found, found_d2):
 
 
 @kernel
+def _cutoff_circle_line(lines, m, cx, cy, vx, vy, r):
+    """The line for a velocity (vx, vy) nearest a cut-off circle (centre (cx, cy), radius
+    ``r``), written to ``lines[m]``: through the circle's point nearest it, facing out. Returns
+    the next free row (``m`` again when the velocity is the centre: no line)."""
+    wx, wy = vx - cx, vy - cy
+    wn = math.sqrt(wx * wx + wy * wy)
+    if wn > ZERO_LENGTH:
+        ux, uy = wx / wn, wy / wn
+        lines[m, 0], lines[m, 1] = cx + r * ux, cy + r * uy
+        lines[m, 2], lines[m, 3] = uy, -ux
+        m += 1
+    return m
+
+
+@kernel
 def obstacle_lines(px, py, vx, vy, radius, inv_tau, O, neighbours, count, lines):
     """The ORCA lines of the obstacle segments ``neighbours[:count]`` (nearest first) for an
     agent at (px, py) moving at (vx, vy), written to ``lines`` from row 0 in RVO2's order;
@@ -168,22 +183,10 @@ def obstacle_lines(px, py, vx, vy, radius, inv_tau, O, neighbours, count, lines)
         t_left = (vx - lcx) * llx + (vy - lcy) * lly
         t_right = (vx - rcx) * rlx + (vy - rcy) * rly
         if (t < 0.0 and t_left < 0.0) or (same and t_left < 0.0 and t_right < 0.0):
-            wx, wy = vx - lcx, vy - lcy  # on the left cut-off circle
-            wn = math.sqrt(wx * wx + wy * wy)
-            if wn > ZERO_LENGTH:
-                ux, uy = wx / wn, wy / wn
-                lines[m, 0], lines[m, 1] = lcx + radius * inv_tau * ux, lcy + radius * inv_tau * uy
-                lines[m, 2], lines[m, 3] = uy, -ux
-                m += 1
+            m = _cutoff_circle_line(lines, m, lcx, lcy, vx, vy, radius * inv_tau)  # on the left cut-off circle
             continue
         if t > 1.0 and t_right < 0.0:
-            wx, wy = vx - rcx, vy - rcy  # on the right cut-off circle
-            wn = math.sqrt(wx * wx + wy * wy)
-            if wn > ZERO_LENGTH:
-                ux, uy = wx / wn, wy / wn
-                lines[m, 0], lines[m, 1] = rcx + radius * inv_tau * ux, rcy + radius * inv_tau * uy
-                lines[m, 2], lines[m, 3] = uy, -ux
-                m += 1
+            m = _cutoff_circle_line(lines, m, rcx, rcy, vx, vy, radius * inv_tau)  # on the right one
             continue
         # on the left leg, the right leg or the cut-off line, whichever is closest
         dist_cutoff = math.inf
