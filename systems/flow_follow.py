@@ -181,6 +181,7 @@ class FlowFollower:
         distance to a target entity's current position)."""
         table = world.table
         k = rows.size
+        z = table.elevation[rows]  # on a graph of several floors, each samples its own
         direction = np.zeros((k, 2))
         dist = np.full(k, np.inf)
         goal_dist = np.full(k, np.inf)
@@ -188,7 +189,7 @@ class FlowFollower:
             shared = fields.get(int(field_id[0]))
             goal = shared.goal if shared is not None else None
             if shared is not None and shared.flow is not None and goal.entity < 0 and goal.zone is None:
-                direction, dist = shared.flow.sample(pos)  # a fixed goal: arrival reads the field's distance
+                direction, dist = shared.flow.sample(pos, z)  # a fixed goal: arrival reads the field's distance
                 return direction, dist, dist
             groups = [(int(field_id[0]), slice(None))]
         else:
@@ -198,7 +199,7 @@ class FlowFollower:
             shared = fields.get(f)
             if shared is None or shared.flow is None:
                 continue
-            d, s = shared.flow.sample(pos[m])
+            d, s = shared.flow.sample(pos[m], z[m])
             direction[m], dist[m] = d, s
             goal = shared.goal
             if goal.entity >= 0 and table.has(goal.entity):

@@ -138,3 +138,43 @@ def test_the_physics_keeps_a_walker_on_its_own_floor_under_and_over_the_deck():
         pos, elevation = geometry.resolve_circles(pos, target, 0.4, elevation, 0.5)
         np.testing.assert_array_equal(elevation, [0.0, 3.5])  # under it stays under, over stays over
     np.testing.assert_allclose(pos, [[4.0, 0.0], [0.0, 7.0]])
+
+
+def bridge_scene(starts, method="flow_field"):
+    """The bridge map as a scene of two floors, walkers at ``starts`` sent to the road's east end."""
+    walker = {"Agent": {"max_speed": 2.0, "max_force": 20.0, "mass": 0.0167, "stopping_distance": 0.5},
+              "Collider": {"radius": 0.4}, "Velocity": {},
+              "SteeringWeights": {"weights": {"follow_path": 1.0}}}
+    return {
+        "world": {"seed": 1},
+        "map": {"bounds": [-30, -30, 30, 30],
+                "box": [{"center": [0, 0], "size": [6, 30], "height": 0.5, "base": 3.0}],
+                "ramp": [{"start": [0, -25], "end": [0, -15], "width": 6, "low": 0.0, "high": 3.5},
+                         {"start": [0, 25], "end": [0, 15], "width": 6, "low": 0.0, "high": 3.5}]},
+        "navmap": {"scan_range": [30, 20, 30], "spacing": 0.5, "clearance": 0.5, "floors": 2},
+        "prefab": {"walker": walker},
+        "entity": [{"prefab": "walker", "Position": {"x": x, "y": y},
+                    "PathRequest": {"goal": [25, 0], "method": method}} for x, y in starts],
+    }
+
+
+@pytest.mark.parametrize("method", ["flow_field", "path"])
+def test_followers_on_the_road_pass_under_and_one_on_the_deck_comes_down_a_ramp(method):
+    from ecs_nav.core.events import TargetReached
+    from ecs_nav.scene.files import build_world, scene_from_dict
+
+    world = build_world(scene_from_dict(bridge_scene([(-20.0, 0.0), (0.0, -5.0)], method)))
+    arrived = []
+    world.on(TargetReached, lambda ev: arrived.append(ev.entity))
+    t = world.table
+    assert t.elevation[0] == 0.0 and t.elevation[1] == 3.5  # spawned on the road, on the deck
+    under = 0
+    for _ in range(3000):
+        world.step()
+        assert t.elevation[0] == 0.0  # never lifted onto the deck it walks under
+        under += abs(t.pos[0, 0]) < 2.0
+        if len(arrived) == 2:
+            break
+    assert sorted(arrived) == sorted(world.entities()) and under > 0
+    np.testing.assert_allclose(t.pos[:2], [[25.0, 0.0], [25.0, 0.0]], atol=1.5)
+    np.testing.assert_array_equal(t.elevation[:2], 0.0)
