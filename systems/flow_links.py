@@ -6,9 +6,9 @@ field's next hop from the link's start node is its end node. Sampling the field 
 that step (the field points at the link's far end, through whatever the link crosses), so:
 
 - **Start.** A following agent (not STOPPED, not lost) starts across an enabled link when it
-  stands within its ``path_radius`` of the link's start node's line of width ``width`` (the
-  stadium of the points within ``path_radius`` of the segment of that width across the link's
-  line at its start node: within ``path_radius`` of the node itself for a link of width 0),
+  stands within ``LINK_REACH`` of the link's start node's line of width ``width`` (the stadium
+  of the points within ``LINK_REACH`` of the segment of that width across the link's line at its
+  start node: within ``LINK_REACH`` of the node itself for a link of width 0),
   level with the node (elevation within ``max_climb``), and its field's next-hop chain from its
   own node reaches the start node and steps from there to the link's end node: the field's best
   next step is the link. A bidirectional link is looked at from both ends.
@@ -32,6 +32,10 @@ from ecs_nav.systems.link_crossing import LinkCrossings
 
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_STOPPED
 from ecs_nav.motion.arrival import STUCK_REPORTED
+
+LINK_REACH = 1.0
+"""m: how near a link's start (beyond half its width sideways) a flow follower starts across it;
+a path follower's default ``Path.radius``, within which it passes the link's start waypoint."""
 
 
 class FlowLinks:
@@ -89,7 +93,7 @@ class FlowLinks:
         along = offset[..., 0] * unit[:, 0] + offset[..., 1] * unit[:, 1]
         side = np.abs(offset[..., 1] * unit[:, 0] - offset[..., 0] * unit[:, 1])
         reach = np.hypot(along, np.maximum(side - half_width, 0.0))
-        near = ((reach <= table.path_radius[rows][:, None])
+        near = ((reach <= LINK_REACH)
                 & (np.abs(table.elevation[rows][:, None] - p[None, :, 2]) < table.max_climb[rows][:, None]))
         for r, k in zip(*np.nonzero(near)):  # row-major: each row's links in order, rows ascending
             row = int(rows[r])
@@ -112,7 +116,7 @@ class FlowLinks:
             return False
         table = world.table
         node = int(graph.nearest_nodes(table.pos[row][None], np.array([table.elevation[row]]))[0])
-        hops = 2 + math.ceil((half_width + float(table.path_radius[row])) / max(float(graph.grid.spacing), 1e-9))
+        hops = 2 + math.ceil((half_width + LINK_REACH) / max(float(graph.grid.spacing), 1e-9))
         for _ in range(hops):
             if node == start or node < 0:
                 break
