@@ -81,8 +81,8 @@ def mutated_scenes(draw):
 toml_keys = st.sampled_from(["world", "map", "navmap", "prefab", "entity", "seed", "dt", "bounds", "box", "circle",
                              "center", "radius", "size", "height", "Position", "Agent", "Collider", "PathRequest",
                              "SteeringWeights", "Velocity", "Path", "x", "y", "count", "spawn_area", "goal",
-                             "weights", "seek", "max_speed", "spacing", "scan_range", "grid", "name", "target", "floors",
-                             "goal_elevation", "base"])
+                             "weights", "seek", "max_speed", "spacing", "scan_range", "grid", "name", "target",
+                             "floors", "goal_elevation", "base"])
 toml_scalars = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.booleans(),
                          st.text(max_size=8))
 random_toml = st.recursive(

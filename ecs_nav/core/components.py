@@ -889,9 +889,9 @@ class NavMap(CheckedFields):
                              f"and z, {2 * min(self.scan_range[0], self.scan_range[2]):g}), got {self.spacing!r}")
         nodes = self.node_slots()
         if nodes > NAV_NODE_LIMIT:
-            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)} on "
-                             f"{self.floors} floor(s) makes {nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} "
-                             f"allowed (raise the spacing)")
+            floors = f" on {self.floors} floors" if self.floors > 1 else ""
+            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)}{floors} makes "
+                             f"{nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} allowed (raise the spacing)")
 
     def node_slots(self) -> float:
         """How many node slots the scan has, every floor's (as the nav graph counts them)."""

@@ -155,9 +155,10 @@ class ScanParams:
         if self.cols < 1 or self.rows < 1:
             raise ValueError(f"spacing {self.spacing} is larger than the scan range {self.scan_range}")
         if self.floors * self.cols * self.rows > NAV_NODE_LIMIT:
-            raise ValueError(f"spacing {self.spacing} over the scan range {self.scan_range} on {self.floors} "
-                             f"floor(s) makes {self.floors * self.cols * self.rows} node slots, more than the "
-                             f"{NAV_NODE_LIMIT} allowed")
+            floors = f" on {self.floors} floors" if self.floors > 1 else ""
+            raise ValueError(f"spacing {self.spacing} over the scan range {self.scan_range}{floors} makes "
+                             f"{self.floors * self.cols * self.rows} node slots, more than the {NAV_NODE_LIMIT} "
+                             "allowed")
 
     @property
     def half_x(self) -> float:
