@@ -21,9 +21,15 @@ from test_jump import assert_valid_grid_path
 
 from ecs_nav.nav.graph import EDGE_DROP, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, read_scenarios
-from ecs_nav.nav.jump import find_path, jump_point_search
+from ecs_nav.nav.jump import active_landmarks, find_path, jump_point_search
 from ecs_nav.nav.jump_tables import DIAGONAL_STEPS, STRAIGHT_STEPS, diagonal_jumps, straight_jumps
-from ecs_nav.nav.landmarks import MAX_LANDMARKS, farthest_landmarks, landmarks_of, prepare_landmarks
+from ecs_nav.nav.landmarks import (
+    MAX_LANDMARKS,
+    default_count,
+    farthest_landmarks,
+    landmarks_of,
+    prepare_landmarks,
+)
 from ecs_nav.nav.search import STATUS_COMPLETE, STATUS_PARTIAL, astar
 
 
@@ -164,6 +170,13 @@ def test_landmarks_are_made_again_after_the_graph_changes():
     np.testing.assert_allclose(again.distances, scipy_dijkstra(rebuilt.to_scipy(), indices=again.nodes).T)
 
 
+def test_the_default_count_keeps_the_fields_within_64_mib():
+    assert [default_count(n) for n in (1, 100 * 100, 512 * 512, 512 * 512 + 1, 1024 * 1024, 2**30)] == [
+        32, 32, 32, 31, 8, 1]
+    graph = grid_graph(np.zeros((5, 5), dtype=bool))
+    assert prepare_landmarks(graph).nodes.size == 25  # fewer when the graph has fewer nodes to pick
+
+
 def test_zero_landmarks_opt_out_and_bad_counts_or_directed_graphs_raise():
     graph = grid_graph(np.zeros((4, 4), dtype=bool))
     assert prepare_landmarks(graph, 2) is not None and landmarks_of(graph) is not None
@@ -203,3 +216,18 @@ def test_landmarks_keep_every_moving_ai_scenario_optimal(movingai_dir, name):
         if got.complete:
             assert got.cost == pytest.approx(float(s["optimal_length"]), rel=1e-4), where
             assert_valid_grid_path(graph, got.nodes, got.cost)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(0, 12), most=st.integers(1, 8))
+def test_a_query_uses_the_landmarks_with_the_largest_bounds_at_its_start(seed, count, most):
+    rng = np.random.default_rng(seed)
+    marks = rng.integers(0, 6, (5, count)).astype(np.float64)  # small integers: ties
+    marks[rng.random(marks.shape) < 0.2] = np.inf  # landmarks not connected to some nodes
+    start, goal = rng.integers(0, 5, 2)
+    active, to_goal = active_landmarks(marks, start, goal, most)
+    usable = np.flatnonzero(np.isfinite(marks[start]) & np.isfinite(marks[goal]))
+    bound = np.abs(marks[goal, usable] - marks[start, usable])
+    expected = usable[np.argsort(-bound, kind="stable")][:most]
+    assert active.tolist() == expected.tolist()
+    assert to_goal.tolist() == marks[goal, expected].tolist()

@@ -278,20 +278,26 @@ def active_landmarks(marks, start, goal, most):
     """The landmarks (columns of ``marks``) whose bounds on the start's distance to the goal are
     the largest, up to ``most`` (ties: the lower column), among those connected to both, and
     their distances to the goal: ((k,) int64, (k,) float64)."""
-    k = marks.shape[1]
-    bound = np.empty(k, dtype=np.float64)
-    for i in range(k):
-        a, b = marks[goal, i], marks[start, i]
-        bound[i] = abs(a - b) if a < np.inf and b < np.inf else -1.0
-    order = np.argsort(-bound, kind="mergesort")
+    active = np.empty(min(most, marks.shape[1]), dtype=np.int64)
+    bound = np.empty(active.shape[0], dtype=np.float64)
     n = 0
-    while n < min(most, k) and bound[order[n]] >= 0.0:
-        n += 1
-    active = order[:n].copy()
-    to_goal = np.empty(n, dtype=np.float64)
+    for i in range(marks.shape[1]):  # insertion into the best ``most`` so far, largest first
+        a, b = marks[goal, i], marks[start, i]
+        if not (a < np.inf and b < np.inf):
+            continue
+        x = abs(a - b)
+        j = n if n < active.shape[0] else active.shape[0] - 1
+        if n == active.shape[0] and x <= bound[j]:
+            continue
+        while j > 0 and bound[j - 1] < x:
+            active[j], bound[j] = active[j - 1], bound[j - 1]
+            j -= 1
+        active[j], bound[j] = i, x
+        n = min(n + 1, active.shape[0])
+    to_goal = bound  # (reused: the distances to the goal of the chosen ones)
     for i in range(n):
         to_goal[i] = marks[goal, active[i]]
-    return active, to_goal
+    return active[:n], to_goal[:n]
 
 
 @kernel

@@ -11,9 +11,12 @@ nodes.
 ``prepare_landmarks(graph, count)`` opts a graph in: it picks ``count`` landmarks spread over the
 map (each the walkable node farthest from those picked before, ``farthest_landmarks``) and
 keeps their distance fields on the graph, (node count, count) float64, 8 bytes a node per
-landmark (count 8 on a 1024 x 1024 grid: 64 MiB), made by ``count`` Dijkstra searches over the
-whole graph. ``ecs_nav.nav.jump.find_path`` uses them on the graph's current version; a changed
-graph (``NavGraph.cache_key``) has them made again at its next search, and
+landmark, made by ``count`` Dijkstra searches over the whole graph. By default as many as fit
+in ``DEFAULT_BYTES`` (64 MiB), at most ``DEFAULT_LANDMARKS`` (32): 32 on a 512 x 512 grid, 8 on
+a 1024 x 1024 one. Each query uses the few with the largest bounds at its start
+(``ecs_nav.nav.jump.ACTIVE_LANDMARKS``), so more landmarks cost memory and set-up time more
+than query time. ``ecs_nav.nav.jump.find_path`` uses them on the graph's current version; a
+changed graph (``NavGraph.cache_key``) has them made again at its next search, and
 ``prepare_landmarks(graph, 0)`` drops them. Only undirected graphs qualify (every edge has its
 reverse at the same cost), as the uniform octile grids jump point search runs on are.
 
@@ -32,6 +35,10 @@ from ecs_nav.nav.graph import NavGraph
 
 MAX_LANDMARKS = 64
 """The most landmarks ``prepare_landmarks`` takes (each costs a Dijkstra and 8 bytes a node)."""
+DEFAULT_LANDMARKS = 32
+"""``prepare_landmarks``'s count where the graph is small enough (``DEFAULT_BYTES``)."""
+DEFAULT_BYTES = 64 * 2**20
+"""The memory ``prepare_landmarks``'s default count keeps the distance fields within (bytes)."""
 
 
 @dataclass(frozen=True)
@@ -98,14 +105,23 @@ def is_undirected(graph: NavGraph) -> bool:
     )
 
 
-def prepare_landmarks(graph: NavGraph, count: int = 8) -> Landmarks | None:
-    """Opt ``graph`` into landmark heuristics (module docstring): ``count`` landmarks now, made again
-    after each change of the graph; 0 opts out. Returns them (None for 0).
+def default_count(node_count: int) -> int:
+    """``prepare_landmarks``'s default count for a graph of ``node_count`` node slots: as many as
+    fit in DEFAULT_BYTES, between 1 and DEFAULT_LANDMARKS."""
+    return max(1, min(DEFAULT_LANDMARKS, DEFAULT_BYTES // (8 * max(1, node_count))))
+
+
+def prepare_landmarks(graph: NavGraph, count: int | None = None) -> Landmarks | None:
+    """Opt ``graph`` into landmark heuristics (module docstring): ``count`` landmarks now (None:
+    ``default_count``), made again after each change of the graph; 0 opts out. Returns them
+    (None for 0).
 
     Raises:
         ValueError: ``count`` not an integer in [0, MAX_LANDMARKS], or a directed graph (an edge
             without its reverse at the same cost: one-way drops, off-mesh links).
     """
+    if count is None:
+        count = default_count(graph.node_count)
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= MAX_LANDMARKS:
         raise ValueError(f"landmark count must be an integer in [0, {MAX_LANDMARKS}], got {count!r}")
     if count == 0:
