@@ -226,6 +226,7 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, le
     # for it (three specialisations, about 1.4 s of CPU more on a first run); n_cand too
     first_cand = np.int64(0)
     slots = xs.shape[0]
+    floor = G[2][4]
     for k in range(todo.shape[0]):
         point = todo[k]
         x, y = xs[point], ys[point]
@@ -245,6 +246,8 @@ def _scan_nodes(G, xs, ys, todo, ray_height, max_climb, radius, agent_height, le
             out_h[level * slots + point] = top
             # a lower surface has a body's height of room under the solid this one tops
             z = solid_bottom(G, x, y, h) - agent_height
+            if z < floor:
+                break  # (nothing lies under the floor)
 
 
 @kernel
