@@ -337,8 +337,9 @@ def jump_query(free, jumps, diag, width, start, goal, straight, diagonal, marks,
 _MAX_GEN = int(np.iinfo(np.int32).max)
 ACTIVE_LANDMARKS = 6
 """How many of a graph's landmarks a query uses: those with the largest bounds at its start
-(Goldberg and Harrelson's active landmarks). More cost time at every node; 6 of 16 answered
-random-100-33 as fast as 8 of 16 (``bench/RESULTS.md``, "Jump point search")."""
+(Goldberg and Harrelson's active landmarks). More cost time at every node opened: 6 and 8, of
+16 or of 32, answered random-100-33 within the noise of each other, 4 of 16 about 15% slower
+(measured 2026-11-28 on a 2-core AMD EPYC VM)."""
 NO_LANDMARKS = np.zeros((1, 0))
 """``jump_query``'s ``marks`` for a graph without landmarks: the octile heuristic alone."""
 _query = DirectCall(lambda: jump_query)  # (one call a query, without numba's dispatch: the types never change)

@@ -4,7 +4,7 @@ The cost of a path from v to a goal g is at least ``|d(L, g) - d(L, v)|`` for an
 undirected graph (the triangle inequality), where ``d(L, .)`` is L's distance field. Taking the
 largest of these over a few landmarks and the octile distance gives a heuristic that is
 admissible and consistent like the octile one alone but far closer to the true cost where
-walls make paths wind (a map with a third of its cells blocked: about a third of the jump points
+walls make paths wind (a map with a third of its cells blocked: about a fifth of the jump points
 expanded, ``bench/RESULTS.md`` "Jump point search"), so the search stays exact and expands fewer
 nodes.
 
