@@ -4,7 +4,8 @@
 *views*: once ``World.spawn`` binds them to a row of the AgentTable, reading or writing a field
 (``pos.x = 3``) touches the table column that the systems read. Unbound (before spawning, or
 after despawning) they hold their own values. The sparse components (``PathRequest``,
-``Path``, ``NavMap``, tags) are plain objects that live in esper only.
+``Path``, ``NavFilter``, ``NavMap``: ``ecs_nav.core.nav_components``, importable from here too;
+the tags) are plain objects that live in esper only.
 
 Constructors validate: a negative radius, a NaN coordinate or an unknown behaviour name raises
 ``ValueError`` naming the field.
@@ -12,27 +13,39 @@ Constructors validate: a negative radius, a NaN coordinate or an unknown behavio
 
 from __future__ import annotations
 
-import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ecs_nav.core.behaviours import BEHAVIOURS
+from ecs_nav.core.field_checks import (
+    check_coordinate,
+    check_length,
+    check_length_or_zero,
+    check_mass,
+    check_positive,
+    check_speed,
+)
 from ecs_nav.core.limits import (
     COORDINATE_LIMIT,
     INTEGER_LIMIT,
-    MAX_FLOORS,
-    NAV_NODE_LIMIT,
     NEIGHBOUR_LIMIT,
-    NUMBER_LIMIT,
     SPEED_LIMIT,
-    WAYPOINT_LIMIT,
-    CheckedFields,
     check_number,
     check_value,
     describe,
+)
+from ecs_nav.core.nav_components import (  # noqa: F401 (every component is importable from here)
+    PATH_METHODS,
+    PATH_MODES,
+    PATH_STATUSES,
+    NavFilter,
+    NavMap,
+    Path,
+    PathRequest,
+    nav_node_slots,
 )
 from ecs_nav.core.table import FOLLOW_NONE, avoidance_columns
 
@@ -41,43 +54,6 @@ COMBINERS = ("weighted_sum", "prioritized", "dithered")
 
 DECELERATIONS = {"slow": 3.0, "normal": 2.0, "fast": 1.0}
 """Arrive's deceleration names and their seed values."""
-
-
-def _finite(owner: str, name: str, value: Any, limit: float = COORDINATE_LIMIT) -> float:
-    """A finite number at most ``limit`` in magnitude (a coordinate, by default)."""
-    return check_number(owner, name, value, limit=limit)
-
-
-def _speed(owner: str, name: str, value: Any) -> float:
-    return check_number(owner, name, value, limit=SPEED_LIMIT)
-
-
-def _positive(owner: str, name: str, value: Any, allow_zero: bool = False, limit: float = NUMBER_LIMIT,
-              allow_inf: bool = False) -> float:
-    """A number > 0 (>= 0 with ``allow_zero``), finite (unless ``allow_inf``) and at most ``limit``."""
-    v = check_number(owner, name, value, limit=limit, allow_inf=allow_inf)
-    if not (v >= 0 if allow_zero else v > 0):
-        raise ValueError(f"{owner}.{name}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return v
-
-
-def _length(owner: str, name: str, value: Any) -> float:
-    return _positive(owner, name, value, limit=COORDINATE_LIMIT)
-
-
-def _length_or_zero(owner: str, name: str, value: Any) -> float:
-    return _positive(owner, name, value, allow_zero=True, limit=COORDINATE_LIMIT)
-
-
-MIN_MASS = 1e-3
-"""kg. ``Agent.mass`` is at least this (force / mass stays finite)."""
-
-
-def _mass(owner: str, name: str, value: Any) -> float:
-    v = _positive(owner, name, value)
-    if v < MIN_MASS:
-        raise ValueError(f"{owner}.{name}: must be >= {MIN_MASS:g}, got {value!r}")
-    return v
 
 
 class Column:
@@ -205,8 +181,8 @@ class Position(TableView):
     """Ground-plane position (x, y). Elevation is derived from the map by the PhysicsSystem."""
 
     _fields = ("x", "y")
-    x = Column("pos", 0, _finite)
-    y = Column("pos", 1, _finite)
+    x = Column("pos", 0, check_coordinate)
+    y = Column("pos", 1, check_coordinate)
 
     def __init__(self, x: float = 0.0, y: float = 0.0):
         super().__init__(x=x, y=y)
@@ -224,8 +200,8 @@ class Velocity(TableView):
     """Ground-plane velocity (vx, vy), in units per second."""
 
     _fields = ("vx", "vy")
-    vx = Column("vel", 0, _speed)
-    vy = Column("vel", 1, _speed)
+    vx = Column("vel", 0, check_speed)
+    vy = Column("vel", 1, check_speed)
 
     def __init__(self, vx: float = 0.0, vy: float = 0.0):
         super().__init__(vx=vx, vy=vy)
@@ -238,12 +214,12 @@ class Agent(TableView):
     """A moving character's limits (seed 000 and 001 defaults)."""
 
     _fields = ("max_speed", "max_force", "mass", "turn_speed", "stopping_distance", "max_climb")
-    max_speed = Column("max_speed", check=lambda o, n, v: _positive(o, n, v, limit=SPEED_LIMIT))
-    max_force = Column("max_force", check=_positive)
-    mass = Column("mass", check=_mass)
-    turn_speed = Column("turn_speed", check=_positive)
-    stopping_distance = Column("stopping_distance", check=_length_or_zero)
-    max_climb = Column("max_climb", check=_length_or_zero)
+    max_speed = Column("max_speed", check=lambda o, n, v: check_positive(o, n, v, limit=SPEED_LIMIT))
+    max_force = Column("max_force", check=check_positive)
+    mass = Column("mass", check=check_mass)
+    turn_speed = Column("turn_speed", check=check_positive)
+    stopping_distance = Column("stopping_distance", check=check_length_or_zero)
+    max_climb = Column("max_climb", check=check_length_or_zero)
 
     def __init__(
         self,
@@ -283,7 +259,7 @@ class Collider(TableView):
     Collider is on layer 0. A box is part of the map, for every layer."""
 
     _fields = ("radius", "layer")
-    radius = Column("radius", check=_length)
+    radius = Column("radius", check=check_length)
     layer = Column("layer", check=_layer)
 
     def __init__(
@@ -298,9 +274,9 @@ class Collider(TableView):
             raise ValueError(f"Collider.shape: must be one of {', '.join(COLLIDER_SHAPES)}, got {shape!r}")
         object.__setattr__(self, "shape", shape)
         size = check_value("Collider", "size", tuple[float, float], size)
-        size = tuple(_length("Collider", "size", v) for v in size)
+        size = tuple(check_length("Collider", "size", v) for v in size)
         object.__setattr__(self, "size", size)
-        object.__setattr__(self, "height", _length("Collider", "height", height))
+        object.__setattr__(self, "height", check_length("Collider", "height", height))
         super().__init__(radius=radius, layer=layer)
 
     def __repr__(self):
@@ -394,10 +370,10 @@ class Avoidance(TableView):
     _fields = ("enabled", "neighbour_dist", "max_neighbours", "time_horizon", "time_horizon_obst", "layers", "mask",
                "priority", "side_code")
     enabled = Column("avoids", check=_flag)
-    neighbour_dist = Column("avoid_neighbour_dist", check=_length)
+    neighbour_dist = Column("avoid_neighbour_dist", check=check_length)
     max_neighbours = Column("avoid_max_neighbours", check=_neighbour_count)
-    time_horizon = Column("avoid_time_horizon", check=_positive)
-    time_horizon_obst = Column("avoid_time_horizon_obst", check=_positive)
+    time_horizon = Column("avoid_time_horizon", check=check_positive)
+    time_horizon_obst = Column("avoid_time_horizon_obst", check=check_positive)
     layers = Column("avoid_layers", check=_bit_set)
     mask = Column("avoid_mask", check=_bit_set)
     priority = Column("avoid_priority", check=_priority)
@@ -444,7 +420,7 @@ STEERING_PARAMS = (
 
 
 def _weight_check(behaviour: str):
-    return lambda owner, name, v: _positive(owner, f"weights.{behaviour}", v, allow_zero=True)
+    return lambda owner, name, v: check_positive(owner, f"weights.{behaviour}", v, allow_zero=True)
 
 
 def _steering_target(point):
@@ -475,16 +451,16 @@ class SteeringWeights(TableView):
 
     _fields = ("combiner_code", *STEERING_PARAMS)
     combiner_code = Column("combiner")
-    deceleration = Column("deceleration", check=_positive)
-    panic_distance = Column("panic_distance", check=lambda o, n, v: _positive(o, n, v, limit=COORDINATE_LIMIT,
+    deceleration = Column("deceleration", check=check_positive)
+    panic_distance = Column("panic_distance", check=lambda o, n, v: check_positive(o, n, v, limit=COORDINATE_LIMIT,
                                                                                 allow_inf=True))
-    threat_range = Column("threat_range", check=_length)
-    wander_radius = Column("wander_radius", check=_length)
-    wander_distance = Column("wander_distance", check=_length_or_zero)
-    wander_jitter = Column("wander_jitter", check=lambda o, n, v: _positive(o, n, v, True))
-    detection_box_length = Column("detection_box_length", check=_length)
-    feeler_length = Column("feeler_length", check=_length)
-    neighbour_radius = Column("neighbour_radius", check=_length)
+    threat_range = Column("threat_range", check=check_length)
+    wander_radius = Column("wander_radius", check=check_length)
+    wander_distance = Column("wander_distance", check=check_length_or_zero)
+    wander_jitter = Column("wander_jitter", check=lambda o, n, v: check_positive(o, n, v, True))
+    detection_box_length = Column("detection_box_length", check=check_length)
+    feeler_length = Column("feeler_length", check=check_length)
+    neighbour_radius = Column("neighbour_radius", check=check_length)
 
     def __init__(
         self,
@@ -612,296 +588,7 @@ class SteeringWeights(TableView):
                 + f", target={self.target!r}, target_entity={self.target_entity!r})")
 
 
-# --- sparse components (esper only) ---------------------------------------------------------
-
-PATH_STATUSES = ("none", "complete", "partial", "unreachable", "stale")
-PATH_MODES = ("once", "patrol", "loop")
-
-
-PATH_METHODS = ("path", "flow_field")
-"""How a PathRequest is served: a Path of its own, or a flow field shared by every request
-with the same goal (seed 003)."""
-
-
-@dataclass
-class PathRequest(CheckedFields):
-    """Ask the PathfindSystem for a way to a goal: ``goal`` (a point), ``target`` (an entity,
-    followed as it moves), ``goals`` (several points: the nearest one counts, e.g. exits) or
-    ``zone`` (``[xmin, ymin, xmax, ymax]``, m: anywhere inside counts). Exactly one of them.
-
-    ``method`` "path" (a ``Path`` of the entity's own, seed 000) or "flow_field" (seed 003: one
-    field per goal, shared by every request that names the same goal; the entity gets no Path,
-    the PathFollowSystem steers it along the field). ``goals`` and ``zone`` need a flow field.
-    ``replan_period`` ticks between refreshes (None: the world's ``pathfind_period``, seed
-    000's 30): a path is re-planned, a field toward a moving target rebuilt. ``algorithm``
-    "astar" or "dijkstra"; ``smooth`` string-pulls a path; ``allow_partial`` returns a path to
-    the closest reachable node when the goal is cut off; ``max_expanded`` is a path search's
-    budget (None: unlimited). ``despawn_on_arrival`` removes the entity at the end of the tick
-    it arrives (an evacuation's exits). ``goal_elevation`` (m, with ``goal`` and a path only):
-    which surface over the goal point is meant where there are several (a nav graph of several
-    ``floors``: the room under a balcony, the road under a bridge); None, the default: the
-    highest.
-
-    Assigning a field of a request that belongs to an entity is reported to its World
-    (``World.take_changed_requests``): the PathfindSystem serves it again on its next tick."""
-
-    goal: tuple[float, float] | None = None
-    target: int | None = None
-    goals: tuple[tuple[float, float], ...] | None = None
-    zone: tuple[float, float, float, float] | None = None
-    method: str = "path"
-    replan_period: int | None = None
-    algorithm: str = "astar"
-    smooth: bool = False
-    allow_partial: bool = True
-    max_expanded: int | None = None
-    despawn_on_arrival: bool = False
-    goal_elevation: float | None = None
-
-    def __post_init__(self):
-        given = [name for name in ("goal", "target", "goals", "zone") if getattr(self, name) is not None]
-        if len(given) != 1:
-            raise ValueError("PathRequest: give exactly one of goal (a point), target (an entity), goals (points) "
-                             f"or zone ([xmin, ymin, xmax, ymax]); got {', '.join(given) or 'none'}")
-        if self.goal is not None:
-            self.goal = (_finite("PathRequest", "goal", self.goal[0]), _finite("PathRequest", "goal", self.goal[1]))
-        if self.goals is not None:
-            if len(self.goals) == 0:
-                raise ValueError("PathRequest.goals: give at least one point")
-            self.goals = tuple((_finite("PathRequest", "goals", x), _finite("PathRequest", "goals", y))
-                               for x, y in self.goals)
-        if self.goal_elevation is not None:
-            if self.goal is None or self.method != "path":
-                raise ValueError("PathRequest.goal_elevation: only with a goal point and method = \"path\"")
-            self.goal_elevation = _finite("PathRequest", "goal_elevation", self.goal_elevation)
-        if self.zone is not None:
-            zone = tuple(_finite("PathRequest", "zone", v) for v in self.zone)
-            if not (zone[0] <= zone[2] and zone[1] <= zone[3]):
-                raise ValueError(f"PathRequest.zone: must be [xmin, ymin, xmax, ymax] with min <= max, "
-                                 f"got {list(zone)}")
-            self.zone = zone
-        if self.method not in PATH_METHODS:
-            raise ValueError(f"PathRequest.method: must be one of {', '.join(PATH_METHODS)}, got {self.method!r}")
-        if self.method == "path" and (self.goals is not None or self.zone is not None):
-            raise ValueError("PathRequest.method: goals and zone are served by a flow field: "
-                             "set method = \"flow_field\"")
-        if self.replan_period is not None:
-            if isinstance(self.replan_period, bool) or int(self.replan_period) < 1:
-                raise ValueError(f"PathRequest.replan_period: must be >= 1, got {self.replan_period!r}")
-            self.replan_period = int(self.replan_period)
-        if self.algorithm not in ("astar", "dijkstra"):
-            raise ValueError(f"PathRequest.algorithm: must be astar or dijkstra, got {self.algorithm!r}")
-        if self.max_expanded is not None and int(self.max_expanded) < 1:
-            raise ValueError(f"PathRequest.max_expanded: must be >= 1, got {self.max_expanded!r}")
-
-    def __setattr__(self, name, value):
-        super().__setattr__(name, value)
-        owner = self.__dict__.get("_owner")
-        if owner is not None and not name.startswith("_"):
-            owner[0].add(owner[1])
-
-    def report_to(self, changed: set, entity: int) -> None:
-        """From now on, add ``entity`` to ``changed`` whenever a field is assigned (the World
-        calls this)."""
-        object.__setattr__(self, "_owner", (changed, entity))
-
-
-@dataclass
-class NavFilter(CheckedFields):
-    """Which areas of the map (``[[map.area]]``, ``ecs_nav.nav.areas``) an agent's path searches
-    avoid or pay for: Detour's ``dtQueryFilter``, Unity's area mask and costs.
-
-    Fields:
-        costs: area name → cost multiplier (> 0, at most 1e6) overriding the area's own ``cost``
-            for this agent (an agent that pays double on stairs: ``{"stairs": 2.0}``).
-        excluded: area names the agent never enters: their nodes are not walkable for its
-            searches (an agent standing in one has no start node: its path is unreachable).
-
-    Read when the agent's request is served (a change takes effect at its next re-plan); a name
-    that no area of the map has is an error then."""
-
-    costs: dict[str, float] = field(default_factory=dict)
-    excluded: list[str] = field(default_factory=list)
-
-    def __post_init__(self):
-        for name, value in self.costs.items():
-            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-                    or not 0 < value <= 1e6):
-                raise ValueError(f"NavFilter.costs: the cost of {name!r} must be a number > 0 and at most 1e6, "
-                                 f"got {value!r}")
-
-    def key(self) -> tuple:
-        """What tells two filters apart (equal keys: the same weighted graph)."""
-        return tuple(sorted(self.costs.items())), tuple(sorted(set(self.excluded)))
-
-
-_PATH_FIELDS = ("nodes", "waypoints", "index", "status", "radius", "mode", "direction", "graph_version")
-_PATH_CHECKED = frozenset(_PATH_FIELDS)
-_PATH_RELOADED = frozenset(("waypoints", "radius", "mode"))
-"""Path fields whose assignment the PathFollowSystem must see (``World.take_rewritten_paths``)."""
-
-
-def _numbers_only(value, integer: bool = False) -> bool:
-    """Whether ``value`` (an array, or lists and tuples of them) holds numbers only (integers
-    with ``integer``): no booleans, no text."""
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind in ("iu" if integer else "iuf")
-    if isinstance(value, (list, tuple)):
-        return all(_numbers_only(v, integer) for v in value)
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    return isinstance(value, kinds) and not isinstance(value, (bool, np.bool_))
-
-
-def _path_field(name: str, value):
-    """``value`` checked (and converted) as Path's field ``name``; ValueError naming it."""
-    if name == "nodes":
-        try:
-            if not _numbers_only(value, integer=True):  # (asarray would take True as 1 and truncate 1.5)
-                raise ValueError
-            return np.asarray(value, dtype=np.int64).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"Path.nodes: expected an array of node ids, got {value!r:.80}") from None
-    if name == "waypoints":
-        try:
-            if not _numbers_only(value):  # (asarray would take True as 1.0 and "2" as 2.0)
-                raise ValueError
-            wp = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError("Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got "
-                             f"{value!r:.80}") from None
-        if wp.size == 0:
-            wp = np.zeros((0, 3))
-        if wp.ndim == 2 and wp.shape[1] == 2:
-            wp = np.hstack([wp, np.zeros((wp.shape[0], 1))])
-        if wp.ndim != 2 or wp.shape[1] != 3:
-            raise ValueError(f"Path.waypoints: expected an array of [x, y] or [x, y, elevation] points, got shape "
-                             f"{wp.shape}")
-        if wp.shape[0] > WAYPOINT_LIMIT:
-            raise ValueError(f"Path.waypoints: at most {WAYPOINT_LIMIT} waypoints, got {wp.shape[0]}")
-        if not np.isfinite(wp).all() or (wp.size and np.abs(wp).max() > COORDINATE_LIMIT):
-            raise ValueError(f"Path.waypoints: must be finite numbers at most {COORDINATE_LIMIT:g} in magnitude")
-        return wp
-    if name in ("index", "direction", "graph_version"):
-        if type(value) is not int or abs(value) > INTEGER_LIMIT:  # (a plain int, the followers' writes: as is)
-            value = check_value("Path", name, int, value)
-        if name == "direction" and value not in (-1, 1):
-            raise ValueError(f"Path.direction: must be 1 or -1, got {value!r}")
-        return value
-    if name in ("status", "mode"):
-        allowed = PATH_STATUSES if name == "status" else PATH_MODES
-        if not isinstance(value, str) or value not in allowed:
-            raise ValueError(f"Path.{name}: must be one of {', '.join(allowed)}, got {value!r}")
-        return value
-    return _length("Path", "radius", value)
-
-
-@dataclass(eq=False)
-class Path:
-    """A planned route: graph node ids, waypoint positions (k, 3: x, y, elevation), the index
-    of the waypoint being walked to, and the plan's status. ``radius`` is seed 004's path
-    radius (a waypoint counts as reached within it); ``mode`` once / patrol (ping-pong) / loop.
-
-    Every field assigned is checked as the constructor checks it (a NaN waypoint or radius
-    raises, naming the field). Replacing ``waypoints`` with a new array (or list of points) is
-    how a route changes: once the Path belongs to an entity of a World, every such assignment,
-    and every one of ``radius`` or ``mode``, is reported to that World
-    (``World.take_rewritten_paths``), so the PathFollowSystem reloads exactly those paths
-    instead of looking at every path every tick. Editing the array in place is not reported.
-    Likewise setting ``status = "stale"`` is reported (``World.take_stale_paths``): the
-    PathfindSystem re-plans exactly those paths on its next tick.
-
-    ``pending`` (bool, not a constructor argument; False on a new Path) is True while the
-    entity's request waits in the PathfindSystem's queue for a search (a per-tick budget, its
-    ``path_budget_per_tick``: Unity's ``pathPending``); the route already held is kept meanwhile.
-    The PathfindSystem sets it; it is not saved in a scene."""
-
-    nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    index: int = 0
-    status: str = "none"
-    radius: float = 1.0
-    mode: str = "once"
-    direction: int = 1
-    graph_version: int = -1
-
-    def __post_init__(self):
-        for name in _PATH_FIELDS:
-            object.__setattr__(self, name, _path_field(name, self.__dict__[name]))
-        object.__setattr__(self, "pending", False)
-        object.__setattr__(self, "_checked", True)
-
-    def __setattr__(self, name, value):
-        if name in _PATH_CHECKED and self.__dict__.get("_checked"):
-            value = _path_field(name, value)  # checked where it is set, as the constructor checks it
-        object.__setattr__(self, name, value)
-        if name in _PATH_RELOADED or (name == "status" and value == "stale"):
-            owner = self.__dict__.get("_owner")
-            if owner is not None:
-                owner[1 if name == "status" else 0].add(owner[2])
-
-    def report_to(self, rewritten: set, stale: set, entity: int) -> None:
-        """From now on, add ``entity`` to ``rewritten`` at every ``waypoints``, ``radius`` or
-        ``mode`` assignment and to ``stale`` whenever ``status`` is set to ``"stale"`` (the World
-        calls this)."""
-        self._owner = (rewritten, stale, entity)
-
-    def detached_copy(self) -> Path:
-        """A copy with its own arrays, belonging to no entity yet (a crowd member's own Path)."""
-        twin = copy.copy(self)
-        twin.__dict__.pop("_owner", None)
-        object.__setattr__(twin, "nodes", self.nodes.copy())
-        object.__setattr__(twin, "waypoints", self.waypoints.copy())
-        return twin
-
-    def __eq__(self, other):
-        if not isinstance(other, Path):
-            return NotImplemented
-        return (np.array_equal(self.nodes, other.nodes) and np.array_equal(self.waypoints, other.waypoints)
-                and (self.index, self.status, self.radius, self.mode, self.direction)
-                == (other.index, other.status, other.radius, other.mode, other.direction))
-
-
-@dataclass
-class NavMap(CheckedFields):
-    """Scan parameters of a map (seed 000's AIGraph): half extents and ray height of the scan,
-    node spacing, the largest climbable step, the clearance kept from box edges, and the highest
-    ledge the scan makes a one-way drop off (m, >= 0; at most ``max_climb``, the default 0: no
-    drops), and ``floors``, how many walkable surfaces over one spot the graph holds (1 to ``MAX_FLOORS``, 8; 1,
-    the default: the highest only; 2 for a road under a bridge; see ``ecs_nav.nav.build``)."""
-
-    scan_range: tuple[float, float, float] = (40.0, 10.0, 40.0)
-    spacing: float = 2.0
-    max_climb: float = 0.5
-    clearance: float = 1.25
-    max_drop: float = 0.0
-    floors: int = 1
-
-    def __post_init__(self):
-        self.scan_range = tuple(_length("NavMap", "scan_range", v) for v in self.scan_range)
-        self.spacing = _length("NavMap", "spacing", self.spacing)
-        self.max_climb = _length_or_zero("NavMap", "max_climb", self.max_climb)
-        self.clearance = _length_or_zero("NavMap", "clearance", self.clearance)
-        self.max_drop = _length_or_zero("NavMap", "max_drop", self.max_drop)
-        if isinstance(self.floors, bool) or not isinstance(self.floors, int) or not 1 <= self.floors <= MAX_FLOORS:
-            raise ValueError(f"NavMap.floors: must be an integer from 1 to {MAX_FLOORS}, got {self.floors!r}")
-        if self.spacing > 2 * min(self.scan_range[0], self.scan_range[2]):
-            raise ValueError(f"NavMap.spacing: must be at most the scanned width and depth (twice scan_range's x "
-                             f"and z, {2 * min(self.scan_range[0], self.scan_range[2]):g}), got {self.spacing!r}")
-        nodes = self.node_slots()
-        if nodes > NAV_NODE_LIMIT:
-            floors = f" on {self.floors} floors" if self.floors > 1 else ""
-            raise ValueError(f"NavMap.spacing: {self.spacing:g} over scan_range {list(self.scan_range)}{floors} makes "
-                             f"{nodes:.3g} node slots, more than the {NAV_NODE_LIMIT} allowed (raise the spacing)")
-
-    def node_slots(self) -> float:
-        """How many node slots the scan has, every floor's (as the nav graph counts them)."""
-        return self.floors * nav_node_slots(2 * self.scan_range[0], 2 * self.scan_range[2], self.spacing)
-
-
-def nav_node_slots(width: float, depth: float, spacing: float) -> float:
-    """Node slots of a scan ``width`` x ``depth`` at ``spacing`` (a float: it may be huge)."""
-    return float(math.floor(width / spacing + 1e-9)) * float(math.floor(depth / spacing + 1e-9))
-
+# --- sparse components (esper only): the navigation ones live in core/nav_components.py -----
 
 @dataclass
 class Player:
