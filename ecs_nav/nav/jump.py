@@ -49,6 +49,8 @@ JUMP_DTYPE = np.dtype(
 """Per-cell search scratch, 32 bytes: cost so far, generation stamp, heap slot, parent jump point,
 the step it was reached by, and the cell's padded row and column."""
 
+NO_ACTIVE = np.zeros(0, dtype=np.int64)
+NO_DISTANCES = np.zeros(0)
 ALL_STEPS = 0b111101111
 """The scans from the start: every step code ``(sr + 1) * 3 + sc + 1`` but 4 (no step)."""
 QUERY_FOUND, QUERY_NOT_FOUND, QUERY_BAD_START, QUERY_BAD_GOAL = 0, 1, 2, 3
@@ -274,10 +276,11 @@ def jump_path(cells, width, goal, straight, diagonal, out):
 
 
 @kernel
-def active_landmarks(marks, start, goal, most):
+def active_landmarks(marks, start, goal, most, floor):
     """The landmarks (columns of ``marks``) whose bounds on the start's distance to the goal are
-    the largest, up to ``most`` (ties: the lower column), among those connected to both, and
-    their distances to the goal: ((k,) int64, (k,) float64)."""
+    the largest, up to ``most`` (ties: the lower column), among those connected to both whose
+    bound there is above ``floor`` (the octile distance: a landmark no sharper at the start is
+    left out), and their distances to the goal: ((k,) int64, (k,) float64)."""
     active = np.empty(min(most, marks.shape[1]), dtype=np.int64)
     bound = np.empty(active.shape[0], dtype=np.float64)
     n = 0
@@ -286,6 +289,8 @@ def active_landmarks(marks, start, goal, most):
         if not (a < np.inf and b < np.inf):
             continue
         x = abs(a - b)
+        if x <= floor:
+            continue
         j = n if n < active.shape[0] else active.shape[0] - 1
         if n == active.shape[0] and x <= bound[j]:
             continue
@@ -323,7 +328,9 @@ def jump_query(free, jumps, diag, width, start, goal, straight, diagonal, marks,
     if a == b:
         out[0] = start
         return QUERY_FOUND, 0, 1, 0.0
-    active, to_goal = active_landmarks(marks, start, goal, most)
+    floor = _heuristic(a // width, a % width, b // width, b % width, straight, diagonal, marks, NO_ACTIVE,
+                       NO_DISTANCES, cols)
+    active, to_goal = active_landmarks(marks, start, goal, most, floor)
     found, expanded = jump_search(free, jumps, diag, width, a, b, straight, diagonal, marks, active, to_goal, cells,
                                   gen, heap_node, heap_f, heap_h)
     if not found:
