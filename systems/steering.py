@@ -50,7 +50,9 @@ Inputs per behaviour:
   distance. A STOPPED agent's speed below ``STOP_SPEED`` is snapped to zero.
 * follow_flow: ``world.resources["flow_field"]`` -- an (n_nodes, 2) array (or an object with a
   ``direction`` attribute holding one) of unit directions per node slot of ``world.nav_graph``,
-  sampled at each agent's nearest node (zero off the graph). Absent: zero force.
+  sampled at each agent's nearest walkable node within the graph's ``max_climb`` of its
+  elevation (``ecs_nav.motion.steering_flow``; zero off the graph, or where the field's
+  direction is not finite). Absent: zero force.
 
 Combiners per row (``combiner`` column): 0 weighted truncated sum, 1 prioritised running sum,
 2 prioritised dithering with ``DITHER_PROBABILITIES`` and uniforms from ``entity_uniforms``
