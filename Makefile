@@ -123,9 +123,11 @@ bench: $(TESTS) $(BENCH_STAMP) $(KERNELS)
 	$(PY) bench/core.py
 	$(PY) bench/spawn.py
 	$(PY) bench/graph_build.py
+	$(PY) bench/floors_build.py
 	$(PY) bench/pathfinding.py
 	$(PY) bench/jump.py
 	$(PY) bench/flowfield.py
+	$(PY) bench/steering_flow.py
 	$(PY) bench/motion.py
 	$(PY) bench/evacuation.py --jupedsim-max-seconds 60
 	$(PY) bench/small_worlds.py
