@@ -21,10 +21,11 @@ from test_jump import assert_valid_grid_path
 
 from ecs_nav.nav.graph import EDGE_DROP, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, read_scenarios
-from ecs_nav.nav.jump import active_landmarks, find_path, jump_point_search
+from ecs_nav.nav.jump import find_path, jump_point_search
 from ecs_nav.nav.jump_tables import DIAGONAL_STEPS, STRAIGHT_STEPS, diagonal_jumps, straight_jumps
 from ecs_nav.nav.landmarks import (
     MAX_LANDMARKS,
+    active_landmarks,
     default_count,
     farthest_landmarks,
     landmarks_of,

@@ -13,8 +13,14 @@ It applies to a graph ``is_uniform_octile`` (``ecs_nav.nav.octile``) accepts: ev
 neighbouring cells, a cardinal step between two walkable cells always present and costing one
 value, a diagonal step present exactly where it and both cells beside it are walkable and
 costing sqrt(2) times that (a graph from ``grid_graph`` or ``load_movingai``). Heights that
-block steps (``max_climb``), off-mesh links, one-way drops or area costs make a graph fail the
-test, and ``find_path`` runs A* on it instead.
+block steps (``max_climb``), off-mesh links, one-way drops, area costs or a second level
+(``GridIndex.levels``) make a graph fail the test, and ``find_path`` runs A* on it instead.
+
+Straight and diagonal scans are read from tables made once per graph version
+(``ecs_nav.nav.jump_tables``, JPS+), so a jump costs O(1) however long it runs. A graph opted
+into landmarks (``ecs_nav.nav.landmarks.prepare_landmarks``) has its octile heuristic raised to
+their bound: fewer jump points where walls make routes wind, the same costs. A query (nodes
+checked, search, path) is one compiled call without numba's dispatch.
 
 ``find_path`` is the grid search entry point that chooses: jump point search when the graph is
 uniform octile, the heuristic "octile", and neither a search budget nor a trace is asked for;
@@ -32,7 +38,7 @@ import numpy as np
 from ecs_nav.compile.aot import DirectCall, kernel
 from ecs_nav.nav.graph import NavGraph, check_node
 from ecs_nav.nav.jump_tables import diagonal_jumps, straight_jumps
-from ecs_nav.nav.landmarks import landmarks_of
+from ecs_nav.nav.landmarks import active_landmarks, landmarks_of
 from ecs_nav.nav.octile import octile_costs
 from ecs_nav.nav.open_list import sift_down, sift_up
 from ecs_nav.nav.search import (
@@ -273,36 +279,6 @@ def jump_path(cells, width, goal, straight, diagonal, out):
         else:
             cost += straight
     return steps + 1, cost
-
-
-@kernel
-def active_landmarks(marks, start, goal, most, floor):
-    """The landmarks (columns of ``marks``) whose bounds on the start's distance to the goal are
-    the largest, up to ``most`` (ties: the lower column), among those connected to both whose
-    bound there is above ``floor`` (the octile distance: a landmark no sharper at the start is
-    left out), and their distances to the goal: ((k,) int64, (k,) float64)."""
-    active = np.empty(min(most, marks.shape[1]), dtype=np.int64)
-    bound = np.empty(active.shape[0], dtype=np.float64)
-    n = 0
-    for i in range(marks.shape[1]):  # insertion into the best ``most`` so far, largest first
-        a, b = marks[goal, i], marks[start, i]
-        if not (a < np.inf and b < np.inf):
-            continue
-        x = abs(a - b)
-        if x <= floor:
-            continue
-        j = n if n < active.shape[0] else active.shape[0] - 1
-        if n == active.shape[0] and x <= bound[j]:
-            continue
-        while j > 0 and bound[j - 1] < x:
-            active[j], bound[j] = active[j - 1], bound[j - 1]
-            j -= 1
-        active[j], bound[j] = i, x
-        n = min(n + 1, active.shape[0])
-    to_goal = bound  # (reused: the distances to the goal of the chosen ones)
-    for i in range(n):
-        to_goal[i] = marks[goal, active[i]]
-    return active[:n], to_goal[:n]
 
 
 @kernel

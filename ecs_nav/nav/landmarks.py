@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ecs_nav.compile.aot import kernel
 from ecs_nav.nav.distance import dijkstra_field
 from ecs_nav.nav.graph import NavGraph
 
@@ -152,3 +153,32 @@ def landmarks_of(graph: NavGraph, key: tuple | None = None) -> Landmarks | None:
     graph.__dict__["_landmarks"] = (count, marks)
     return marks
 
+
+@kernel
+def active_landmarks(marks, start, goal, most, floor):
+    """The landmarks (columns of ``marks``) whose bounds on the start's distance to the goal are
+    the largest, up to ``most`` (ties: the lower column), among those connected to both whose
+    bound there is above ``floor`` (the octile distance: a landmark no sharper at the start is
+    left out), and their distances to the goal: ((k,) int64, (k,) float64)."""
+    active = np.empty(min(most, marks.shape[1]), dtype=np.int64)
+    bound = np.empty(active.shape[0], dtype=np.float64)
+    n = 0
+    for i in range(marks.shape[1]):  # insertion into the best ``most`` so far, largest first
+        a, b = marks[goal, i], marks[start, i]
+        if not (a < np.inf and b < np.inf):
+            continue
+        x = abs(a - b)
+        if x <= floor:
+            continue
+        j = n if n < active.shape[0] else active.shape[0] - 1
+        if n == active.shape[0] and x <= bound[j]:
+            continue
+        while j > 0 and bound[j - 1] < x:
+            active[j], bound[j] = active[j - 1], bound[j - 1]
+            j -= 1
+        active[j], bound[j] = i, x
+        n = min(n + 1, active.shape[0])
+    to_goal = bound  # (reused: the distances to the goal of the chosen ones)
+    for i in range(n):
+        to_goal[i] = marks[goal, active[i]]
+    return active[:n], to_goal[:n]
