@@ -55,8 +55,6 @@ JUMP_DTYPE = np.dtype(
 """Per-cell search scratch, 32 bytes: cost so far, generation stamp, heap slot, parent jump point,
 the step it was reached by, and the cell's padded row and column."""
 
-NO_ACTIVE = np.zeros(0, dtype=np.int64)
-NO_DISTANCES = np.zeros(0)
 ALL_STEPS = 0b111101111
 """The scans from the start: every step code ``(sr + 1) * 3 + sc + 1`` but 4 (no step)."""
 QUERY_FOUND, QUERY_NOT_FOUND, QUERY_BAD_START, QUERY_BAD_GOAL = 0, 1, 2, 3
@@ -116,13 +114,21 @@ def _jump_diagonal(jumps, diag, width, n, nr, nc, sr, sc, gr, gc):
 
 
 @kernel(inline="always")
+def _octile(dr, dc, straight, diagonal):
+    """Octile distance in cost units across ``dr`` rows and ``dc`` columns."""
+    dr = abs(dr)
+    dc = abs(dc)
+    if dr < dc:
+        return straight * (dc - dr) + diagonal * dr
+    return straight * (dr - dc) + diagonal * dc
+
+
+@kernel(inline="always")
 def _heuristic(vr, vc, gr, gc, straight, diagonal, marks, active, to_goal, cols):
     """The octile distance from padded cell (``vr``, ``vc``) to the goal's, raised to the
     bound ``|d(L, goal) - d(L, v)|`` of the landmarks ``active`` (columns of ``marks``;
     ``to_goal`` their distances to the goal)."""
-    dr = abs(vr - gr)
-    dc = abs(vc - gc)
-    h = straight * (dc - dr) + diagonal * dr if dr < dc else straight * (dr - dc) + diagonal * dc
+    h = _octile(vr - gr, vc - gc, straight, diagonal)
     if active.shape[0] > 0:
         v = (vr - 1) * cols + vc - 1
         for i in range(active.shape[0]):
@@ -304,8 +310,7 @@ def jump_query(free, jumps, diag, width, start, goal, straight, diagonal, marks,
     if a == b:
         out[0] = start
         return QUERY_FOUND, 0, 1, 0.0
-    floor = _heuristic(a // width, a % width, b // width, b % width, straight, diagonal, marks, NO_ACTIVE,
-                       NO_DISTANCES, cols)
+    floor = _octile(a // width - b // width, a % width - b % width, straight, diagonal)
     active, to_goal = active_landmarks(marks, start, goal, most, floor)
     found, expanded = jump_search(free, jumps, diag, width, a, b, straight, diagonal, marks, active, to_goal, cells,
                                   gen, heap_node, heap_f, heap_h)
