@@ -15,13 +15,14 @@ landmark, made by ``count`` Dijkstra searches over the whole graph. By default a
 in ``DEFAULT_BYTES`` (64 MiB), at most ``DEFAULT_LANDMARKS`` (32): 32 on a 512 x 512 grid, 8 on
 a 1024 x 1024 one. Each query uses the few with the largest bounds at its start
 (``ecs_nav.nav.jump.ACTIVE_LANDMARKS``), so more landmarks cost memory and set-up time more
-than query time. ``ecs_nav.nav.jump.find_path`` uses them on the graph's current version; a
-changed graph (``NavGraph.cache_key``) has them made again at its next search, and
-``prepare_landmarks(graph, 0)`` drops them. Only undirected graphs qualify (every edge has its
-reverse at the same cost), as the uniform octile grids jump point search runs on are.
+than query time. Jump point search (``ecs_nav.nav.jump.find_path`` on a uniform octile graph)
+uses them on the graph's current version; A* does not. A changed graph (``NavGraph.cache_key``)
+has them made again at its next jump point search, and ``prepare_landmarks(graph, 0)`` drops
+them. Only undirected graphs qualify (every edge has its reverse at the same cost), as the
+uniform octile grids jump point search runs on are.
 
 Searches with landmarks return the same costs; among paths of equal cost they may choose
-another, and they expand fewer nodes (a PathfindSystem's per-tick budget counts those).
+another, and they expand fewer jump points (``PathResult.expanded``).
 """
 
 from __future__ import annotations
