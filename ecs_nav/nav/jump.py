@@ -179,7 +179,9 @@ def jump_search(free, jumps, diag, width, start, goal, straight, diagonal, marks
         straight, diagonal: the cost of a cardinal and of a diagonal step (> 0,
             ``diagonal`` = sqrt(2) ``straight``).
         marks: (graph nodes, k) float64 landmark distances by unpadded node id
-            (``ecs_nav.nav.landmarks``); k = 0: the octile heuristic alone.
+            (``ecs_nav.nav.landmarks``).
+        active, to_goal: the columns of ``marks`` the heuristic uses and their distances to the
+            goal (``active_landmarks``); empty: the octile heuristic alone.
         cells: (h * width,) JUMP_DTYPE scratch, valid where ``stamp == gen``: g (cost so far),
             pos (heap slot, -1 once closed), parent (the previous jump point, -1 at the start),
             arrival (the step it was reached by, ``(sr + 1) * 3 + sc + 1``), row and col.
@@ -291,7 +293,8 @@ def jump_path(cells, width, goal, straight, diagonal, out):
 def jump_query(free, jumps, diag, width, start, goal, straight, diagonal, marks, most, cells, gen, heap_node,
                heap_f, heap_h, out):  # fmt: skip
     """One query from graph node ``start`` to graph node ``goal`` (unpadded ids; arguments else as
-    ``jump_search``'s): the nodes checked, ``jump_search`` and, when it finds the goal,
+    ``jump_search``'s): the nodes checked, the query's active landmarks (at most ``most`` of the
+    columns of ``marks``, k = 0 for none), ``jump_search`` and, when it finds the goal,
     ``jump_path`` into ``out`` ((h * width,) int64), in one call.
 
     Returns:
