@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import ecs_nav
+from ecs_nav.results import writer_process
 from ecs_nav.results.recording import record
 
 
@@ -94,9 +95,14 @@ def main() -> None:
     parser.add_argument("--formats", nargs="+", default=["sqlite", "parquet", "csv"])
     parser.add_argument("--inline", action="store_true", help="also measure the writer inline (in the tick)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each kind timed apart")
+    parser.add_argument("--no-process", action="store_true",
+                        help="the background writer of a large SQLite recording on a thread, not in a process")
     args = parser.parse_args()
+    if args.no_process:
+        writer_process.PROCESS_ROWS = 1 << 62
     folder = Path(tempfile.mkdtemp(prefix="ecs_nav_record_"))
-    print(f"scene {args.scene}, {args.ticks} ticks, trajectories every {args.every} ticks, {os.cpu_count()} cores")
+    print(f"scene {args.scene}, {args.ticks} ticks, trajectories every {args.every} ticks, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.1f}")
     print("| format | writer | Recorder ms/tick | other systems ms/tick | Recorder / systems | plain ms/tick "
           "| recorded ms/tick | chunk ratio - 1 | close s | MB written | apart: recorded / plain - 1 |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

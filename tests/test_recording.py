@@ -286,3 +286,16 @@ def test_path_lengths_are_the_sums_of_the_recorded_steps_tick_by_tick(room, tmp_
         xy = rows.sort_values("tick")[["x", "y"]].to_numpy()
         steps = np.hypot(*np.diff(xy, axis=0).T)
         assert got.agents.set_index("entity").loc[entity, "path_length"] == pytest.approx(steps.sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 5, 4095, 4096, 4097, 10_000, 23_457])
+def test_insert_rows_writes_every_row_in_order_whatever_their_count(rows):
+    from ecs_nav.results.formats import insert_rows
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (frame INTEGER, x REAL, y REAL)")
+    values = np.column_stack([np.arange(rows) // 7, np.random.default_rng(rows).normal(size=(rows, 2))])
+    insert_rows(db, "t", values)
+    got = db.execute("SELECT frame, x, y, typeof(frame) FROM t ORDER BY rowid").fetchall()
+    np.testing.assert_array_equal(np.array([g[:3] for g in got], float).reshape(-1, 3), values)
+    assert all(g[3] == "integer" for g in got)

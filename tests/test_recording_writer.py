@@ -237,3 +237,63 @@ def test_closing_a_recording_behind_a_slow_writer_loses_nothing(room, tmp_path, 
     assert len(got.trajectories) == (ticks // every + 1) * ENTITIES
     assert sorted(got.trajectories["tick"].unique()) == list(range(0, ticks + 1, every))
     assert got.run["status"] == "complete" and len(got.agents) == ENTITIES
+
+
+@pytest.fixture
+def through_a_process(monkeypatch):
+    """Recordings to SQLite of any size written by a writer process (not only large ones)."""
+    from ecs_nav.results import writer_process
+
+    if not writer_process.can_start():
+        pytest.skip("no Python interpreter to start a writer process with")
+    monkeypatch.setattr(writer_process, "PROCESS_ROWS", 1)
+    return writer_process
+
+
+def test_a_writer_process_writes_what_the_inline_writer_does(room, tmp_path, through_a_process):
+    written = {}
+    for name, background in (("inline", False), ("process", True)):
+        with ecs_nav.load_scene(room) as world:
+            with record(world, tmp_path / f"{name}.sqlite", every=3, background=background) as rec:
+                world.run(90)
+                written[name] = type(rec.recorder.sink.sink).__name__
+    assert written["process"] == "ProcessSink"
+    a, b = read_recording(tmp_path / "inline.sqlite"), read_recording(tmp_path / "process.sqlite")
+    assert len(a.trajectories) == 31 * ENTITIES and b.run["status"] == "complete"
+    assert a.trajectories.equals(b.trajectories) and a.events.equals(b.events) and a.agents.equals(b.agents)
+
+
+def test_a_writer_process_that_dies_is_reported_within_a_second_and_the_world_runs_on(room, tmp_path,
+                                                                                       through_a_process):
+    out = tmp_path / "run.sqlite"
+    with ecs_nav.load_scene(room) as world:
+        rec = record(world, out, every=1)
+        deadline = time.monotonic() + 60.0  # (the process starts: imports numpy and ecs_nav)
+        state = rec.recorder.sink.state
+        while not (state.last_call == "write_frames()" and state.busy is None) and time.monotonic() < deadline:
+            world.step()  # until the process has written frames
+        world.run(30)
+        ran = world.tick
+        rec.recorder.sink.sink.process.kill()
+        killed = time.monotonic()
+        error, noticed = _run_until_error(world)
+        assert error is not None, "the writer process's end was never reported"
+        assert noticed - killed < 1.0
+        assert str(out) in str(error) and "the writer process ended" in str(error)
+        tick = world.tick
+        world.run(10)
+        assert world.tick == tick + 10
+        rec.close()  # (does not raise again)
+    got = read_recording(out)  # what the process committed stays readable
+    assert got.run["status"] == "running" and 0 < len(got.trajectories) and got.trajectories["tick"].max() <= ran
+
+
+def test_a_writer_process_that_fails_is_reported_with_its_cause(room, tmp_path, through_a_process):
+    out = tmp_path / "run.sqlite"
+    out.mkdir()  # a folder where the file should go: the process cannot open it
+    with ecs_nav.load_scene(room) as world:
+        rec = record(world, out, every=1)
+        error, _ = _run_until_error(world)
+        assert isinstance(error, RecordingError) and "the writer failed in begin()" in str(error)
+        assert isinstance(error.__cause__, OSError) and str(out) in str(error)
+        rec.close()

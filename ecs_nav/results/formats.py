@@ -150,6 +150,12 @@ class NearestTally:
     def begin(self, run: dict[str, Any]) -> None:
         self.sink.begin(run)
 
+    def warm_up(self) -> None:
+        """Load the compiled kernels the tally calls (a process of its own loads them once)."""
+        points = np.array([[0.0, 0.0], [1.0, 0.0]])
+        layer_members(np.array([0, 1]))
+        nearest_distances(points, np.empty(2))
+
     def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
         """Several ``(frame, events)`` at once (one SQLite transaction)."""
         start = 0
@@ -240,26 +246,46 @@ class NearestTally:
 
 SQL_VARIABLES = 999
 """The fewest bound values an SQLite statement may take (SQLITE_MAX_VARIABLE_NUMBER of releases
-before 3.32): ``insert_rows`` puts as many rows in one INSERT as fit."""
+before 3.32); ``insert_rows`` asks the connection for its own limit where Python can."""
+ROWS_PER_STATEMENT = 4096
+"""At most this many rows in one INSERT (a power of two). Fewer, larger statements cost less a
+row (a statement reset and a call into SQLite each) and, on a writer thread, hand the
+interpreter lock back and forth less often (SQLite runs a statement without it, and a thread
+that waits to take it back waits up to the interpreter's switch interval, 5 ms); but a statement
+is parsed the first time it is used (4096 rows of 7 values: about 18 ms, once a recording)."""
 
 
 def insert_rows(db: sqlite3.Connection, table: str, rows: np.ndarray) -> None:
     """Insert ``rows`` ((n, c) float64, one column per column of ``table``) into ``table``, many
-    rows to a statement: the per-row cost of ``executemany`` (a statement reset and a call into
-    SQLite for every row) is what recording a large crowd spends most on. Integer values (ids,
-    frames: exact in float64 below 2**53) go in as floats and are stored as INTEGER by the
-    columns' integer affinity."""
+    rows to a statement: statements of ``ROWS_PER_STATEMENT`` rows (or as many as the
+    connection's limit on bound values allows), the rest in statements of halving sizes, so
+    that a recording uses a dozen or so statement texts whatever its frames' sizes (SQLite and
+    Python's sqlite3 cache each once parsed). Integer values (ids, frames: exact in float64
+    below 2**53) go in as floats and are stored as INTEGER by the columns' integer affinity."""
     n, c = rows.shape
-    per = max(SQL_VARIABLES // c, 1)
-    whole = n // per * per
+    limit = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) if hasattr(db, "getlimit") else SQL_VARIABLES
+    size = 1 << max(min(max(limit // c, 1), ROWS_PER_STATEMENT).bit_length() - 1, 0)
     values = rows.ravel().tolist()
-    if whole:
-        statement = f"INSERT INTO {table} VALUES " + ",".join(["(" + ",".join("?" * c) + ")"] * per)
-        step = per * c
-        db.executemany(statement, (values[k:k + step] for k in range(0, whole * c, step)))
-    if whole < n:
-        db.executemany(f"INSERT INTO {table} VALUES (" + ",".join("?" * c) + ")",
-                       (values[k:k + c] for k in range(whole * c, n * c, c)))
+    done = 0
+    while done < n:
+        while size > n - done:
+            size //= 2
+        count = (n - done) // size
+        step = size * c
+        db.executemany(insert_statement(table, c, size),
+                       (values[k:k + step] for k in range(done * c, (done + count * size) * c, step)))
+        done += count * size
+
+
+STATEMENTS: dict[tuple[str, int, int], str] = {}
+
+
+def insert_statement(table: str, columns: int, rows: int) -> str:
+    """``INSERT INTO table VALUES (?, ...), ...`` for ``rows`` rows (the text made once)."""
+    key = (table, columns, rows)
+    if key not in STATEMENTS:
+        STATEMENTS[key] = f"INSERT INTO {table} VALUES " + ",".join(["(" + ",".join("?" * columns) + ")"] * rows)
+    return STATEMENTS[key]
 
 
 class SqliteSink:

@@ -17,7 +17,10 @@ up every few dozen ticks of a small scene (``Recorder.fold``), with the sums a t
 
 With ``background=True`` (the default) the file is written by a thread of its own that the
 Recorder hands each frame to (``SinkThread``): the tick pays for copying the columns, not for
-the writing, and no wait for the writer is unbounded. A writer that fails (a full disk) or is
+the writing, and no wait for the writer is unbounded. A large SQLite recording (thousands of
+rows a frame) is written by a process behind that thread (``writer_process``): Python's sqlite3
+holds the interpreter lock while it binds each value, so on a thread that work would stop the
+simulation as if it were written in the tick. A writer that fails (a full disk) or is
 stuck raises ``RecordingError`` from the tick once; the recording then ends and the World runs on.
 """
 
@@ -37,7 +40,8 @@ from ecs_nav.core.system import FunctionSystem, System
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK
 from ecs_nav.core.world import World
 from ecs_nav.geometry.walkable import walkable_area
-from ecs_nav.results.formats import check_out_path, open_sink
+from ecs_nav.results import writer_process
+from ecs_nav.results.formats import check_out_path, format_of, open_sink
 from ecs_nav.results.writer import InlineSink, SinkThread
 
 STUCK_SPEED_FRACTION = 0.1
@@ -84,10 +88,11 @@ class Recorder(System):
         self.row_path = np.zeros(0)
         self.row_stuck = np.zeros(0, np.int64)
         self.row_bytes = b""  # row_entity's bytes: the cheap test of whether the rows changed
-        # each tick keeps the rows' x, y, max_speed, follow_state and is_agent (three gathers,
-        # ``tally_gathers``); ``fold`` adds up every ``fold_ticks`` ticks of them at once (a
-        # small scene: dozens of ticks), and on a change of rows and before a summary
-        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # each tick keeps the rows' pos, max_speed, follow_state and is_agent (a small table: by
+        # three gathers, ``tally_gathers``); ``fold`` adds up every ``fold_ticks`` ticks of them
+        # at once (a small scene: dozens of ticks; a large one: each tick as it ends), and on a
+        # change of rows and before a summary
+        self.kept: list[tuple[np.ndarray, ...]] = []
         self.kept_new: np.ndarray | None = None  # the first kept tick's newcomer rows (not stuck)
         self.fold_ticks = 1
         self.dt = 0.0
@@ -207,12 +212,18 @@ class Recorder(System):
             self.kept_new = self._relayout(world, tick)  # (folds what was kept first)
         if table.n == 0:
             return
+        self.dt = world.dt
+        if self.fold_ticks == 1:  # a large table: its columns as they are, added up at once
+            self.kept.append((table.live("pos"), table.live("max_speed"), table.live("follow_state"),
+                              table.live("is_agent")))
+            self.fold()
+            return
         if self.tally_for is None or self.tally_for[0] is not table.buffer or self.tally_for[1] != table.n:
             self.tally_at = tally_gathers(table)
             self.tally_for = (table.buffer, table.n)
         at_float, at_state, at_flag = self.tally_at
-        self.kept.append((table.float_view[at_float], table.int8_view[at_state], table.flag_view[at_flag]))
-        self.dt = world.dt
+        floats = table.float_view[at_float]
+        self.kept.append((floats[:, :2], floats[:, 2], table.int8_view[at_state], table.flag_view[at_flag]))
         if len(self.kept) >= self.fold_ticks:
             self.fold()
 
@@ -223,20 +234,26 @@ class Recorder(System):
         kept, self.kept = self.kept, []
         if not kept:
             return
-        floats = np.stack([k[0] for k in kept])  # (ticks, rows, 3): x, y, max_speed
-        pos = floats[:, :, :2]
-        delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
+        if len(kept) == 1:
+            pos, speed, state, agent = (column[None] for column in kept[0])  # (1, rows, ...): views
+            delta = pos - self.row_last_pos
+        else:
+            pos, speed, state, agent = (np.stack(columns) for columns in zip(*kept))  # (ticks, rows, ...)
+            delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
         delta *= delta
         step = np.sqrt(delta[..., 0] + delta[..., 1])  # (ticks, rows)
-        self.row_path = np.add.accumulate(np.concatenate([self.row_path[None], step]), axis=0)[-1]
-        stuck = FOLLOWING[np.stack([k[1] for k in kept]).view(np.uint8)]
-        stuck &= np.stack([k[2] for k in kept])
-        stuck &= step < STUCK_SPEED_FRACTION * self.dt * floats[..., 2]
+        if len(kept) == 1:
+            self.row_path += step[0]
+        else:
+            self.row_path = np.add.accumulate(np.concatenate([self.row_path[None], step]), axis=0)[-1]
+        stuck = FOLLOWING[state.view(np.uint8)]
+        stuck &= agent
+        stuck &= step < STUCK_SPEED_FRACTION * self.dt * speed
         if self.kept_new is not None:
             stuck[0] &= ~self.kept_new  # a newcomer has not had a tick to move yet
             self.kept_new = None
-        self.row_stuck += stuck.sum(axis=0)
-        self.row_last_pos = pos[-1].copy()
+        self.row_stuck += stuck[0] if len(kept) == 1 else stuck.sum(axis=0)
+        self.row_last_pos[:] = pos[-1]
 
     def _learn_names(self, world: World, entities: np.ndarray) -> None:
         for entity in entities.tolist():
@@ -310,7 +327,10 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     the PhysicsSystem and writes the current state as the first frame (when ``world.tick`` is a
     multiple of ``every``). Returns a Recording: close it, or use it in a ``with`` block, to
     write the per-agent summary and the run's end. ``background``: write on a thread of its own
-    (``SinkThread``); a writer that fails raises RecordingError from the tick, once, and the recording ends."""
+    (``SinkThread``; a SQLite recording of ``writer_process.PROCESS_ROWS`` rows a frame or more: a
+    process behind it does the writing, ``writer_process.ProcessSink``); a writer that fails
+    raises RecordingError from the tick, once, and the recording ends. Without: small frames
+    are written in batches in the tick (``writer.InlineSink``)."""
     from ecs_nav import __version__
 
     check_out_path(path, "record:")
@@ -320,11 +340,17 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
                          "recording a World)")
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
-    sink = open_sink(path, rows_per_block)
-    if background:
-        sink = SinkThread(sink, world.table.n, path, rows_per_block)
-    else:
-        sink = InlineSink(sink, world.table.n, rows_per_block)
+    sink = None
+    if (background and format_of(path) == "sqlite" and world.table.n >= writer_process.PROCESS_ROWS
+            and writer_process.can_start()):
+        try:  # (a large SQLite recording: its writer's work off the simulation's interpreter lock)
+            sink = SinkThread(writer_process.ProcessSink(path, rows_per_block), world.table.n, path, rows_per_block)
+        except OSError:  # (no process could start: the writer thread does it all)
+            sink = None
+    if sink is None and background:
+        sink = SinkThread(open_sink(path, rows_per_block), world.table.n, path, rows_per_block)
+    elif sink is None:
+        sink = InlineSink(open_sink(path, rows_per_block), world.table.n, rows_per_block)
     recorder = Recorder(sink, every)
     scene = world.resources.get("scene")
     wkt, extent = walkable_area(world)

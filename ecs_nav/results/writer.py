@@ -165,6 +165,14 @@ class SinkThread(FrameBatches):
         if self.thread is None or not self.thread.is_alive():
             self.failed = True
             raise RecordingError(f"recording {self.path!r}: the writer ended early")
+        ended = getattr(self.sink, "ended", None)  # (a writer process: ``writer_process.ProcessSink``)
+        if ended is not None and not self.closing and ended():
+            self.thread.join(self.POLL_S)  # (one that failed has its error told by the thread)
+            if state.error is not None:
+                self.check()
+            self.failed = True
+            raise RecordingError(f"recording {self.path!r}: the writer process ended (exit code "
+                                 f"{self.sink.process.poll()})")
         self.warn_if_slow()
         busy = state.busy
         if busy is not None and time.monotonic() - busy[0] > self.STALL_S:
@@ -243,7 +251,7 @@ class SinkThread(FrameBatches):
             print(f"ecs_nav: {exc}", file=sys.stderr)
 
 
-BATCH_ROWS = 200_000
+BATCH_ROWS = 50_000
 BATCH_FRAMES_WRITTEN = 1024
 """The writer takes the frames waiting on its queue together, up to ``BATCH_ROWS`` trajectory
 rows or ``BATCH_FRAMES_WRITTEN`` frames (or a few more: the calls it takes are whole), and
