@@ -28,6 +28,7 @@ import numpy as np
 
 from ecs_nav.core.limits import COORDINATE_LIMIT, TILE_LIMIT
 from ecs_nav.nav.graph import EDGE_LINK, NavGraph
+from ecs_nav.nav.grid import text_rows
 
 COST_LIMIT = 1e6
 """The largest area cost multiplier."""
@@ -182,13 +183,7 @@ def tile_rows(text, where: str) -> tuple[list[str], int]:
     that is not printable ASCII or a space, or of more than ``TILE_LIMIT`` cells."""
     if not isinstance(text, str):
         raise ValueError(f"{where}: expected rows of characters (a string), got {type(text).__name__}")
-    raw = text.replace("\r\n", "\n").split("\n")
-    lo, hi = 0, len(raw)
-    while lo < hi and not raw[lo].strip():
-        lo += 1
-    while hi > lo and not raw[hi - 1].strip():
-        hi -= 1
-    lines = raw[lo:hi]
+    lines, lo = text_rows(text)
     if not lines:
         raise ValueError(f"{where}: no rows")
     if len(lines) * max(len(line) for line in lines) > TILE_LIMIT:

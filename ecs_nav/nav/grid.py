@@ -142,6 +142,18 @@ def _classify(lines: list[bytes], first_line: int, width: int | None = None) -> 
     return cls == 1
 
 
+def text_rows(text: str) -> tuple[list[str], int]:
+    """The lines of ``text`` (any line ending) without the blank ones before and after, and the
+    0-based index of the first kept, so errors can name lines as the text counts them."""
+    raw = text.replace("\r\n", "\n").split("\n")
+    lo, hi = 0, len(raw)
+    while lo < hi and not raw[lo].strip():
+        lo += 1
+    while hi > lo and not raw[hi - 1].strip():
+        hi -= 1
+    return raw[lo:hi], lo
+
+
 def parse_ascii_grid(text: str) -> np.ndarray:
     """Blocked cells of an ASCII grid: (rows, cols) bool in text order (row 0 = top line).
 
@@ -149,13 +161,7 @@ def parse_ascii_grid(text: str) -> np.ndarray:
     them); every other line must have the same length. Raises ValueError naming the line
     and column (1-based) of an unknown character, or the line of a ragged row.
     """
-    raw = text.replace("\r\n", "\n").split("\n")
-    lo, hi = 0, len(raw)
-    while lo < hi and not raw[lo].strip():
-        lo += 1
-    while hi > lo and not raw[hi - 1].strip():
-        hi -= 1
-    lines = raw[lo:hi]
+    lines, lo = text_rows(text)
     tiles = len(lines) * max((len(line) for line in lines), default=0)
     if tiles > TILE_LIMIT:
         raise ValueError(f"{len(lines)} lines of up to {tiles // max(len(lines), 1)} tiles: more than the "
