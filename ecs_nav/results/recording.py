@@ -13,7 +13,7 @@ placed entity (the state after that tick: a row with tick T is what ``world.tabl
 in ``ecs_nav.results.formats``. Rows go out as the run goes (the writer holds at most one
 block; small frames go out in batches of up to half a second, ``writer.FrameBatches``), so
 memory stays flat on a long run. The per-tick tallies keep each tick's positions and add them
-up every few dozen ticks of a small scene (``Recorder.fold``), with the sums a tick at a time makes.
+up every few hundred ticks of a small scene (``Recorder.fold``), with the sums a tick at a time makes.
 
 With ``background=True`` (the default) the file is written by a thread of its own that the
 Recorder hands each frame to (``SinkThread``): the tick pays for copying the columns, not for
@@ -90,7 +90,7 @@ class Recorder(System):
         self.row_bytes = b""  # row_entity's bytes: the cheap test of whether the rows changed
         # each tick keeps the rows' pos, max_speed, follow_state and is_agent (a small table: by
         # three gathers, ``tally_gathers``); ``fold`` adds up every ``fold_ticks`` ticks of them
-        # at once (a small scene: dozens of ticks; a large one: each tick as it ends), and on a
+        # at once (a small scene: hundreds of ticks; a large one: each tick as it ends), and on a
         # change of rows and before a summary
         self.kept: list[tuple[np.ndarray, ...]] = []
         self.kept_new: np.ndarray | None = None  # the first kept tick's newcomer rows (not stuck)
@@ -389,8 +389,8 @@ class Recording:
 
 FRAME_FLOATS = (("pos", 0), ("pos", 1), ("vel", 0), ("vel", 1), ("heading", 0), ("heading", 1), ("elevation", 0))
 """A frame's ``floats`` columns (``ecs_nav.results.formats.frame_columns`` names them)."""
-FOLD_ROWS = 4096
-FOLD_TICKS = 64
+FOLD_ROWS = 16384
+FOLD_TICKS = 256
 """The Recorder adds up its per-tick tallies every ``FOLD_ROWS // rows`` ticks (1 to
 ``FOLD_TICKS``)."""
 FOLLOWING = np.zeros(256, bool)

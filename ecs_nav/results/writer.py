@@ -48,7 +48,7 @@ class FrameBatches:
     the recording loses at most the frames gathered (under ``BATCH_WAIT_S`` seconds of them)."""
 
     BATCH_ROWS_IN_TICK = 4096
-    BATCH_FRAMES = 256
+    BATCH_FRAMES = 1024
     BATCH_WAIT_S = 0.5
 
     def __init__(self, rows_per_frame: int = 1, rows_per_block: int = 200_000):
