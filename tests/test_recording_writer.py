@@ -297,3 +297,22 @@ def test_a_writer_process_that_fails_is_reported_with_its_cause(room, tmp_path, 
         assert isinstance(error, RecordingError) and "the writer failed in begin()" in str(error)
         assert isinstance(error.__cause__, OSError) and str(out) in str(error)
         rec.close()
+
+
+def test_ctrl_c_in_the_terminal_leaves_the_writer_process_to_close_the_recording(room, tmp_path, through_a_process):
+    import os
+    import signal
+
+    out = tmp_path / "run.sqlite"
+    with ecs_nav.load_scene(room) as world:
+        rec = record(world, out, every=1)
+        state = rec.recorder.sink.state
+        deadline = time.monotonic() + 60.0
+        while not (state.last_call == "write_frames()" and state.busy is None) and time.monotonic() < deadline:
+            world.step()
+        os.kill(rec.recorder.sink.sink.process.pid, signal.SIGINT)  # (as the terminal sends it to the group)
+        world.run(10)
+        rec.close("interrupted")
+    got = read_recording(out)
+    assert got.run["status"] == "interrupted" and len(got.agents) == ENTITIES
+    assert got.trajectories["tick"].max() == world.tick

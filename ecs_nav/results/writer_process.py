@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -118,7 +119,10 @@ class ProcessSink:
 def serve() -> None:
     """The writer process: run the calls read from standard input on a sink until ``close``
     or the end of the input (the simulation ended without closing: the file is closed as it
-    stands), answering each on standard output (print goes to standard error)."""
+    stands), answering each on standard output (print goes to standard error). Ctrl-C in the
+    terminal is the simulation's to handle (``ecs-nav run`` then closes the recording as
+    interrupted, through this process): the process ignores it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     requests = sys.stdin.buffer
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
