@@ -299,3 +299,23 @@ def test_insert_rows_writes_every_row_in_order_whatever_their_count(rows):
     got = db.execute("SELECT frame, x, y, typeof(frame) FROM t ORDER BY rowid").fetchall()
     np.testing.assert_array_equal(np.array([g[:3] for g in got], float).reshape(-1, 3), values)
     assert all(g[3] == "integer" for g in got)
+
+
+def test_a_table_emptied_and_filled_again_is_tallied_from_the_newcomers_spawn(tmp_path):
+    from ecs_nav import Agent, Position, Velocity
+    from ecs_nav.testing import Integrate
+
+    with ecs_nav.World() as world:
+        world.add_systems(Integrate())
+        first = world.spawn(Position(0, 0), Velocity(1, 0), Agent())
+        recording = record(world, tmp_path / "run.sqlite", every=1)
+        world.run(5)
+        world.despawn(first)
+        world.run(5)  # an empty table
+        later = world.spawn(Position(2, 2), Velocity(0, 2), Agent())
+        world.run(7)
+        recording.close()
+    agents = read_recording(tmp_path / "run.sqlite").agents.set_index("entity")
+    dt = 1 / 60
+    assert agents.loc[first, "path_length"] == pytest.approx(5 * dt * 1.0)
+    assert agents.loc[later, "path_length"] == pytest.approx(7 * dt * 2.0) and agents.loc[later, "spawn_tick"] == 10

@@ -188,6 +188,7 @@ class Recorder(System):
 
     def _relayout(self, world: World, tick: int) -> np.ndarray:
         self.sync()
+        self.kept_new = None  # (what it marked was folded; the caller marks the newcomers again)
         new = self.register(world, tick)
         entity = world.table.live("entity")
         self.row_entity = entity.copy()
@@ -388,7 +389,7 @@ class Recording:
 
 
 FRAME_FLOATS = (("pos", 0), ("pos", 1), ("vel", 0), ("vel", 1), ("heading", 0), ("heading", 1), ("elevation", 0))
-"""A frame's ``floats`` columns (``ecs_nav.results.formats.frame_columns`` names them)."""
+"""A frame's ``floats`` columns (``ecs_nav.results.formats.batch_columns`` names them)."""
 FOLD_ROWS = 16384
 FOLD_TICKS = 256
 """The Recorder adds up its per-tick tallies every ``FOLD_ROWS // rows`` ticks (1 to
