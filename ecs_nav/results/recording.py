@@ -223,8 +223,7 @@ class Recorder(System):
             self.tally_at = tally_gathers(table)
             self.tally_for = (table.buffer, table.n)
         at_float, at_state, at_flag = self.tally_at
-        floats = table.float_view[at_float]
-        self.kept.append((floats[:, :2], floats[:, 2], table.int8_view[at_state], table.flag_view[at_flag]))
+        self.kept.append((table.float_view[at_float], table.int8_view[at_state], table.flag_view[at_flag]))
         if len(self.kept) >= self.fold_ticks:
             self.fold()
 
@@ -235,11 +234,12 @@ class Recorder(System):
         kept, self.kept = self.kept, []
         if not kept:
             return
-        if len(kept) == 1:
+        if len(kept) == 1:  # (a large table's columns: pos, max_speed, follow_state, is_agent)
             pos, speed, state, agent = (column[None] for column in kept[0])  # (1, rows, ...): views
             delta = pos - self.row_last_pos
-        else:
-            pos, speed, state, agent = (np.stack(columns) for columns in zip(*kept))  # (ticks, rows, ...)
+        else:  # (gathered: (rows, 3) x, y, max_speed; follow_state; is_agent)
+            floats, state, agent = (np.stack(columns) for columns in zip(*kept))  # (ticks, rows, ...)
+            pos, speed = floats[..., :2], floats[..., 2]
             delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
         delta *= delta
         step = np.sqrt(delta[..., 0] + delta[..., 1])  # (ticks, rows)

@@ -115,10 +115,13 @@ class InlineSink(FrameBatches):
 
 class SinkThread(FrameBatches):
     """A sink whose writing runs on a thread of its own: each call goes on a bounded queue, so
-    the tick pays for copying a frame, not for writing it (SQLite, pyarrow and the k-d tree of
-    the nearest-distance tally release the GIL for much of their work). A thread, not a process:
-    it needs no importable main module, so a plain script, standard input, ``python -c``, a
-    notebook and a frozen app all record alike, and it starts at once.
+    the tick pays for copying a frame, not for writing it (pyarrow releases the GIL for much of
+    its work; SQLite only inside each statement, and the nearest-distance tally's kernel not at
+    all). A thread, not a process: it needs no importable main module, so a plain script,
+    standard input, ``python -c``, a notebook and a frozen app all record alike, and it starts
+    at once. Its sink may itself be a process (``writer_process.ProcessSink``, started as
+    ``python -c``, so no main module either), for the large SQLite recordings whose writing
+    would otherwise hold the GIL.
 
     Small frames travel together (``FrameBatches``): a small scene recorded every tick pays for
     one hand-over to the writer thread (its lock and the interpreter lock) every few hundred
