@@ -256,7 +256,7 @@ def test_a_writer_process_writes_what_the_inline_writer_does(room, tmp_path, thr
         with ecs_nav.load_scene(room) as world:
             with record(world, tmp_path / f"{name}.sqlite", every=3, background=background) as rec:
                 world.run(90)
-                written[name] = type(rec.recorder.sink.sink).__name__
+                written[name] = type(getattr(rec.recorder.sink, "process", None)).__name__
     assert written["process"] == "ProcessSink"
     a, b = read_recording(tmp_path / "inline.sqlite"), read_recording(tmp_path / "process.sqlite")
     assert len(a.trajectories) == 31 * ENTITIES and b.run["status"] == "complete"
@@ -274,7 +274,7 @@ def test_a_writer_process_that_dies_is_reported_within_a_second_and_the_world_ru
             world.step()  # until the process has written frames
         world.run(30)
         ran = world.tick
-        rec.recorder.sink.sink.process.kill()
+        rec.recorder.sink.process.process.kill()
         killed = time.monotonic()
         error, noticed = _run_until_error(world)
         assert error is not None, "the writer process's end was never reported"
@@ -310,7 +310,7 @@ def test_ctrl_c_in_the_terminal_leaves_the_writer_process_to_close_the_recording
         deadline = time.monotonic() + 60.0
         while not (state.last_call == "write_frames()" and state.busy is None) and time.monotonic() < deadline:
             world.step()
-        os.kill(rec.recorder.sink.sink.process.pid, signal.SIGINT)  # (as the terminal sends it to the group)
+        os.kill(rec.recorder.sink.process.process.pid, signal.SIGINT)  # (as the terminal sends it to the group)
         world.run(10)
         rec.close("interrupted")
     got = read_recording(out)

@@ -41,7 +41,7 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK
 from ecs_nav.core.world import World
 from ecs_nav.geometry.walkable import walkable_area
 from ecs_nav.results import writer_process
-from ecs_nav.results.formats import check_out_path, format_of, open_sink
+from ecs_nav.results.formats import NearestTally, check_out_path, format_of, open_sink
 from ecs_nav.results.writer import InlineSink, SinkThread
 
 STUCK_SPEED_FRACTION = 0.1
@@ -345,7 +345,8 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     if (background and format_of(path) == "sqlite" and world.table.n >= writer_process.PROCESS_ROWS
             and writer_process.can_start()):
         try:  # (a large SQLite recording: its writer's work off the simulation's interpreter lock)
-            sink = SinkThread(writer_process.ProcessSink(path, rows_per_block), world.table.n, path, rows_per_block)
+            process = writer_process.ProcessSink(path)
+            sink = SinkThread(NearestTally(process), world.table.n, path, rows_per_block, process=process)
         except OSError:  # (no process could start: the writer thread does it all)
             sink = None
     if sink is None and background:

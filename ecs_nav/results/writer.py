@@ -144,9 +144,11 @@ class SinkThread(FrameBatches):
     SLOW_S = 1.0
     STALL_S = 60.0
 
-    def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = "", rows_per_block: int = 200_000):
+    def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = "", rows_per_block: int = 200_000,
+                 process=None):
         super().__init__(rows_per_frame, rows_per_block)
         self.sink = sink
+        self.process = process  # the writer process behind ``sink``, if any (``writer_process.ProcessSink``)
         self.path = os.fspath(path)
         rows_per_call = max(int(rows_per_frame), 1) * self.batch_frames
         self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // rows_per_call, 4, 256)))
@@ -168,14 +170,13 @@ class SinkThread(FrameBatches):
         if self.thread is None or not self.thread.is_alive():
             self.failed = True
             raise RecordingError(f"recording {self.path!r}: the writer ended early")
-        ended = getattr(self.sink, "ended", None)  # (a writer process: ``writer_process.ProcessSink``)
-        if ended is not None and not self.closing and ended():
+        if self.process is not None and not self.closing and self.process.ended():
             self.thread.join(self.POLL_S)  # (one that failed has its error told by the thread)
             if state.error is not None:
                 self.check()
             self.failed = True
             raise RecordingError(f"recording {self.path!r}: the writer process ended (exit code "
-                                 f"{self.sink.process.poll()})")
+                                 f"{self.process.process.poll()})")
         self.warn_if_slow()
         busy = state.busy
         if busy is not None and time.monotonic() - busy[0] > self.STALL_S:
