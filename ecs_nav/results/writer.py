@@ -45,7 +45,9 @@ class FrameBatches:
     folder format buffers before it writes), up to ``BATCH_FRAMES`` of them or ``BATCH_WAIT_S``
     seconds' worth, so that a small scene recorded every tick pays for a hand-over, an SQLite
     statement a table and a transaction a batch, not a frame. A run killed without closing
-    the recording loses at most the frames gathered (under ``BATCH_WAIT_S`` seconds of them)."""
+    the recording loses the frames gathered and not yet handed on: up to ``BATCH_FRAMES``, or
+    ``BATCH_WAIT_S`` seconds of them while the World runs (the clock is read as frames come, so
+    a World that stops stepping keeps its last batch until the next frame or the close)."""
 
     BATCH_ROWS_IN_TICK = 4096
     BATCH_FRAMES = 1024
