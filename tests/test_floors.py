@@ -178,3 +178,29 @@ def test_followers_on_the_road_pass_under_and_one_on_the_deck_comes_down_a_ramp(
     assert sorted(arrived) == sorted(world.entities()) and under > 0
     np.testing.assert_allclose(t.pos[:2], [[25.0, 0.0], [25.0, 0.0]], atol=1.5)
     np.testing.assert_array_equal(t.elevation[:2], 0.0)
+
+
+def test_the_reachability_check_reads_the_floor_a_goal_names():
+    from ecs_nav.scene.files import build_world, scene_from_dict
+    from ecs_nav.scene.reachability import unreachable_goals
+
+    # a closed room (x -10..-2) under an upper floor reached by a ramp: upstairs is reachable,
+    # the room under it is not
+    scene = bridge_scene([(20.0, -20.0)], method="path")
+    scene["map"]["box"] = [
+        {"center": [-6, 0], "size": [8, 8], "height": 0.5, "base": 3.0},
+        {"center": [-6, 3.7], "size": [8, 0.6], "height": 3.0},
+        {"center": [-6, -3.7], "size": [8, 0.6], "height": 3.0},
+        {"center": [-9.7, 0], "size": [0.6, 8], "height": 3.0},
+        {"center": [-2.3, 0], "size": [0.6, 8], "height": 3.0},
+    ]
+    scene["map"]["ramp"] = [{"start": [-6, -14], "end": [-6, -4], "width": 4, "low": 0.0, "high": 3.5}]
+    up, down = ({"goal": [-6, 0], "goal_elevation": z} for z in (3.5, 0.0))
+    scene["entity"] = [{"prefab": "walker", "name": name, "Position": {"x": 20, "y": -20}, "PathRequest": request}
+                       for name, request in (("up", up), ("down", down))]
+    world = build_world(scene_from_dict(scene))
+    world.step()
+    lines = unreachable_goals(world)
+    assert len(lines) == 1 and lines[0].startswith('entity "down": goal (-6, 0) at elevation 0 unreachable from 1 of 1')
+    gap = float(lines[0].split("(")[-1].split(" m")[0])
+    assert gap >= 0.5  # a wall's width or a floor's height apart, in 3-D: not the 0 m of the plan view

@@ -31,17 +31,23 @@ def unreachable_goals(world) -> list[str]:
     if graph is None:
         return []
     table = world.table
-    groups: dict[tuple[str, FieldGoal], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, FieldGoal, float | None], list[int]] = defaultdict(list)
     for entity, (request,) in sorted(world.query(PathRequest), key=lambda item: item[0]):
         if not table.has(entity):
             continue  # not a top-down agent (a side-view bot plans on its level)
-        groups[(entity_label(world, entity), FieldGoal.of(request))].append(entity)
+        groups[(entity_label(world, entity), FieldGoal.of(request), request.goal_elevation)].append(entity)
     lines = []
-    for (label, goal), ents in groups.items():
-        nodes, _ = goal_nodes(goal, graph, table, world.map)
+    for (label, goal, elevation), ents in groups.items():
+        if elevation is None:
+            nodes, _ = goal_nodes(goal, graph, table, world.map)
+        else:  # the surface the request names (a floor of several), as the PathfindSystem takes it:
+            point = np.array(goal.points, np.float64)  # any surface there when none is at that height
+            nodes = graph.nearest_nodes(point, np.array([elevation]))
+            nodes = nodes if nodes[0] >= 0 else graph.nearest_nodes(point)
+            nodes = nodes[nodes >= 0]
+        where = goal_text(world, goal) + ("" if elevation is None else f" at elevation {elevation:g}")
         if nodes.size == 0:
-            lines.append(f"{label}: goal {goal_text(world, goal)} is off the nav graph "
-                         "(no walkable node near it)")
+            lines.append(f"{label}: goal {where} is off the nav graph (no walkable node near it)")
             continue
         reach = reachable_from(graph.reverse(), np.unique(nodes))  # the nodes a goal node is reached from
         rows = table.rows_of(np.asarray(ents, np.int64))
@@ -49,7 +55,7 @@ def unreachable_goals(world) -> list[str]:
         cut = (starts < 0) | ~reach[np.maximum(starts, 0)]
         if not cut.any():
             continue
-        line = f"{label}: goal {goal_text(world, goal)} unreachable from {int(cut.sum())} of {len(ents)} agents"
+        line = f"{label}: goal {where} unreachable from {int(cut.sum())} of {len(ents)} agents"
         on_graph = starts[cut & (starts >= 0)]
         if on_graph.size:
             island = reachable_from(graph, on_graph[:1])
@@ -84,14 +90,17 @@ def reachable_from(graph, sources: np.ndarray) -> np.ndarray:
 
 def gap_text(graph, island: np.ndarray, reach: np.ndarray) -> str:
     """': gap at (x, y) (d m between ...)': the closest pair of nodes between the ``island`` mask
-    and the ``reach`` mask, or '' when either is empty."""
+    and the ``reach`` mask, or '' when either is empty; on a graph of several floors the pair
+    closest in 3-D, with its elevation."""
     a, b = np.flatnonzero(island), np.flatnonzero(reach)
     if a.size == 0 or b.size == 0:
         return ""
     from scipy.spatial import cKDTree  # only when there is a gap to place (scipy.spatial loads slowly)
 
-    xy = graph.positions[:, :2]
+    floors = graph.grid.levels > 1  # the parts may lie over each other: measured in 3-D
+    xy = graph.positions[:, :3] if floors else graph.positions[:, :2]
     d, j = cKDTree(xy[b]).query(xy[a])
     i = int(np.argmin(d))
     mid = (xy[a[i]] + xy[b[j[i]]]) / 2
-    return f": gap at ({mid[0]:.1f}, {mid[1]:.1f}) ({d[i]:.1f} m between the two parts of the nav graph)"
+    at = f"({mid[0]:.1f}, {mid[1]:.1f}, elevation {mid[2]:.1f})" if floors else f"({mid[0]:.1f}, {mid[1]:.1f})"
+    return f": gap at {at} ({d[i]:.1f} m between the two parts of the nav graph)"
