@@ -87,22 +87,15 @@ class Landmarked:
         return result.cost
 
 
-class JPS:
+class JPS(Landmarked):
+    """Jump point search alone: ``find_path`` on a graph of its own without landmarks (see bench_map)."""
+
     name = "ecs_nav JPS"
 
     def __init__(self, blocked, graph):
-        self.graph = graph  # (a graph of its own, without landmarks: see bench_map)
+        self.graph = graph
         assert is_uniform_octile(graph)
         warm_up(graph, find_path)
-
-    def prepare(self, sx, sy, gx, gy):
-        g = self.graph
-        return g, g.node_at_cell(sx, sy), g.node_at_cell(gx, gy)
-
-    query = staticmethod(find_path)
-
-    def cost(self, result):
-        return result.cost
 
 
 class AStar:

@@ -51,6 +51,29 @@ def assert_valid_grid_path(graph: NavGraph, nodes: np.ndarray, cost: float):
     assert total == pytest.approx(cost, rel=1e-12, abs=1e-12)
 
 
+def assert_searches_match_scipy(graph: NavGraph, rng, search) -> list[tuple[int, int]]:
+    """``search(graph, start, goal)`` from a few random open cells to a few others: the optimal
+    cost (scipy's Dijkstra) along a valid grid path, or where the goal is cut off A*'s partial
+    path. Returns the cut-off (start, goal) pairs."""
+    open_nodes = np.flatnonzero(graph.walkable)
+    starts = rng.choice(open_nodes, min(4, open_nodes.size), replace=False)
+    distances = scipy_dijkstra(graph.to_scipy(), indices=starts)
+    cut_off = []
+    for i, start in enumerate(starts):
+        for goal in rng.choice(open_nodes, min(6, open_nodes.size), replace=False):
+            got = search(graph, int(start), int(goal))
+            if math.isinf(distances[i, goal]):
+                reference = astar(graph, int(start), int(goal))
+                assert got.status == STATUS_PARTIAL and np.array_equal(got.nodes, reference.nodes)
+                cut_off.append((int(start), int(goal)))
+                continue
+            assert got.status == STATUS_COMPLETE
+            assert got.cost == pytest.approx(distances[i, goal], rel=1e-12, abs=1e-12)
+            assert got.nodes[0] == start and got.nodes[-1] == goal
+            assert_valid_grid_path(graph, got.nodes, got.cost)
+    return cut_off
+
+
 def scenario_sample(scenarios: np.ndarray, cells: int) -> np.ndarray:
     if SOAK or cells <= SMALL_MAP_CELLS or len(scenarios) <= SAMPLE:
         return scenarios
@@ -105,26 +128,11 @@ def test_jump_point_search_costs_equal_astar_on_moving_ai_scenarios(movingai_dir
 def test_jump_point_search_matches_scipy_on_random_grids(seed, rows, cols, density, cell_size):
     rng = np.random.default_rng(seed)
     graph = grid_graph(rng.random((rows, cols)) < density, cell_size=cell_size)
-    open_nodes = np.flatnonzero(graph.walkable)
-    if open_nodes.size == 0:
+    if not graph.walkable.any():
         return
     assert is_uniform_octile(graph)
-    starts = rng.choice(open_nodes, min(4, open_nodes.size), replace=False)
-    distances = scipy_dijkstra(graph.to_scipy(), indices=starts)
-    for i, start in enumerate(starts):
-        for goal in rng.choice(open_nodes, min(6, open_nodes.size), replace=False):
-            got = jump_point_search(graph, int(start), int(goal))
-            if math.isinf(distances[i, goal]):
-                reference = astar(graph, int(start), int(goal))
-                assert got.status == STATUS_PARTIAL and np.array_equal(got.nodes, reference.nodes)
-                assert jump_point_search(graph, int(start), int(goal), allow_partial=False).status == (
-                    STATUS_UNREACHABLE
-                )
-                continue
-            assert got.status == STATUS_COMPLETE
-            assert got.cost == pytest.approx(distances[i, goal], rel=1e-12, abs=1e-12)
-            assert got.nodes[0] == start and got.nodes[-1] == goal
-            assert_valid_grid_path(graph, got.nodes, got.cost)
+    for start, goal in assert_searches_match_scipy(graph, rng, jump_point_search):
+        assert jump_point_search(graph, start, goal, allow_partial=False).status == STATUS_UNREACHABLE
 
 
 def test_a_corridor_costs_one_jump_not_a_node_per_cell():
