@@ -85,6 +85,15 @@ def outputs(w: World) -> dict[str, np.ndarray]:
     return {c: w.table.live(c).copy() for c in OUTPUTS}
 
 
+def assert_step_refused(w, error, match):
+    """The next step raises ``error`` (its message matching ``match``) and writes no output."""
+    before = outputs(w)
+    with pytest.raises(error, match=match):
+        w.step()
+    for c in OUTPUTS:
+        np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+
+
 def step_alike(worlds: list[World], ticks: int) -> None:
     """Step both ``worlds`` ``ticks`` times; after each tick their outputs are equal bit for bit."""
     for _ in range(ticks):
@@ -384,11 +393,7 @@ def test_an_unknown_combiner_code_is_refused_by_the_kernel_and_named_by_the_refe
     for compiled in (True, False):
         w, ents = random_world(6, 10, compiled)
         w.table.combiner[w.table.row_of(ents[-1])] = 3
-        before = outputs(w)
-        with pytest.raises(ValueError, match="unknown combiner"):
-            w.step()
-        for c in OUTPUTS:
-            np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+        assert_step_refused(w, ValueError, match="unknown combiner")
         w.close()
 
 
@@ -429,11 +434,7 @@ def test_a_negative_neighbour_cap_is_refused_on_every_path(cap, other):
         system = w.system("SteeringSystem")
         w.step()
         system.max_neighbours = cap
-        before = outputs(w)
-        with pytest.raises(ValueError, match="max_neighbours must be >= 0"):
-            w.step()
-        for c in OUTPUTS:
-            np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+        assert_step_refused(w, ValueError, match="max_neighbours must be >= 0")
         w.close()
 
 
@@ -470,11 +471,7 @@ def test_a_group_radius_that_is_not_finite_is_refused_on_every_path(radius, othe
                     SteeringWeights({"separation": 1.0, other: 1.0}, target=(3, 0)))
         w.spawn(Position(1, 0), Velocity(), Agent(), SteeringWeights({"separation": 1.0, "seek": 1.0}, target=(3, 0)))
         w.table.neighbour_radius[w.table.row_of(a)] = radius
-        before = outputs(w)
-        with pytest.raises(ValueError, match="cell_size must be finite"):
-            w.step()
-        for c in OUTPUTS:
-            np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+        assert_step_refused(w, ValueError, match="cell_size must be finite")
         w.close()
 
 
@@ -721,11 +718,7 @@ def test_a_wander_target_that_is_not_finite_is_refused_by_the_compiled_path_as_b
     w.spawn(Position(0, 0), Velocity(), Agent(), SteeringWeights({"wander": 1.0}))
     bad = w.spawn(Position(2, 0), Velocity(), Agent(), SteeringWeights({"wander": 1.0, "seek": 1.0}, target=(3, 3)))
     w.table.wander_target[w.table.row_of(bad)] = (np.inf, 0.0)
-    before = outputs(w)
-    with pytest.raises(FloatingPointError, match=rf"SteeringSystem: non-finite .* entity id\(s\) {bad}\b"):
-        w.step()
-    for c in OUTPUTS:
-        np.testing.assert_array_equal(w.table.live(c), before[c], err_msg=c)
+    assert_step_refused(w, FloatingPointError, match=rf"SteeringSystem: non-finite .* entity id\(s\) {bad}\b")
     w.close()
 
 
