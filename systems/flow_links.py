@@ -88,14 +88,19 @@ class FlowLinks:
         line = q[:, :2] - p[:, :2]
         length = np.hypot(line[:, 0], line[:, 1])
         unit = np.where(length[:, None] > 0, line / np.maximum(length, 1e-12)[:, None], [1.0, 0.0])
-        half_width = np.array([links.links[i].width / 2 for i in step_link.tolist()])
+        half_width = links.widths[step_link] / 2
         offset = table.pos[rows][:, None, :] - p[None, :, :2]  # (rows, steps, 2)
         along = offset[..., 0] * unit[:, 0] + offset[..., 1] * unit[:, 1]
         side = np.abs(offset[..., 1] * unit[:, 0] - offset[..., 0] * unit[:, 1])
         reach = np.hypot(along, np.maximum(side - half_width, 0.0))
         near = ((reach <= LINK_REACH)
                 & (np.abs(table.elevation[rows][:, None] - p[None, :, 2]) < table.max_climb[rows][:, None]))
-        for r, k in zip(*np.nonzero(near)):  # row-major: each row's links in order, rows ascending
+        near_r, near_k = np.nonzero(near)  # row-major: each row's links in order, rows ascending
+        if near_r.size == 0:
+            return
+        at = rows[near_r]  # the nodes the agents stand on, found at once
+        nodes = graph.nearest_nodes(table.pos[at], table.elevation[at])
+        for r, k, node in zip(near_r.tolist(), near_k.tolist(), nodes.tolist()):
             row = int(rows[r])
             entity = int(table.entity[row])
             if self.crossings.holds(entity):
@@ -103,19 +108,17 @@ class FlowLinks:
             shared = fields.get(int(table.field_id[row]))
             if shared is None or shared.flow is None or shared.flow.next_hop.shape[0] != graph.node_count:
                 continue
-            if not self._takes(world, graph, shared.flow, row, int(start[k]), int(end[k]), float(half_width[k])):
+            if not self._takes(graph, shared.flow, node, int(start[k]), int(end[k]), float(half_width[k])):
                 continue
             self.crossings.cross(world, entity, row, int(step_link[k]), graph.positions[start[k]],
                                  graph.positions[end[k]])
 
     @staticmethod
-    def _takes(world, graph, flow, row: int, start: int, end: int, half_width: float) -> bool:
-        """Whether the field's next-hop chain from the node of the agent at ``row`` reaches
-        ``start`` within the few hops across the link's width and steps from there to ``end``."""
+    def _takes(graph, flow, node: int, start: int, end: int, half_width: float) -> bool:
+        """Whether the field's next-hop chain from ``node`` (the agent's) reaches ``start``
+        within the few hops across the link's width and steps from there to ``end``."""
         if flow.next_hop[start] != end:
             return False
-        table = world.table
-        node = int(graph.nearest_nodes(table.pos[row][None], np.array([table.elevation[row]]))[0])
         hops = 2 + math.ceil((half_width + LINK_REACH) / max(float(graph.grid.spacing), 1e-9))
         for _ in range(hops):
             if node == start or node < 0:

@@ -98,6 +98,7 @@ class NavLinks:
                 raise TypeError(f"NavLinks: link {i} is a {type(link).__name__}, not an OffMeshLink")
         self.enabled = np.ones(len(self.links), dtype=bool)
         self.bidirectional = np.array([link.bidirectional for link in self.links], dtype=bool)
+        self.widths = np.array([link.width for link in self.links], dtype=np.float64)  # m
         self.nodes = np.full((len(self.links), 2), -1, dtype=np.int64)
         self.version = 0
         self.applied = np.zeros(0, np.int64)  # keys (src * 2**32 + dst) of the edges the last apply added
