@@ -191,3 +191,17 @@ def test_scene_navmap_max_drop_routes_off_the_platform(tmp_path, max_drop):
         world.step()
     x = world.get(entity, Position).x
     assert (x > 8.0) if max_drop > 0 else (abs(x) < 4.0)  # walked off the top and on to the goal, or stayed
+
+
+def test_a_solid_at_head_height_over_the_way_down_blocks_the_drop():
+    """A slab floating from 3.0 to 5.0 m over x 3.3..5.5 m, east of the platform's edge (x = 4):
+    above the feet of an agent on the 2 m platform and above its head's reach of the ground test,
+    but across its head (at 2 + 2 - 0.2 = 3.8 m): no drop east from (2, 0) under it to (6, 0);
+    without the slab there is one. Both nodes stand either way."""
+    slab = Box(center=(4.4, 0.0), size=(2.2, 2.0), height=2.0, base=3.0)
+    for extra, dropped in (((), True), ((slab,), False)):
+        g = scan_heightfield(platform(extra), params(3.0))
+        a, b = g.nearest_node((2.0, 0.0), TOP), g.nearest_node((6.0, 0.0), 0.0)
+        assert tuple(g.positions[a]) == (2.0, 0.0, TOP) and tuple(g.positions[b]) == (6.0, 0.0, 0.0)
+        lo, hi = g.indptr[a], g.indptr[a + 1]
+        assert (b in g.indices[lo:hi].tolist()) == dropped

@@ -363,7 +363,7 @@ def _drops(geometry: MapGeometry, params: ScanParams, grid: GridIndex, hs: np.nd
     """The drop links from the slots ``sources`` (none unless ``params.drops``)."""
     if not params.drops:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return find_drops(geometry, grid, hs, sources, ray_height=params.ray_height, max_climb=params.max_climb,
+    return find_drops(geometry, grid, hs, sources, max_climb=params.max_climb,
                       max_drop=params.max_drop, lift=params.link_lift, reach=params.drop_reach,
                       agent_height=params.agent_height)
 

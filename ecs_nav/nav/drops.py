@@ -5,10 +5,13 @@ can't be climbed back". From each valid node a, along each of its 8 grid directi
 valid slot b within ``reach`` (m, horizontally; the scan uses ``2 * (r + spacing)``, past the
 clearance ``r`` both ledge and wall keep, whatever the grid's phase) gets a one-way
 ``EDGE_DROP`` a → b when b lies lower than a by more than ``max_climb`` and at most
-``max_drop``, the ground under every slot passed over lies between ``h_b - max_climb`` and
-``h_a + max_climb`` (no gap is jumped, no wall climbed), and the path walked off and fallen, a
-segment at ``h_a + lift`` to above b then straight down to ``h_b + lift``, passes through no
-solid. A drop costs its horizontal length plus its height (m): at least the ground distance,
+``max_drop``, the ground under every slot passed over (the highest surface under the head,
+``h_a + agent_height``: a deck overhead is walked under) lies between ``h_b - max_climb`` and
+``h_a + max_climb`` (no gap is jumped, no wall climbed), and the path walked off and fallen,
+segments at ``h_a + lift`` and at head height (``h_a + agent_height - lift``) to above b, then
+straight down to ``h_b + lift``, passes through no solid. On a graph of several floors b is the
+highest node of its grid point within a climb of ``h_a`` or lower (a drop off a deck lands on
+the road under it). A drop costs its horizontal length plus its height (m): at least the ground distance,
 so the A* heuristics stay admissible.
 """
 
@@ -31,7 +34,7 @@ NEIGHBOURS = np.array([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -
 
 
 @kernel
-def _drop_nodes(G, xs, ys, hs, todo, cols, rows, levels, ray_height, agent_height, max_climb, max_drop, lift,
+def _drop_nodes(G, xs, ys, hs, todo, cols, rows, levels, agent_height, max_climb, max_drop, lift,
                 spacing, reach, nbrs):
     """One-way drop links from the node slots in ``todo`` (see the module docstring). ``xs``,
     ``ys``: each grid point's; ``hs``: each node slot's, on every level."""
@@ -48,9 +51,10 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, levels, ray_height, agent_heigh
             continue
         pa = a % slots
         row, col = pa // cols, pa % cols
-        # the ground passed over: the highest surface; on a graph of several levels the highest
-        # under a's head (a deck overhead is walked under, not over)
-        over = ray_height if levels == 1 else ha + agent_height
+        # the ground passed over: the highest surface under a's head (a deck overhead is walked
+        # under, not over; what rises past the head is found by the segments below)
+        over = ha + agent_height
+        head = ha + agent_height - lift
         for d in range(8):
             step = math.sqrt(2.0) * spacing if nbrs[d, 0] != 0 and nbrs[d, 1] != 0 else spacing
             steps = int(math.floor(reach / step + 1e-9))
@@ -84,6 +88,7 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, levels, ray_height, agent_heigh
                         ok = False
                         break
                 if ok and not segment_blocked_by(G, xs[pa], ys[pa], ha + lift, xs[pb], ys[pb], ha + lift) \
+                        and not segment_blocked_by(G, xs[pa], ys[pa], head, xs[pb], ys[pb], head) \
                         and not segment_blocked_by(G, xs[pb], ys[pb], ha + lift, xs[pb], ys[pb], hb + lift):
                     src[m], dst[m], cost[m] = a, b, i * step + fall
                     m += 1
@@ -91,17 +96,17 @@ def _drop_nodes(G, xs, ys, hs, todo, cols, rows, levels, ray_height, agent_heigh
     return src[:m], dst[:m], cost[:m]
 
 
-def find_drops(geometry: MapGeometry, grid: GridIndex, hs: np.ndarray, sources: np.ndarray, *, ray_height: float,
-               max_climb: float, max_drop: float, lift: float, reach: float,
+def find_drops(geometry: MapGeometry, grid: GridIndex, hs: np.ndarray, sources: np.ndarray, *, max_climb: float,
+               max_drop: float, lift: float, reach: float,
                agent_height: float = 2.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The drops (module docstring) from the node slots ``sources`` of ``grid``, whose elevations
     are ``hs`` ((grid.node_count,), NaN: no node): (src, dst, cost) arrays, cost in m.
-    ``ray_height``: where the ground samples start (above the map); on a grid of several levels
-    they start ``agent_height`` above the node dropped from; all lengths in m, >= 0."""
+    ``agent_height``: the body height the ground and head-height tests use (see the module
+    docstring); all lengths in m, >= 0."""
     centres = grid.cell_centres()[: grid.slots]
     xs, ys = np.ascontiguousarray(centres[:, 0]), np.ascontiguousarray(centres[:, 1])
     return _drop_nodes(geometry.kernel_data(), xs, ys, np.asarray(hs, np.float64),
-                       np.asarray(sources, np.int64), grid.cols, grid.rows, grid.levels, float(ray_height),
+                       np.asarray(sources, np.int64), grid.cols, grid.rows, grid.levels,
                        float(agent_height), float(max_climb), float(max_drop), float(lift), grid.spacing,
                        float(reach), NEIGHBOURS)
 
