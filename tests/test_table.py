@@ -25,8 +25,9 @@ def test_remove_swaps_last_row_into_hole():
     table = AgentTable({"entity": ColumnSpec((), np.int64, -1), "pos": ColumnSpec((2,), np.float64)})
     for e in (10, 20, 30):
         table.pos[table.add_row(e)] = (e, 0)
+    version = table.row_version
     table.remove_row(10)
-    assert table.n == 2
+    assert table.n == 2 and table.row_version != version
     assert table.row_of(30) == 0 and table.pos[0, 0] == 30
     assert table.row_of(20) == 1
     with pytest.raises(KeyError):
@@ -257,3 +258,39 @@ def test_a_table_refuses_to_be_copied_apart_from_its_buffer():
         copy.deepcopy(table)
     with pytest.raises(TypeError, match="snapshot"):
         pickle.dumps(table)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["spawn", "spawn_many", "despawn", "despawn_many", "write", "column"]),
+                          st.integers(0, 1000)), min_size=1, max_size=60))
+def test_row_version_changes_whenever_the_rows_or_the_buffer_do(ops):
+    """Readers that lay themselves out by the rows (the Recorder) test ``row_version`` alone: any
+    change of which entity holds which row, or of the buffer, changes it; writing values does not."""
+    with World() as world:
+        table = world.table
+
+        def seen():
+            return table.live("entity").tolist(), table.buffer, table.layout.tolist()
+
+        before, version = seen(), table.row_version
+        for op, k in ops:
+            live = table.live("entity").tolist()
+            if op == "spawn" or not live:
+                world.spawn(Position(k, 0), Velocity(1, 0), Agent())
+            elif op == "spawn_many":
+                count = 1 + k % 5
+                world.spawn_many(count, [Position(0, 0), Agent()], positions=np.arange(2 * count).reshape(count, 2))
+            elif op == "despawn":
+                world.despawn(live[k % len(live)])
+            elif op == "despawn_many":
+                world.despawn_many(live[k % len(live):][:3])
+            elif op == "write":
+                table.pos[: table.n] += 1.0
+                assert table.row_version == version
+                continue
+            else:
+                table.add_columns({f"extra{k}": ColumnSpec((), np.float64, 0.0)})
+            now = seen()
+            changed = now[0] != before[0] or now[1] is not before[1] or now[2] != before[2]
+            assert table.row_version != version or not changed
+            before, version = now, table.row_version

@@ -112,7 +112,8 @@ COLUMN_ALIGNMENT = 16
 """Every column starts at a multiple of this many bytes of the buffer (a pair of float64: a
 kernel carves the (capacity, 2) columns as rows of one (k, 2) view of the whole buffer)."""
 
-_RESERVED = frozenset({"n", "buffer", "layout", "float_view", "pair_view", "flag_view", "int8_view", "int64_view"})
+_RESERVED = frozenset({"n", "row_version", "buffer", "layout", "float_view", "pair_view", "flag_view", "int8_view",
+                       "int64_view"})
 """The table's own instance attributes, which no column may be named."""
 
 FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_ARRIVE, FOLLOW_STOPPED = 0, 1, 2, 3
@@ -142,7 +143,9 @@ class AgentTable:
     (``ecs_nav.core.table_columns``). All are replaced when the table grows. A column holds numbers
     (no Python objects) and is not named after the table's own attributes. A table cannot be
     copied or pickled, which would split its columns from its buffer: ``snapshot`` copies the
-    live rows.
+    live rows. ``row_version`` counts the changes of which entity holds which row (a row added,
+    removed or moved) and of the buffer (grown, a column added): while it stays the same, so do
+    the live rows' entities and every column's place in ``buffer``.
     """
 
     def __init__(self, columns: Mapping[str, ColumnSpec], capacity: int = 64):
@@ -150,6 +153,7 @@ class AgentTable:
         check_columns(self._specs)
         self._capacity = max(int(capacity), 1)
         self.n = 0
+        self.row_version = 0
         self._columns: dict[str, np.ndarray] = {}
         self._carve(self._capacity)
         self._row_by_entity = np.full(64, -1, np.int64)  # entity id -> row (-1: none)
@@ -213,6 +217,7 @@ class AgentTable:
         self._row_by_entity[entity] = row
         self._views[row] = []
         self.n += 1
+        self.row_version += 1
         return row
 
     def add_rows_like(self, entities: np.ndarray, template_row: int) -> np.ndarray:
@@ -237,6 +242,7 @@ class AgentTable:
         for row in range(self.n, self.n + k):
             self._views[row] = []
         self.n += k
+        self.row_version += 1
         return rows
 
     def bind_rows(self, rows, views_per_row) -> None:
@@ -265,6 +271,7 @@ class AgentTable:
                 view._row = row
         self._views[last] = []
         self.n = last
+        self.row_version += 1
 
     def remove_rows(self, entities, unbind) -> None:
         """Remove the rows of ``entities`` (distinct, each with a row) with the layout that
@@ -312,6 +319,7 @@ class AgentTable:
         for row in range(last + 1, self.n):  # the tail rows given up (their data moved or gone)
             views[row] = []
         self.n = last + 1
+        self.row_version += 1
 
     def _carve(self, capacity: int) -> None:
         """A new buffer for ``capacity`` rows and every column as a view of it (contents
@@ -322,6 +330,7 @@ class AgentTable:
             places.append((size, items))
             size += -(-items * np.dtype(spec.dtype).itemsize // COLUMN_ALIGNMENT) * COLUMN_ALIGNMENT
         self.buffer = np.empty(size, np.uint8)
+        self.row_version += 1
         self.layout = np.array([start for start, _ in places] + [size], np.int64)
         self.float_view = self.buffer.view(np.float64)
         self.pair_view = self.float_view.reshape((-1, 2))
