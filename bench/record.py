@@ -12,8 +12,9 @@ writer's backlog and the summary tables); the bytes written. The writer thread's
 the Recorder's time, but it shares the process and its GIL with both worlds: it runs on during
 the plain chunks too, so the chunk ratio understates what it costs. The last column times them
 apart: ``--ticks`` ticks of a plain World, then of a recorded one up to the end of ``close()``
-(the writer's backlog, the summary tables), each in a fresh World, ``--repeats`` times in turn;
-the best recorded time over the best plain time, less one, is what recording costs a run.
+(the writer's backlog, the summary tables), each in a fresh World, ``--repeats`` times in turn
+(a plain run, one with the writer on its thread and, with ``--inline``, one writing in the
+tick); the best recorded time over the best plain time, less one, is what recording costs a run.
 
     .venv/bin/python bench/record.py [--scene crowd] [--ticks 300] [--every 10] [--formats sqlite parquet csv]
                                      [--inline] [--repeats 3]
@@ -40,25 +41,27 @@ def size_of(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def runs_apart(scene: str, fmt: str, ticks: int, every: int, background: bool, folder: Path, repeats: int) -> float:
-    """Best recorded run (to the end of ``close()``) over best plain run, less one."""
-    plain_s, recorded_s = [], []
+def runs_apart(scene: str, fmt: str, ticks: int, every: int, writers: tuple[bool, ...], folder: Path,
+               repeats: int) -> dict[bool, float]:
+    """For each writer (``background``): its best recorded run (to the end of ``close()``) over
+    the best plain run, less one. Plain and recorded runs take turns, so load falls on all alike."""
+    plain_s, recorded_s = [], {background: [] for background in writers}
     for k in range(repeats):
-        for recorded in (False, True):
+        for background in (None, *writers):
             world = ecs_nav.load_scene(scene)
             world.run(every)  # warm-up, as above
-            out = folder / f"apart{k}.{fmt}"
+            out = folder / f"apart{k}{background}.{fmt}"
             start = time.perf_counter()
-            recording = record(world, out, every=every, background=background) if recorded else None
+            recording = record(world, out, every=every, background=background) if background is not None else None
             world.run(ticks)
             if recording is not None:
                 recording.close()
-            (recorded_s if recorded else plain_s).append(time.perf_counter() - start)
+            (plain_s if background is None else recorded_s[background]).append(time.perf_counter() - start)
             world.close()
-    return min(recorded_s) / min(plain_s) - 1
+    return {background: min(times) / min(plain_s) - 1 for background, times in recorded_s.items()}
 
 
-def measure(scene: str, fmt: str, ticks: int, every: int, background: bool, folder: Path, repeats: int) -> dict:
+def measure(scene: str, fmt: str, ticks: int, every: int, background: bool, folder: Path) -> dict:
     plain, recorded = ecs_nav.load_scene(scene), ecs_nav.load_scene(scene)
     for world in (plain, recorded):
         world.run(every)  # warm-up: the numba kernels load from their cache on the first tick
@@ -80,8 +83,7 @@ def measure(scene: str, fmt: str, ticks: int, every: int, background: bool, fold
     plain.close()
     recorded.close()
     a, b = statistics.median(plain_ms), statistics.median(recorded_ms)
-    apart = runs_apart(scene, fmt, ticks, every, background, folder, repeats)
-    return {"apart": apart,"format": fmt, "writer": "thread" if background else "inline", "plain": a, "recorded": b,
+    return {"format": fmt, "writer": "thread" if background else "inline", "plain": a, "recorded": b,
             "overhead": b / a - 1, "recorder": recorder_ms, "systems": systems_ms,
             "ratio": statistics.median(r / p for r, p in zip(recorded_ms, plain_ms)) - 1, "close_s": close_s,
             "bytes": size_of(out)}
@@ -108,12 +110,14 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     try:
         for fmt in args.formats:
-            for background in (True, False) if args.inline else (True,):
-                r = measure(args.scene, fmt, args.ticks, args.every, background, folder, args.repeats)
+            writers = (True, False) if args.inline else (True,)
+            apart = runs_apart(args.scene, fmt, args.ticks, args.every, writers, folder, args.repeats)
+            for background in writers:
+                r = measure(args.scene, fmt, args.ticks, args.every, background, folder)
                 print(f"| {r['format']} | {r['writer']} | {r['recorder']:.2f} | {r['systems']:.2f} | "
                       f"{100 * r['recorder'] / r['systems']:.1f}% | {r['plain']:.2f} | {r['recorded']:.2f} | "
                       f"{100 * r['ratio']:+.1f}% | {r['close_s']:.2f} | {r['bytes'] / 1e6:.1f} | "
-                      f"{100 * r['apart']:+.1f}% |",
+                      f"{100 * apart[background]:+.1f}% |",
                       flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -245,7 +245,7 @@ def test_nearest_distances_of_frames_written_together_are_each_frames_own():
     from ecs_nav.results.formats import BRUTE_FORCE_NEAREST, NearestTally
 
     class Nowhere:
-        def write_frames(self, frames):
+        def write_blocks(self, blocks, events):
             pass
 
     rng = np.random.default_rng(5)
@@ -253,24 +253,28 @@ def test_nearest_distances_of_frames_written_together_are_each_frames_own():
     layer = np.where(entity < 40, 0, 1)  # one layer past the brute-force size, one under it
     agent = entity % 7 != 3
     assert np.count_nonzero(agent & (layer == 0)) > BRUTE_FORCE_NEAREST
-    frames, expected = [], {}
-    for tick in range(30):
-        if tick == 12:  # the rows change: five leave, three come on a layer of their own (one not an agent)
+    blocks, single, expected = [], [], {}
+    for first, last in ((0, 12), (12, 30)):
+        if first == 12:  # the rows change: five leave, three come on a layer of their own (one not an agent)
             entity, layer = np.r_[entity[5:], 100, 101, 102], np.r_[layer[5:], 2, 2, 2]
             agent = np.r_[agent[5:], True, True, False]
-        floats = rng.uniform(0.0, 20.0, (entity.size, 7))
-        frames.append(({"tick": tick, "entity": entity, "layer": layer, "is_agent": agent, "floats": floats}, []))
-        for value in np.unique(layer):
-            members = agent & (layer == value)
-            if np.count_nonzero(members) >= 2:
-                xy = floats[members, :2]
-                nearest = spatial.cKDTree(xy).query(xy, k=2)[0][:, 1]
-                for e, d in zip(entity[members].tolist(), nearest.tolist()):
-                    expected[e] = min(expected.get(e, np.inf), d)
+        ticks = np.arange(first, last)
+        floats = rng.uniform(0.0, 20.0, (ticks.size, entity.size, 7))
+        layout = {"entity": entity, "layer": layer, "is_agent": agent}
+        blocks.append({"ticks": ticks, "floats": floats, **layout})
+        single += [{"ticks": ticks[k:k + 1], "floats": floats[k:k + 1], **layout} for k in range(ticks.size)]
+        for frame in floats:
+            for value in np.unique(layer):
+                members = agent & (layer == value)
+                if np.count_nonzero(members) >= 2:
+                    xy = frame[members, :2]
+                    nearest = spatial.cKDTree(xy).query(xy, k=2)[0][:, 1]
+                    for e, d in zip(entity[members].tolist(), nearest.tolist()):
+                        expected[e] = min(expected.get(e, np.inf), d)
     together, one_by_one = NearestTally(Nowhere()), NearestTally(Nowhere())
-    together.write_frames(frames)
-    for frame in frames:
-        one_by_one.write_frames([frame])
+    together.write_blocks(blocks, [])
+    for block in single:
+        one_by_one.write_blocks([block], [])
     ids = np.array(sorted(expected))
     np.testing.assert_allclose(together.closest[ids], [expected[e] for e in ids], rtol=1e-12)
     np.testing.assert_array_equal(together.closest[ids], one_by_one.closest[ids])
@@ -319,3 +323,37 @@ def test_a_table_emptied_and_filled_again_is_tallied_from_the_newcomers_spawn(tm
     dt = 1 / 60
     assert agents.loc[first, "path_length"] == pytest.approx(5 * dt * 1.0)
     assert agents.loc[later, "path_length"] == pytest.approx(7 * dt * 2.0) and agents.loc[later, "spawn_tick"] == 10
+
+
+@pytest.mark.parametrize("every", [1, 4])
+def test_a_small_tables_ring_records_what_a_frame_at_a_time_does(room, tmp_path, monkeypatch, every):
+    """A table of a few rows is kept in a ring and written in blocks; the same run written a
+    frame at a time (the large tables' way) reads back the same, through spawns, despawns and a
+    layer changed between frames of one block (the block splits there)."""
+    from ecs_nav import Agent, Collider, Position, Velocity
+    from ecs_nav.results import recording as recording_module
+
+    def run(out, ring_rows):
+        monkeypatch.setattr(recording_module, "RING_MAX_ROWS", ring_rows)
+        world = ecs_nav.load_scene(room)
+        with record(world, out, every=every, rows_per_block=50):
+            world.run(37)
+            walker, other = world.find(Collider)[:2]
+            world.get(walker, Collider).layer = 3  # alone on its layer: no nearest distance from here on,
+            here = world.get(other, Position)
+            world.get(walker, Position).x, world.get(walker, Position).y = here.x + 0.01, here.y  # however near
+            world.run(41)
+            world.despawn(walker)
+            world.run(23)
+            world.spawn(Position(1.0, 1.0), Velocity(0.5, 0.0), Agent(), Collider(radius=0.3))
+            world.run(51)
+        world.close()
+        return read_recording(out)
+
+    ring, frames = run(tmp_path / "ring.sqlite", 512), run(tmp_path / "frames.sqlite", -1)
+    key = ["tick", "entity"]
+    np.testing.assert_array_equal(ring.trajectories.sort_values(key).to_numpy(),
+                                  frames.trajectories.sort_values(key).to_numpy())
+    assert len(ring.trajectories) > 0 and ring.trajectories["tick"].max() == 152 // every * every
+    assert ring.agents.equals(frames.agents) and ring.events.equals(frames.events)
+    assert ring.agents.set_index("entity")["min_distance"].min() > 0.1

@@ -21,8 +21,8 @@ run            scene, scene_digest, seed, version, dt, every, ticks, final_diges
   ``ecs_nav_trajectory`` (tick, elevation, velocity, heading per frame and id), ``ecs_nav_names``,
   ``ecs_nav_events``, ``ecs_nav_agents``, ``ecs_nav_run``. A frame is ``tick // every``.
   Each transaction holds whole recorded ticks: one, or several (small frames are handed on in
-  batches, ``ecs_nav.results.writer.FrameBatches``, and a background writer takes together
-  the ones it finds waiting), their rows in one statement a table.
+  blocks, ``ecs_nav.results.writer.BLOCK_ROWS``, and a background writer takes together the
+  ones it finds waiting), their rows in one statement a table.
 * ``.parquet``: a folder: ``trajectories/part-NNNNNN.parquet`` and ``events/part-...`` (each
   part written whole, then renamed into place), ``agents.parquet``, ``run.parquet``.
 * ``.csv``: a folder: ``trajectories.csv``, ``events.csv`` (appended a block at a time),
@@ -49,7 +49,7 @@ from ecs_nav.results.sqlite_file import (  # noqa: F401  (SQLite's sink lives th
     SQL_VARIABLES,
     SqliteSink,
     batch_columns,
-    frame_rows,
+    block_rows,
     insert_rows,
     insert_values,
 )
@@ -132,44 +132,58 @@ class NearestTally:
     def begin(self, run: dict[str, Any]) -> None:
         self.sink.begin(run)
 
-    def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
-        """Several ``(frame, events)`` at once (one SQLite transaction)."""
-        layouts = [(f["entity"], f["layer"], f["is_agent"]) for f, _ in frames]
-        start = 0
-        while start < len(frames):  # runs of frames of one layout (the same arrays) are tallied together
-            entity, layer, agent = layouts[start]
-            end = start + 1
-            while end < len(frames) and layouts[end][0] is entity and layouts[end][1] is layer \
-                    and layouts[end][2] is agent:
-                end += 1
-            if end - start > 1:
-                self.tally_stacked([frame for frame, _ in frames[start:end]])
-            else:
-                self.tally(frames[start][0])
-            start = end
-        self.sink.write_frames(frames)
+    def write_blocks(self, blocks: list[dict[str, Any]], events: list[tuple]) -> None:
+        """Blocks of frames (``batch_columns``) and events at once (one SQLite transaction)."""
+        for block in blocks:
+            self.tally(block)
+        self.sink.write_blocks(blocks, events)
 
-    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
-        self.write_frames([(frame, events)])
+    @property
+    def stages(self) -> bool:
+        """Whether the sink stages: ``stage`` (the tallies too) and ``commit`` are the two halves
+        of ``write_blocks``."""
+        return bool(getattr(self.sink, "stages", False))
 
-    def tally_stacked(self, frames: list[dict[str, Any]]) -> None:
-        """``tally`` of frames of one layout (the same rows, layers and agents): layers of up to
-        ``BRUTE_FORCE_NEAREST`` agents for all the frames at once, larger ones frame by frame."""
-        first = frames[0]
-        agent = first["is_agent"]
+    def stage(self, blocks: list[dict[str, Any]], events: list[tuple]) -> None:
+        for block in blocks:
+            self.tally(block)
+        self.sink.stage(blocks, events)
+
+    @property
+    def stage_begin(self):
+        """The sink's ``stage_begin`` (``begin`` less its commit), where it has one; else None."""
+        return getattr(self.sink, "stage_begin", None)
+
+    @property
+    def stage_finish(self):
+        """``finish`` less its commit, where the sink has one (``stage_finish``); else None."""
+        if getattr(self.sink, "stage_finish", None) is None:
+            return None
+        return lambda agents, run, events: self.sink.stage_finish(self.final(agents), run, events)
+
+    def commit(self) -> None:
+        self.sink.commit()
+
+    def tally(self, block: dict[str, Any]) -> None:
+        """Lower each agent's running nearest distance by each of the block's frames': layers
+        of up to ``BRUTE_FORCE_NEAREST`` agents from all pairs of all the frames at once,
+        larger ones frame by frame by the compiled grid search."""
+        agent = block["is_agent"]
         if np.count_nonzero(agent) < 2:
             return
-        ids, layer = first["entity"][agent], first["layer"][agent]
+        ids, layer = block["entity"][agent], block["layer"][agent]
         self._grow(int(ids.max()))
-        floats = np.stack([frame["floats"] for frame in frames])
+        floats = block["floats"]
         x, y = floats[:, agent, 0], floats[:, agent, 1]  # (frames, agents)
         for members in layer_members(layer):
             members = np.arange(ids.size)[members]  # (one layer: a slice)
             if members.size < 2:
                 continue
             if members.size > BRUTE_FORCE_NEAREST:
-                for k in range(len(frames)):
-                    self._tally(np.column_stack([x[k, members], y[k, members]]), ids[members])
+                nearest = np.empty(members.size)
+                for k in range(len(floats)):
+                    nearest_distances(np.column_stack([x[k, members], y[k, members]]), nearest)
+                    self.closest[ids[members]] = np.minimum(self.closest[ids[members]], nearest)
                 continue
             dx = x[:, members, None] - x[:, None, members]
             dy = y[:, members, None] - y[:, None, members]
@@ -184,37 +198,17 @@ class NearestTally:
             grown[: self.closest.size] = self.closest
             self.closest = grown
 
-    def tally(self, frame: dict[str, Any]) -> None:
-        """Lower each agent's running nearest distance by this frame's."""
-        agent = frame["is_agent"]
-        if np.count_nonzero(agent) >= 2:
-            ids, layer = frame["entity"][agent], frame["layer"][agent]
-            self._grow(int(ids.max()))
-            points = frame["floats"][agent, :2]
-            for members in layer_members(layer):
-                self._tally(points[members], ids[members])
-
-    def _tally(self, points: np.ndarray, ids: np.ndarray) -> None:
-        """The running minimum of ``ids`` over their distances to each other's ``points``."""
-        if ids.size < 2:
-            return
-        if ids.size <= BRUTE_FORCE_NEAREST:
-            delta = points[:, None, :] - points[None, :, :]
-            squared = delta[..., 0] ** 2 + delta[..., 1] ** 2
-            np.fill_diagonal(squared, np.inf)
-            nearest = np.sqrt(squared.min(axis=1))
-        else:
-            nearest = np.empty(ids.size)
-            nearest_distances(np.ascontiguousarray(points), nearest)
-        self.closest[ids] = np.minimum(self.closest[ids], nearest)
-
-    def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+    def final(self, agents: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The agents table with each one's ``min_distance`` (NaN: never near another agent)."""
         ids = agents["entity"]
         closest = np.full(ids.size, np.inf)
         known = ids < self.closest.size
         closest[known] = self.closest[ids[known]]
         agents = {**agents, "min_distance": np.where(np.isfinite(closest), closest, np.nan)}
-        self.sink.finish({c: agents[c] for c in AGENT_COLUMNS}, run, events)
+        return {c: agents[c] for c in AGENT_COLUMNS}
+
+    def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        self.sink.finish(self.final(agents), run, events)
 
     def close(self) -> None:
         self.sink.close()
@@ -240,7 +234,8 @@ class _BlockSink:
         for table in ("trajectories", "events", "agents", "run"):
             self.remove_table(table)
         self.rows_per_block = max(int(rows_per_block), 1)
-        self.frames: list[dict[str, Any]] = []
+        self.pending: list[dict[str, Any]] = []  # blocks of frames not yet written
+        self.parts: list[tuple] = []  # (table, part number, pyarrow table) prepared, not yet written
         self.events: list[tuple] = []
         self.buffered = 0
         self.blocks = 0
@@ -249,43 +244,82 @@ class _BlockSink:
         """Forget what an earlier recording left under this name."""
         raise NotImplementedError
 
+    stages = True
+    """Each call is a stage (the pyarrow tables made from the frames, which holds the interpreter
+    lock) and a ``commit`` (the files' encoding and writing, which pyarrow does without it): a
+    background writer (``writer.SinkThread``) stages in the simulation's thread and commits on
+    its own."""
+
     def begin(self, run: dict[str, Any]) -> None:
-        self.run = dict(run)
-        self.write_table("run", _run_columns(self.run))
+        self.stage_begin(run)
+        self.commit()
 
-    def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
-        for frame, events in frames:
-            self.write_frame(frame, events)
+    def stage_begin(self, run: dict[str, Any]) -> None:
+        self.parts.append(("run", None, _arrow_table(_run_columns(run))))
 
-    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
-        self.frames.append(frame)
+    def write_blocks(self, blocks: list[dict[str, Any]], events: list[tuple]) -> None:
+        self.stage(blocks, events)
+        self.commit()
+
+    def stage(self, blocks: list[dict[str, Any]], events: list[tuple]) -> None:
+        """Buffer the blocks and events; once they hold ``rows_per_block`` rows, make them the
+        next part's tables (``prepare``)."""
+        self.pending.extend(blocks)
         self.events.extend(events)
-        self.buffered += frame_rows(frame)
+        self.buffered += sum(block_rows(block) for block in blocks)
         if self.buffered >= self.rows_per_block:
-            self.flush()
+            self.prepare()
 
-    def flush(self) -> None:
-        if self.frames:
-            rows = batch_columns(self.frames)
-            self.write_block("trajectories", {c: np.ascontiguousarray(rows[c]) for c in TRAJECTORY_COLUMNS})
+    def prepare(self) -> None:
+        """The buffered frames and events as the next part's pyarrow tables."""
+        if self.pending:
+            rows = batch_columns(self.pending)
+            self.parts.append(("trajectories", self.blocks, _arrow_table(
+                {c: np.ascontiguousarray(rows[c]) for c in TRAJECTORY_COLUMNS})))
         if self.events:
-            self.write_block("events", _event_columns(self.events))
-        self.frames, self.events, self.buffered = [], [], 0
+            self.parts.append(("events", self.blocks, _arrow_table(_event_columns(self.events))))
+        self.pending, self.events, self.buffered = [], [], 0
         self.blocks += 1
 
+    def commit(self) -> None:
+        """Write the tables staged: parts of a table (a part number) or whole ones (None)."""
+        parts, self.parts = self.parts, []
+        for table, number, arrow in parts:
+            if number is None:
+                self.write_table(table, arrow)
+            else:
+                self.write_block(table, number, arrow)
+
+    def flush(self) -> None:
+        """Write the buffered frames and events as a part now."""
+        self.prepare()
+        self.commit()
+
     def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        self.stage_finish(agents, run, events)
+        self.commit()
+
+    def stage_finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
         self.events.extend(events)
-        self.flush()
-        self.write_table("agents", agents)
-        self.write_table("run", _run_columns(run))
+        self.prepare()
+        self.parts.append(("agents", None, _arrow_table(agents)))
+        self.parts.append(("run", None, _arrow_table(_run_columns(run))))
 
     def close(self) -> None:
-        self.frames, self.events = [], []
+        """Write what is still buffered (a recording that was not finished: a process exiting
+        without closing it keeps its frames) and forget it."""
+        try:
+            if self.pending or self.events or self.parts:
+                self.flush()
+        finally:
+            self.pending, self.events, self.parts = [], [], []
 
-    def write_block(self, table: str, columns: dict[str, np.ndarray]) -> None:
+    def write_block(self, table: str, number: int, arrow) -> None:
+        """Write part ``number`` of ``table`` (a pyarrow table)."""
         raise NotImplementedError
 
-    def write_table(self, table: str, columns: dict[str, Any]) -> None:
+    def write_table(self, table: str, arrow) -> None:
+        """Write ``table`` whole (a pyarrow table), replacing it."""
         raise NotImplementedError
 
 
@@ -311,22 +345,22 @@ class ParquetSink(_BlockSink):
                 part.unlink()
         (self.path / f"{table}.parquet").unlink(missing_ok=True)
 
-    def write_block(self, table: str, columns: dict[str, np.ndarray]) -> None:
+    def write_block(self, table: str, number: int, arrow) -> None:
         import pyarrow.parquet as pq
 
         folder = self.path / table
         folder.mkdir(exist_ok=True)
-        target = folder / f"part-{self.blocks:06d}.parquet"
+        target = folder / f"part-{number:06d}.parquet"
         partial = target.with_suffix(".partial")  # a reader never sees half a part
-        pq.write_table(_arrow_table(columns), partial)
+        pq.write_table(arrow, partial)
         os.replace(partial, target)
 
-    def write_table(self, table: str, columns: dict[str, Any]) -> None:
+    def write_table(self, table: str, arrow) -> None:
         import pyarrow.parquet as pq
 
         target = self.path / f"{table}.parquet"
         partial = target.with_suffix(".partial")
-        pq.write_table(_arrow_table(columns), partial)
+        pq.write_table(arrow, partial)
         os.replace(partial, target)
 
 
@@ -336,25 +370,25 @@ class CsvSink(_BlockSink):
     def remove_table(self, table: str) -> None:
         (self.path / f"{table}.csv").unlink(missing_ok=True)
 
-    def write_block(self, table: str, columns: dict[str, np.ndarray]) -> None:
+    def write_block(self, table: str, number: int, arrow) -> None:
         target = self.path / f"{table}.csv"
-        text = _csv_bytes(columns, header=not target.exists())
+        text = _csv_bytes(arrow, header=not target.exists())
         with open(target, "ab") as f:
             f.write(text)
 
-    def write_table(self, table: str, columns: dict[str, Any]) -> None:
+    def write_table(self, table: str, arrow) -> None:
         target = self.path / f"{table}.csv"
         partial = target.with_suffix(".partial")
-        partial.write_bytes(_csv_bytes(columns, header=True))
+        partial.write_bytes(_csv_bytes(arrow, header=True))
         os.replace(partial, target)
 
 
-def _csv_bytes(columns: dict[str, Any], header: bool) -> bytes:
+def _csv_bytes(arrow, header: bool) -> bytes:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     sink = pa.BufferOutputStream()
-    pacsv.write_csv(_arrow_table(columns), sink, write_options=pacsv.WriteOptions(include_header=header))
+    pacsv.write_csv(arrow, sink, write_options=pacsv.WriteOptions(include_header=header))
     return sink.getvalue().to_pybytes()
 
 

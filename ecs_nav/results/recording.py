@@ -7,29 +7,40 @@
 Each tick the Recorder keeps the events of the tick and, per entity, the path walked, the time
 stuck and the first arrival (a companion system at the start of the tick notices entities
 spawned between ticks, so their path starts where they were placed; one spawned by a system
-during a tick is first seen after that tick's physics); every ``every``-th tick it writes the trajectory rows of every
-placed entity (the state after that tick: a row with tick T is what ``world.table`` holds when
-``world.tick == T``) and the nearest distance between agents. The tables and formats are listed
-in ``ecs_nav.results.formats``. Rows go out as the run goes (the writer holds at most one
-block; small frames go out in batches of up to half a second, ``writer.FrameBatches``), so
-memory stays flat on a long run. The per-tick tallies keep each tick's positions and add them
-up every few hundred ticks of a small scene (``Recorder.fold``), with the sums a tick at a time makes.
+during a tick is first seen after that tick's physics); every ``every``-th tick it writes the
+trajectory rows of every placed entity (the state after that tick: a row with tick T is what
+``world.table`` holds when ``world.tick == T``) and the nearest distance between agents. The
+tables and formats are listed in ``ecs_nav.results.formats``. Rows go out as the run goes, so
+memory stays flat on a long run. A table of up to ``tick_ring.RING_MAX_ROWS`` rows is copied
+into a ring by one gather a tick (``tick_ring.TickRing``); the ring is tallied and its frames
+handed on as one block when it is full, when its frames hold ``writer.BLOCK_ROWS`` rows (or
+``rows_per_block``) or ``writer.BLOCK_WAIT_S`` seconds after its first frame, and when the
+rows change. A larger table is tallied from its columns each tick, and each of its frames is
+a block of its own. The tallies add each tick's step in tick order: the sums a tick at a time
+makes.
 
-With ``background=True`` (the default) the file is written by a thread of its own that the
-Recorder hands each frame to (``SinkThread``): the tick pays for copying the columns, not for
-the writing, and no wait for the writer is unbounded. A large SQLite recording (thousands of
-rows a frame) is written by a process behind that thread (``writer_process``): Python's sqlite3
-holds the interpreter lock while it binds each value, so on a thread that work would stop the
-simulation as if it were written in the tick. A writer that fails (a full disk) or is
-stuck raises ``RecordingError`` from the tick once; the recording then ends and the World runs on.
+With ``background=True`` (the default) the file's disk work is done by a thread of its own
+(``SinkThread``), so no wait for a slow or blocked disk is unbounded. The tick pays for what
+only it can do cheaply: copying the columns and, for a sink that stages (SQLite, Parquet and
+CSV all do), making the rows ready -- Python's sqlite3 binds each value holding the interpreter
+lock and pyarrow makes its arrays holding it, so on a thread that work would stop the
+simulation all the same, and cost more: the lock passed back and forth. The thread then
+commits (SQLite) or encodes and writes (pyarrow, without the lock). A large SQLite recording
+(thousands of rows a frame) is written by a process behind the thread instead
+(``writer_process``), while a core is free for it. A writer that fails (a full disk) or is
+stuck raises ``RecordingError`` from the tick once; the recording then ends and the World runs
+on.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import hashlib
 import json
 import os
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +53,15 @@ from ecs_nav.core.world import World
 from ecs_nav.geometry.walkable import walkable_area
 from ecs_nav.results import writer_process
 from ecs_nav.results.formats import NearestTally, check_out_path, format_of, open_sink
-from ecs_nav.results.writer import InlineSink, SinkThread
+from ecs_nav.results.tick_ring import (
+    FRAME_FLOATS,
+    RING_MAX_ROWS,
+    RING_ROWS,
+    RING_TICKS,
+    TickRing,
+    frame_float_indices,
+)
+from ecs_nav.results.writer import BLOCK_ROWS, BLOCK_WAIT_S, InlineSink, SinkThread
 
 STUCK_SPEED_FRACTION = 0.1
 """An agent following a path (not arrived) counts as stuck in a tick in which it moved less
@@ -53,18 +72,22 @@ class Recorder(System):
     """Writes a World's run to a sink (see the module docstring). Use ``record()`` to make one.
 
     Args:
-        sink: where rows go (``ecs_nav.results.formats.open_sink``, or a ``SinkThread`` around one).
+        sink: where rows go (``ecs_nav.results.formats.open_sink`` inside a
+            ``writer.InlineSink`` or ``writer.SinkThread``).
         every: write trajectories every this many ticks (>= 1).
+        rows_per_block: the rows a folder format buffers before it writes; blocks of frames
+            handed on hold no more (nor more than ``writer.BLOCK_ROWS``) unless one frame does.
     """
 
     name = "Recorder"
     reads_only = True
 
-    def __init__(self, sink, every: int = 1):
+    def __init__(self, sink, every: int = 1, rows_per_block: int = 200_000):
         if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
             raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
         self.sink = sink
         self.every = int(every)
+        self.block_rows = max(min(BLOCK_ROWS, int(rows_per_block)), 1)
         self.closed = False
         self.run: dict[str, Any] = {}  # the run summary's fields known at the start (record() fills it)
         self.events: list[tuple] = []
@@ -82,29 +105,25 @@ class Recorder(System):
         self.is_agent = np.zeros(size, bool)
         # the per-tick tallies run on arrays aligned with the table's rows (no per-entity
         # gathers and scatters on a tick); they move to the per-entity arrays above when the
-        # table's rows change (a spawn or a despawn) and before a summary is read
+        # table's rows change (a spawn or a despawn: ``row_version``) and before a summary is read
+        self.row_version = -1  # the table's row_version the row arrays are laid out for
         self.row_entity = np.zeros(0, np.int64)
+        self.row_name_code = np.zeros(0, np.int32)
         self.row_last_pos = np.zeros((0, 2))
         self.row_path = np.zeros(0)
         self.row_stuck = np.zeros(0, np.int64)
-        self.row_bytes = b""  # row_entity's bytes: the cheap test of whether the rows changed
-        # each tick keeps the rows' pos, max_speed, follow_state and is_agent (a small table: by
-        # three gathers, ``tally_gathers``); ``fold`` adds up every ``fold_ticks`` ticks of them
-        # at once (a small scene: hundreds of ticks; a large one: each tick as it ends), and on a
-        # change of rows and before a summary
-        self.kept: list[tuple[np.ndarray, ...]] = []
-        self.kept_new: np.ndarray | None = None  # the first kept tick's newcomer rows (not stuck)
-        self.fold_ticks = 1
+        self.kept_new: np.ndarray | None = None  # newcomer rows of the next tick tallied (not stuck in it)
         self.dt = 0.0
-        self.tally_for: tuple | None = None  # (table buffer, rows) ``tally_at`` was made for
-        self.tally_at: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros((0, 3), np.int64),) * 3
         self.names_now: tuple[str, ...] = ()  # the names as of the last frame (one tuple while unchanged)
-        # a frame's columns are read from the table's buffer by three gathers (``frame_gathers``),
-        # and its layout (entity, layer, is_agent, name_code) is handed on as the same arrays
-        # while it stays the same (sinks batch frames of one layout)
-        self.gather_for: tuple | None = None  # (table buffer, rows) the gathers below were made for
-        self.gathers: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.zeros((0, 7), np.int64),) * 3
-        self.frame_layout: tuple | None = None
+        # a small table's ticks wait in a ring (``tick_ring``) and are tallied and written a
+        # block at a time; a large one's are tallied each tick and its frames gathered by one
+        # gather of floats from the table's buffer (``float_at``)
+        self.ring: TickRing | None = None
+        self.tally_from = 0  # the ring's ticks before this one are frames only (the one record() keeps)
+        self.frames_kept = 0  # the ring's ticks that are frames
+        self.frames_since = 0.0  # time.monotonic() when the first of them was kept
+        self.float_at = np.zeros((0, FRAME_FLOATS), np.int64)
+        self.check_at = 0.0  # time.monotonic() when the writer is checked next
 
     # --- per tick -----------------------------------------------------------------------------
 
@@ -112,23 +131,61 @@ class Recorder(System):
         if self.closed:
             return
         tick = world.tick + 1  # the state after this tick
-        for event in world.events:
-            self._keep_event(event)
-        self._accumulate(world, tick)
+        if world.events:
+            for event in world.events:
+                self._keep_event(event)
+        self.dt = world.dt
+        try:
+            table = world.table
+            if table.row_version != self.row_version:
+                self.kept_new = self._relayout(world, tick)
+            if self.ring is not None:
+                self._keep_tick(tick)
+            else:
+                self.tally(table.live("pos")[None], table.live("max_speed")[None],
+                           table.live("follow_state")[None].view(np.uint8), table.live("is_agent")[None])
+                if tick % self.every == 0:
+                    self.write_frame(world, tick)
+            now = time.monotonic()
+            if now >= self.check_at:  # (a failed, stuck or slow writer is told within CHECK_S of a tick)
+                self.check_at = now + CHECK_S
+                self.sink.check()
+                if self.frames_kept and now - self.frames_since > BLOCK_WAIT_S:
+                    self.empty_ring()
+        except Exception:
+            self.abandon()  # the error is reported once, here; the World runs on unrecorded
+            raise
+
+    def _keep_tick(self, tick: int) -> None:
+        """Keep the tick in the ring; empty it when full or when its frames make a block."""
+        ring = self.ring
+        ring.keep(tick)
         if tick % self.every == 0:
-            try:
-                self.write_frame(world, tick)
-            except Exception:
-                self.abandon()  # the error is reported once, here; the World runs on unrecorded
-                raise
+            if not self.frames_kept:
+                self.frames_since = time.monotonic()
+            self.frames_kept += 1
+            if self.frames_kept * ring.rows >= self.block_rows:
+                self.empty_ring()
+                return
+        if ring.count == ring.capacity:
+            self.empty_ring()
 
     def abandon(self) -> None:
         """End the recording after its sink failed: no summary, the file keeps what it committed."""
         self.closed = True
+        atexit.unregister(self.close_at_exit)
         try:
             self.sink.close()
         except Exception:  # (the sink's failure is the one being reported)
             pass
+
+    def close_at_exit(self) -> None:
+        """At interpreter exit, the recording not closed: hand the kept frames to the sink
+        (which then writes what it holds and closes the file, without a summary)."""
+        try:
+            self.empty_ring()
+        except Exception as exc:
+            print(f"ecs_nav: recording: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def _keep_event(self, event: Any) -> None:
         fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else dict(getattr(event, "__dict__", {}))
@@ -177,8 +234,8 @@ class Recorder(System):
         return new
 
     def sync(self) -> None:
-        """Move the row-aligned tallies into the per-entity arrays."""
-        self.fold()
+        """Tally the kept ticks and move the row-aligned tallies into the per-entity arrays."""
+        self.empty_ring()
         ids = self.row_entity
         self.path_length[ids] += self.row_path
         self.stuck_ticks[ids] += self.row_stuck
@@ -187,74 +244,95 @@ class Recorder(System):
         self.row_stuck[:] = 0
 
     def _relayout(self, world: World, tick: int) -> np.ndarray:
+        """Lay the row arrays out for the table's rows as they are now (spawns and despawns
+        since the last tick seen at ``tick``), after writing and tallying what was kept of the
+        rows before. Returns the mask of the newcomers' rows."""
         self.sync()
-        self.kept_new = None  # (what it marked was folded; the caller marks the newcomers again)
+        self.kept_new = None  # (what it marked was tallied; the caller marks the newcomers again)
         new = self.register(world, tick)
-        entity = world.table.live("entity")
+        table = world.table
+        entity = table.live("entity")
+        self.row_version = table.row_version
         self.row_entity = entity.copy()
-        self.row_bytes = self.row_entity.tobytes()
+        self.row_name_code = self.name_code[entity]
         self.row_last_pos = self.last_pos[entity]
         self.row_path = np.zeros(entity.size)
         self.row_stuck = np.zeros(entity.size, np.int64)
-        self.fold_ticks = int(np.clip(FOLD_ROWS // max(entity.size, 1), 1, FOLD_TICKS))
+        if table.n <= RING_MAX_ROWS:
+            self.ring = TickRing(table, int(np.clip(RING_ROWS // max(table.n, 1), 1, RING_TICKS)))
+        else:
+            self.ring = None
+            self.float_at = frame_float_indices(table)
         return new
+
+    def start(self, world: World) -> None:
+        """Lay the rows out and keep the current state as the first frame (when ``world.tick``
+        is a multiple of ``every``): ``record()`` calls it once."""
+        self.dt = world.dt
+        self._relayout(world, world.tick)
+        atexit.register(self.close_at_exit)
+        if world.tick % self.every:
+            return
+        if self.ring is None:
+            self.write_frame(world, world.tick)
+        else:
+            self.tally_from = 1  # (a frame, not a tick: nothing has moved yet)
+            self._keep_tick(world.tick)
 
     def notice_spawns(self, world: World) -> None:
         """Start the tallies of entities spawned between ticks at their spawn position (run by
         the Recorder's companion system at the start of each tick)."""
-        if self.closed:
+        if self.closed or world.table.row_version == self.row_version:
             return
-        if world.table.live("entity").tobytes() != self.row_bytes:
+        try:
             self._relayout(world, world.tick)
+        except Exception:
+            self.abandon()
+            raise
 
-    def _accumulate(self, world: World, tick: int) -> None:
-        table = world.table
-        if table.live("entity").tobytes() != self.row_bytes:
-            self.kept_new = self._relayout(world, tick)  # (folds what was kept first)
-        if table.n == 0:
+    def tally(self, pos: np.ndarray, speed: np.ndarray, state: np.ndarray, agent: np.ndarray) -> None:
+        """Add ticks to the row-aligned tallies: pos (ticks, rows, 2), max_speed, follow_state
+        (as uint8) and is_agent (ticks, rows) after each tick, in tick order. Each tick's step
+        from the last position is added (the sums are the ones a tick at a time makes), and a
+        stuck tick for each agent following a path that moved under ``STUCK_SPEED_FRACTION`` of
+        its speed."""
+        if pos.shape[0] == 0 or pos.shape[1] == 0:
             return
-        self.dt = world.dt
-        if self.fold_ticks == 1:  # a large table: its columns as they are, added up at once
-            self.kept.append((table.live("pos"), table.live("max_speed"), table.live("follow_state"),
-                              table.live("is_agent")))
-            self.fold()
-            return
-        if self.tally_for is None or self.tally_for[0] is not table.buffer or self.tally_for[1] != table.n:
-            self.tally_at = tally_gathers(table)
-            self.tally_for = (table.buffer, table.n)
-        at_float, at_state, at_flag = self.tally_at
-        self.kept.append((table.float_view[at_float], table.int8_view[at_state], table.flag_view[at_flag]))
-        if len(self.kept) >= self.fold_ticks:
-            self.fold()
-
-    def fold(self) -> None:
-        """Add the kept ticks to the row-aligned tallies: each tick's step from the last
-        position, in tick order (the sums are the ones a tick at a time makes), and a stuck tick
-        for each agent following a path that moved under ``STUCK_SPEED_FRACTION`` of its speed."""
-        kept, self.kept = self.kept, []
-        if not kept:
-            return
-        if len(kept) == 1:  # (a large table's columns: pos, max_speed, follow_state, is_agent)
-            pos, speed, state, agent = (column[None] for column in kept[0])  # (1, rows, ...): views
-            delta = pos - self.row_last_pos
-        else:  # (gathered: (rows, 3) x, y, max_speed; follow_state; is_agent)
-            floats, state, agent = (np.stack(columns) for columns in zip(*kept))  # (ticks, rows, ...)
-            pos, speed = floats[..., :2], floats[..., 2]
-            delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
+        delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
         delta *= delta
         step = np.sqrt(delta[..., 0] + delta[..., 1])  # (ticks, rows)
-        if len(kept) == 1:
+        if step.shape[0] == 1:
             self.row_path += step[0]
         else:
             self.row_path = np.add.accumulate(np.concatenate([self.row_path[None], step]), axis=0)[-1]
-        stuck = FOLLOWING[state.view(np.uint8)]
+        stuck = FOLLOWING[state]
         stuck &= agent
         stuck &= step < STUCK_SPEED_FRACTION * self.dt * speed
         if self.kept_new is not None:
             stuck[0] &= ~self.kept_new  # a newcomer has not had a tick to move yet
             self.kept_new = None
-        self.row_stuck += stuck[0] if len(kept) == 1 else stuck.sum(axis=0)
+        self.row_stuck += stuck[0] if stuck.shape[0] == 1 else stuck.sum(axis=0)
         self.row_last_pos[:] = pos[-1]
+
+    def empty_ring(self) -> None:
+        """Tally the ring's ticks and hand its frames on, as blocks of frames of one layout
+        (the layers and which rows are agents)."""
+        ring = self.ring
+        if ring is None or ring.count == 0:
+            return
+        floats, layer, state, agent = ring.columns()
+        first = self.tally_from
+        self.tally(floats[first:, :, :2], floats[first:, :, 7], state[first:], agent[first:])
+        picked = np.flatnonzero(ring.ticks[: ring.count] % self.every == 0)
+        ticks, layers, agents = ring.ticks[picked], layer[picked], agent[picked]
+        frames = floats[picked, :, :FRAME_FLOATS]
+        ring.clear()
+        self.tally_from = self.frames_kept = 0
+        if not picked.size:
+            return
+        changed = np.flatnonzero(np.any(layers[1:] != layers[:-1], axis=1) | np.any(agents[1:] != agents[:-1], axis=1))
+        cuts = [0, *(changed + 1).tolist(), picked.size]
+        self.hand_on([self.block(ticks[a:b], layers[a], agents[a], frames[a:b]) for a, b in zip(cuts[:-1], cuts[1:])])
 
     def _learn_names(self, world: World, entities: np.ndarray) -> None:
         for entity in entities.tolist():
@@ -267,25 +345,21 @@ class Recorder(System):
         if len(self.names_now) != len(self.names):
             self.names_now = tuple(self.names)
 
+    def block(self, ticks: np.ndarray, layer: np.ndarray, is_agent: np.ndarray, floats: np.ndarray) -> dict:
+        """A block of frames of the rows as laid out now (``ecs_nav.results.sqlite_file.batch_columns``)."""
+        return {"ticks": ticks, "entity": self.row_entity, "layer": layer, "is_agent": is_agent,
+                "name_code": self.row_name_code, "names": self.names_now, "floats": floats}
+
     def write_frame(self, world: World, tick: int) -> None:
-        """Write the trajectory rows of the state after ``tick`` (and the events kept so far)."""
+        """Hand on the trajectory rows of the state after ``tick`` (a large table's frame) and
+        the events kept so far."""
         table = world.table
-        if table.live("entity").tobytes() != self.row_bytes:
-            self.register(world, tick)  # entities spawned since the last tick
-        if self.gather_for is None or self.gather_for[0] is not table.buffer or self.gather_for[1] != table.n:
-            self.gathers = frame_gathers(table)
-            self.gather_for = (table.buffer, table.n)
-        at_float, at_int, at_flag = self.gathers
-        ints, is_agent = table.int64_view[at_int], table.flag_view[at_flag]
-        layout = self.frame_layout
-        if layout is None or layout[0] != ints.tobytes() or layout[1] != is_agent.tobytes():
-            entity, layer = np.ascontiguousarray(ints[:, 0]), np.ascontiguousarray(ints[:, 1])
-            layout = self.frame_layout = (ints.tobytes(), is_agent.tobytes(), entity, layer, is_agent,
-                                          self.name_code[entity])
-        frame = {"tick": tick, "entity": layout[2], "layer": layout[3], "is_agent": layout[4],
-                 "name_code": layout[5], "names": self.names_now, "floats": table.float_view[at_float]}
-        self.sink.write_frame(frame, self.events)
-        self.events = []
+        self.hand_on([self.block(np.array([tick], np.int64), table.live("layer").copy(), table.live("is_agent").copy(),
+                                 table.float_view[self.float_at][None])])
+
+    def hand_on(self, blocks: list[dict]) -> None:
+        events, self.events = self.events, []
+        self.sink.write_blocks(blocks, events)
 
     # --- the end ------------------------------------------------------------------------------
 
@@ -307,10 +381,13 @@ class Recorder(System):
         }
 
     def close(self, world: World, status: str = "complete") -> None:
-        """Write the agents table and the run's final fields, and close the file. Once only."""
+        """Write the kept frames, the agents table and the run's final fields, and close the
+        file. Once only."""
         if self.closed:
             return
         self.closed = True
+        atexit.unregister(self.close_at_exit)
+        self.sink.will_finish()
         try:
             run = {**self.run, "ticks": world.tick, "final_digest": world.state_digest(), "status": status,
                    "timings_ms": {s.name: round(world.timings_ms[s.name], 3) for s in world.systems}}
@@ -327,11 +404,12 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     see ``ecs_nav.results.formats``), trajectories every ``every`` ticks. Adds a Recorder after
     the PhysicsSystem and writes the current state as the first frame (when ``world.tick`` is a
     multiple of ``every``). Returns a Recording: close it, or use it in a ``with`` block, to
-    write the per-agent summary and the run's end. ``background``: write on a thread of its own
-    (``SinkThread``; a SQLite recording of ``writer_process.PROCESS_ROWS`` rows a frame or more: a
-    process behind it does the writing, ``writer_process.ProcessSink``); a writer that fails
-    raises RecordingError from the tick, once, and the recording ends. Without: small frames
-    are written in batches in the tick (``writer.InlineSink``)."""
+    write the per-agent summary and the run's end. ``background``: the disk's work on a thread
+    of its own (``SinkThread``; a SQLite recording of ``writer_process.PROCESS_ROWS`` rows a
+    frame or more, while a core is free: a process behind it does the writing,
+    ``writer_process.ProcessSink``); a writer that fails raises RecordingError from the tick,
+    once, and the recording ends. Without: all of it in the tick (``writer.InlineSink``), small
+    frames in blocks. ``rows_per_block``: the rows of a Parquet part or a CSV append."""
     from ecs_nav import __version__
 
     check_out_path(path, "record:")
@@ -343,7 +421,7 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
         raise ValueError(f"record.every: must be an integer >= 1 (ticks between recorded frames), got {every!r}")
     sink = None
     if (background and format_of(path) == "sqlite" and world.table.n >= writer_process.PROCESS_ROWS
-            and writer_process.can_start()):
+            and writer_process.can_start() and writer_process.spare_core()):
         try:  # (a large SQLite recording: its writer's work off the simulation's interpreter lock)
             process = writer_process.ProcessSink(path)
             sink = SinkThread(NearestTally(process), world.table.n, path, rows_per_block, process=process)
@@ -352,8 +430,8 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     if sink is None and background:
         sink = SinkThread(open_sink(path, rows_per_block), world.table.n, path, rows_per_block)
     elif sink is None:
-        sink = InlineSink(open_sink(path, rows_per_block), world.table.n, rows_per_block)
-    recorder = Recorder(sink, every)
+        sink = InlineSink(open_sink(path, rows_per_block))
+    recorder = Recorder(sink, every, rows_per_block)
     scene = world.resources.get("scene")
     wkt, extent = walkable_area(world)
     recorder.run = {
@@ -367,9 +445,7 @@ def record(world: World, path: str | os.PathLike, every: int = 1, background: bo
     world.add_system(recorder, after="PhysicsSystem")
     world.add_system(FunctionSystem(recorder.notice_spawns, name="RecorderSpawns", reads_only=True),
                      before="GraphBuildSystem")
-    recorder._relayout(world, world.tick)
-    if world.tick % recorder.every == 0:
-        recorder.write_frame(world, world.tick)
+    recorder.start(world)
     return Recording(world, recorder)
 
 
@@ -389,40 +465,12 @@ class Recording:
         self.close("complete" if exc_type is None else "interrupted")
 
 
-FRAME_FLOATS = (("pos", 0), ("pos", 1), ("vel", 0), ("vel", 1), ("heading", 0), ("heading", 1), ("elevation", 0))
-"""A frame's ``floats`` columns (``ecs_nav.results.formats.batch_columns`` names them)."""
-FOLD_ROWS = 16384
-FOLD_TICKS = 256
-"""The Recorder adds up its per-tick tallies every ``FOLD_ROWS // rows`` ticks (1 to
-``FOLD_TICKS``)."""
 FOLLOWING = np.zeros(256, bool)
 FOLLOWING[[FOLLOW_SEEK, FOLLOW_ARRIVE]] = True
 """By ``follow_state`` (as uint8): an entity following a path, which counts as stuck when slow."""
-
-
-def frame_gathers(table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where a frame's values lie in ``table.buffer`` (byte offsets ``table.layout``), for its
-    live rows: indices into ``float_view`` ((n, 7): ``FRAME_FLOATS``), ``int64_view`` ((n, 2):
-    entity, layer) and ``flag_view`` ((n,): is_agent). One gather per element type copies a
-    frame (a few dozen agents: a microsecond, against several for a copy per column)."""
-    names, rows = table.columns, np.arange(table.n)
-
-    def at(name: str, item: int, itemsize: int) -> np.ndarray:
-        width = int(np.prod(getattr(table, name).shape[1:], dtype=np.int64))
-        return int(table.layout[names.index(name)]) // itemsize + rows * width + item
-
-    return (np.column_stack([at(name, item, 8) for name, item in FRAME_FLOATS]),
-            np.column_stack([at("entity", 0, 8), at("layer", 0, 8)]), at("is_agent", 0, 1))
-
-
-def tally_gathers(table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where the per-tick tallies' values lie in ``table.buffer``, for its live rows: indices
-    into ``float_view`` ((n, 3): x, y, max_speed), ``int8_view`` (follow_state) and
-    ``flag_view`` (is_agent)."""
-    names, rows = table.columns, np.arange(table.n)
-    start = {name: int(table.layout[names.index(name)]) for name in ("pos", "max_speed", "follow_state", "is_agent")}
-    return (np.column_stack([start["pos"] // 8 + 2 * rows, start["pos"] // 8 + 2 * rows + 1,
-                             start["max_speed"] // 8 + rows]), start["follow_state"] + rows, start["is_agent"] + rows)
+CHECK_S = 0.1
+"""The Recorder checks its writer (failed, stuck, slow) at the first tick this many seconds
+after the last check."""
 
 
 def scene_digest(scene) -> str | None:

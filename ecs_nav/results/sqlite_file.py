@@ -23,29 +23,33 @@ AGENT_COLUMNS = ("entity", "name", "is_agent", "spawn_tick", "arrival_tick", "pa
 JUPEDSIM_SCHEMA_VERSION = 2
 
 
-def frame_rows(frame: dict[str, Any]) -> int:
-    return len(frame["entity"])
+CACHE_KIB = 32768
+"""SQLite's page cache of a recording, at most (KiB)."""
 
 
-def batch_columns(frames: list[dict[str, Any]], named: bool = True) -> dict[str, np.ndarray]:
-    """The trajectory rows of ``frames``, frame after frame, as ``TRAJECTORY_COLUMNS`` (less
-    ``name`` unless ``named``) and ``name_code``. A frame, as the Recorder hands it over, holds ``tick``, ``entity``,
-    ``layer``, ``is_agent``, ``name_code``, ``names`` (every name so far: a name's code never
-    changes) and ``floats``: (n, 7) x, y, vx, vy, the heading as a unit vector, elevation.
-    Frames in a row share their ``entity``, ``layer``, ``is_agent`` and ``name_code`` arrays
-    (the same objects) while the table's rows stay the same."""
-    def joined(name: str) -> np.ndarray:
-        return frames[0][name] if len(frames) == 1 else np.concatenate([f[name] for f in frames])
+def block_rows(block: dict[str, Any]) -> int:
+    """The trajectory rows of a block of frames: frames x rows."""
+    return len(block["ticks"]) * len(block["entity"])
 
-    floats = joined("floats")
-    ticks = np.array([f["tick"] for f in frames], np.int64)
-    name_code = joined("name_code")
-    rows = {"tick": np.repeat(ticks, [len(f["entity"]) for f in frames]), "entity": joined("entity"),
-            "name_code": name_code, "x": floats[:, 0], "y": floats[:, 1], "elevation": floats[:, 6],
-            "vx": floats[:, 2], "vy": floats[:, 3], "heading": np.arctan2(floats[:, 5], floats[:, 4])}
+
+def batch_columns(blocks: list[dict[str, Any]], named: bool = True) -> dict[str, np.ndarray]:
+    """The trajectory rows of ``blocks``, frame after frame, as ``TRAJECTORY_COLUMNS`` (less
+    ``name`` unless ``named``) and ``name_code``. A block, as the Recorder hands it over, holds
+    frames of one layout of rows: ``ticks`` (frames,), per row ``entity``, ``layer``,
+    ``is_agent`` and ``name_code`` (rows,), ``names`` (every name so far: a name's code never
+    changes) and ``floats`` (frames, rows, 7): x, y, vx, vy, the heading as a unit vector,
+    elevation."""
+    floats = np.concatenate([block["floats"].reshape(-1, 7) for block in blocks])
+    rows = [len(block["entity"]) for block in blocks]
+    ticks = np.concatenate([np.repeat(block["ticks"], n) for block, n in zip(blocks, rows)])
+    entity = np.concatenate([np.tile(block["entity"], len(block["ticks"])) for block in blocks])
+    name_code = np.concatenate([np.tile(block["name_code"], len(block["ticks"])) for block in blocks])
+    columns = {"tick": ticks, "entity": entity, "name_code": name_code, "x": floats[:, 0], "y": floats[:, 1],
+               "elevation": floats[:, 6], "vx": floats[:, 2], "vy": floats[:, 3],
+               "heading": np.arctan2(floats[:, 5], floats[:, 4])}
     if named:
-        rows["name"] = np.array([*frames[-1]["names"], ""], object)[name_code]
-    return rows
+        columns["name"] = np.array([*blocks[-1]["names"], ""], object)[name_code]
+    return columns
 
 
 SQL_VARIABLES = 999
@@ -108,10 +112,18 @@ class SqliteSink:
         # a killed process leaves a hot journal that the next reader rolls back: the committed
         # frames survive; only a power cut could lose them (synchronous=OFF)
         self.db.execute("PRAGMA synchronous=OFF")
+        # a staged block (``writer.BLOCK_ROWS`` rows) stays in the page cache until its commit
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        self.in_transaction = False
         self.every = 1
         self.names_written = np.zeros(64, bool)  # by entity id: its name is in ecs_nav_names
 
     def begin(self, run: dict[str, Any]) -> None:
+        self.stage_begin(run)
+        self.commit()
+
+    def stage_begin(self, run: dict[str, Any]) -> None:
+        """``begin``'s tables and the run's first fields, in a transaction left open (``commit``)."""
         self.every = int(run["every"])
         wkt = run["walkable_area"]
         xmin, ymin, xmax, ymax = run["extent"]
@@ -131,7 +143,7 @@ class SqliteSink:
             "CREATE TABLE ecs_nav_run (key TEXT NOT NULL UNIQUE PRIMARY KEY, value TEXT)",
         ]
         db = self.db
-        db.execute("BEGIN")
+        self.open_transaction()
         for statement in script:
             db.execute(statement)
         db.executemany("INSERT INTO metadata VALUES (?, ?)",
@@ -140,26 +152,44 @@ class SqliteSink:
         db.execute("INSERT INTO geometry VALUES (?, ?)", (geometry_hash, wkt))
         self.geometry_hash = geometry_hash
         self._write_run(run)
-        db.execute("COMMIT")
 
     def _write_run(self, run: dict[str, Any]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO ecs_nav_run VALUES (?, ?)",
                             [(k, json.dumps(v)) for k, v in run.items()])
 
-    def write_frame(self, frame: dict[str, Any], events: list[tuple]) -> None:
-        self.write_frames([(frame, events)])
+    stages = True
+    """``write_blocks`` is ``stage`` then ``commit``: a background writer (``writer.SinkThread``)
+    stages in the simulation's thread, where Python's sqlite3 binds the values (it holds the
+    interpreter lock to bind them, on any thread), and commits on its own."""
 
-    def write_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
-        """Several ``(frame, events)`` in one transaction, their rows in one INSERT a table
-        (``insert_rows``): a small scene recorded every tick pays for a statement a batch, not a
-        frame. The rows go in frame by frame, as written one frame at a time."""
-        db = self.db
-        db.execute("BEGIN")
-        self._insert_frames(frames)
-        db.execute("COMMIT")
+    def write_blocks(self, blocks: list[dict[str, Any]], events: list[tuple]) -> None:
+        """Blocks of frames (``batch_columns``) and events in one transaction, the rows in one
+        INSERT a table (``insert_rows``): a small scene recorded every tick pays for a statement
+        a block, not a frame. The rows go in frame by frame, as written one frame at a time."""
+        self.stage(blocks, events)
+        self.commit()
 
-    def _insert_frames(self, frames: list[tuple[dict[str, Any], list[tuple]]]) -> None:
-        rows = batch_columns([frame for frame, _ in frames], named=False)
+    def stage(self, blocks: list[dict[str, Any]], events: list[tuple]) -> None:
+        """The rows of ``write_blocks`` inserted in a transaction left open: in SQLite's page
+        cache (a block of a few thousand rows stays within it), not yet written to the file."""
+        self.open_transaction()
+        self._insert_blocks(blocks)
+        self._write_events(events)
+
+    def open_transaction(self) -> None:
+        """BEGIN, unless a staged transaction is open (its commit then holds both)."""
+        if not self.in_transaction:
+            self.db.execute("BEGIN")
+            self.in_transaction = True
+
+    def commit(self) -> None:
+        """Write the staged transaction to the file."""
+        if self.in_transaction:
+            self.db.execute("COMMIT")
+            self.in_transaction = False
+
+    def _insert_blocks(self, blocks: list[dict[str, Any]]) -> None:
+        rows = batch_columns(blocks, named=False)
         entity, heading, tick_of = rows["entity"], rows["heading"], rows["tick"]
         frame_of = tick_of // self.every
         db = self.db
@@ -167,27 +197,33 @@ class SqliteSink:
             [frame_of, entity, rows["x"], rows["y"], np.cos(heading), np.sin(heading)]))
         insert_rows(db, "ecs_nav_trajectory", np.column_stack(
             [frame_of, entity, tick_of, rows["elevation"], rows["vx"], rows["vy"], heading]))
-        index = (np.array([f["tick"] for f, _ in frames], np.int64) // self.every).tolist()
+        index = (np.concatenate([block["ticks"] for block in blocks]) // self.every).tolist()
         insert_values(db, "frame_data", [v for k in index for v in (k, self.geometry_hash)], 2)
+        ids = np.concatenate([block["entity"] for block in blocks])
         written = self.names_written
-        if entity.size and entity.max() >= written.size:
+        if ids.size and ids.max() >= written.size:
             written = self.names_written = np.concatenate(
-                [written, np.zeros(max(written.size, int(entity.max()) + 1), bool)])
-        fresh = ~written[entity]
-        if fresh.any():  # (an entity's name never changes: the last frame's names hold every code)
-            new, first = np.unique(entity[fresh], return_index=True)
-            names = np.array([*frames[-1][0]["names"], ""], object)[rows["name_code"][fresh][first]]
+                [written, np.zeros(max(written.size, int(ids.max()) + 1), bool)])
+        fresh = ~written[ids]
+        if fresh.any():  # (an entity's name never changes: the last block's names hold every code)
+            new, first = np.unique(ids[fresh], return_index=True)
+            codes = np.concatenate([block["name_code"] for block in blocks])[fresh][first]
+            names = np.array([*blocks[-1]["names"], ""], object)[codes]
             db.executemany("INSERT OR REPLACE INTO ecs_nav_names VALUES (?, ?)", zip(new.tolist(), names.tolist()))
             written[new] = True
-        self._write_events([event for _, events in frames for event in events])
 
     def _write_events(self, events: list[tuple]) -> None:
         if events:
             self.db.executemany("INSERT INTO ecs_nav_events VALUES (?, ?, ?, ?)", events)
 
     def finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        self.stage_finish(agents, run, events)
+        self.commit()
+
+    def stage_finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        """``finish``'s tables and index and the run's last fields, in a transaction left open (``commit``)."""
         db = self.db
-        db.execute("BEGIN")
+        self.open_transaction()
         self._write_events(events)
         db.execute("CREATE TABLE ecs_nav_agents (entity INTEGER PRIMARY KEY, name TEXT, is_agent INTEGER, "
                    "spawn_tick INTEGER, arrival_tick INTEGER, path_length REAL, stuck_s REAL, "
@@ -196,7 +232,6 @@ class SqliteSink:
                        zip(*(agents[c].tolist() for c in AGENT_COLUMNS)))
         db.execute("CREATE INDEX frame_id_idx ON trajectory_data(frame, id)")
         self._write_run(run)
-        db.execute("COMMIT")
 
     def close(self) -> None:
         if self.db is not None:

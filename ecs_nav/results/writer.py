@@ -1,4 +1,4 @@
-"""The recording's background writer: a thread that runs a sink's calls off the tick, with
+"""The recording's background writer: a thread that does a sink's disk work off the tick, with
 every wait for it bounded (``SinkThread``). ``ecs_nav.results.recording.record`` puts one around
 the file's sink unless ``background=False``."""
 
@@ -14,6 +14,8 @@ import warnings
 from typing import Any
 
 import numpy as np
+
+from ecs_nav.results.sqlite_file import block_rows
 
 
 class RecordingError(OSError):
@@ -39,107 +41,80 @@ class WriterState:
         self.abandoned = False  # set by the simulation: the writer stops at its next call
 
 
-class FrameBatches:
-    """Small frames gathered in the simulation's thread and handed on together (``hand_on``):
-    frames of fewer than ``BATCH_ROWS_IN_TICK`` rows (and of ``rows_per_block``, the rows a
-    folder format buffers before it writes), up to ``BATCH_FRAMES`` of them or ``BATCH_WAIT_S``
-    seconds' worth, so that a small scene recorded every tick pays for a hand-over, an SQLite
-    statement a table and a transaction a batch, not a frame. A run killed without closing
-    the recording loses the frames gathered and not yet handed on: up to ``BATCH_FRAMES``, or
-    ``BATCH_WAIT_S`` seconds of them while the World runs (the clock is read as frames come, so
-    a World that stops stepping keeps its last batch until the next frame or the close)."""
-
-    BATCH_ROWS_IN_TICK = 4096
-    BATCH_FRAMES = 1024
-    BATCH_WAIT_S = 0.5
-
-    def __init__(self, rows_per_frame: int = 1, rows_per_block: int = 200_000):
-        rows_per_frame = max(int(rows_per_frame), 1)
-        rows = min(self.BATCH_ROWS_IN_TICK, max(int(rows_per_block), 1))
-        self.batch_frames = int(np.clip(rows // rows_per_frame, 1, self.BATCH_FRAMES))
-        self.pending: list = []  # frames gathered in the tick, not yet handed on
-        self.pending_since = 0.0
-
-    def write_frame(self, frame, events):
-        self.check()
-        if not self.pending:
-            self.pending_since = time.monotonic()
-        self.pending.append((frame, events))
-        if len(self.pending) >= self.batch_frames or time.monotonic() - self.pending_since > self.BATCH_WAIT_S:
-            self.flush()
-
-    def flush(self) -> None:
-        """Hand the frames gathered so far on."""
-        if self.pending:
-            frames, self.pending = self.pending, []
-            self.hand_on(frames)
-
-    def check(self) -> None:
-        """Raise if the frames cannot be written (the writer failed)."""
-
-    def hand_on(self, frames: list) -> None:
-        raise NotImplementedError
+BLOCK_ROWS = 16384
+BLOCK_WAIT_S = 0.5
+"""A small table's frames are handed to the sink in blocks (``ecs_nav.results.recording``) of
+up to ``BLOCK_ROWS`` trajectory rows, and ``BLOCK_WAIT_S`` seconds after the first of them at
+the latest: a small scene recorded every tick pays for a hand-over, an SQLite statement a table
+and a transaction a block, not a frame. A run killed without closing the recording loses the
+frames not yet handed on: up to ``BLOCK_WAIT_S`` seconds of them while the World runs (the
+clock is read as ticks come, so a World that stops stepping keeps its last block until the
+next tick or the close)."""
 
 
-class InlineSink(FrameBatches):
-    """A sink written in the tick (``record(..., background=False)``), small frames in batches
-    (``FrameBatches``)."""
+class InlineSink:
+    """A sink written in the tick (``record(..., background=False)``): each block of frames is
+    written when the Recorder hands it on."""
 
-    def __init__(self, sink, rows_per_frame: int = 1, rows_per_block: int = 200_000):
-        super().__init__(rows_per_frame, rows_per_block)
+    def __init__(self, sink):
         self.sink = sink
         atexit.register(self.close_at_exit)
 
-    def hand_on(self, frames: list) -> None:
-        self.sink.write_frames(frames)
+    def check(self) -> None:
+        """Nothing to check: a failure raises from the call that failed."""
+
+    def will_finish(self) -> None:
+        """Nothing to prepare: each block is written as it comes."""
+
+    def write_blocks(self, blocks: list[dict], events: list[tuple]) -> None:
+        self.sink.write_blocks(blocks, events)
 
     def begin(self, run):
         self.sink.begin(run)
 
     def finish(self, agents, run, events):
-        self.flush()
         self.sink.finish(agents, run, events)
 
     def close(self) -> None:
         atexit.unregister(self.close_at_exit)
-        self.pending = []  # (after a failure: what is gathered is dropped with the recording)
         self.sink.close()
 
     def close_at_exit(self) -> None:
-        """At interpreter exit: write the frames gathered and close the file (no summary: the
-        recording was not closed), without raising."""
+        """At interpreter exit: close the file (no summary: the recording was not closed),
+        without raising."""
         try:
-            self.flush()
             self.close()
         except Exception as exc:
             print(f"ecs_nav: recording: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
-class SinkThread(FrameBatches):
-    """A sink whose writing runs on a thread of its own: each call goes on a bounded queue, so
-    the tick pays for copying a frame, not for writing it (pyarrow releases the GIL for much of
-    its work; SQLite only inside each statement, and the nearest-distance tally's kernel not at
-    all). A thread, not a process: it needs no importable main module, so a plain script,
-    standard input, ``python -c``, a notebook and a frozen app all record alike, and it starts
-    at once. Its sink may itself be a process (``writer_process.ProcessSink``, started as
-    ``python -c``, so no main module either), for the large SQLite recordings whose writing
-    would otherwise hold the GIL.
+class SinkThread:
+    """A sink whose disk work runs on a thread of its own, so that a slow or blocked disk never
+    holds up the tick. A sink that stages (``stages``: SQLite, Parquet and CSV) splits each call
+    in two: the tick stages (SQLite's values bound into a transaction left open, pyarrow's
+    arrays made: work that holds the interpreter lock on whichever thread does it, so the thread
+    would save the tick nothing and cost it the lock's hand-overs), and the thread commits (the
+    transaction written, the parts encoded and written, which SQLite and pyarrow do without the
+    lock). Blocks handed on while the thread is busy wait in memory and are staged together once
+    it is idle. A sink that does not stage (a writer process's, ``writer_process.ProcessSink``)
+    gets whole calls on a bounded queue. A thread, not a process: it needs no importable main
+    module, so a plain script, standard input, ``python -c``, a notebook and a frozen app all
+    record alike, and it starts at once.
 
-    Small frames travel together (``FrameBatches``): a small scene recorded every tick pays for
-    one hand-over to the writer thread (its lock and the interpreter lock) every few hundred
-    ticks, not every tick.
+    Small frames travel together (``BLOCK_ROWS``): a small scene recorded every tick pays for a
+    hand-over to the writer thread every few thousand ticks or half a second, not every tick.
 
-    No wait is unbounded: a call finds the queue full when more than about ``QUEUED_ROWS``
-    trajectory rows (between 4 and 256 calls) wait, and then waits for the writer, checking it
-    every ``POLL_S`` seconds. Every frame handed over checks the writer first: one that raised is
-    reported (RecordingError, the cause chained) on the next frame or within ``POLL_S`` of a
-    wait; one busy with a single call (but ``begin``, which imports the format's library) for
-    over ``SLOW_S`` seconds is announced at once (a RecordingWarning, the first time in a
-    recording): within a second the user knows that the disk is slow or blocked, and a slow disk
-    is not taken for a dead writer; one busy with a single call for over ``STALL_S`` seconds is
-    reported as stuck (RecordingError). A process that exits without closing the recording has
-    the writer finish what was handed over first (within ``STALL_S``); the file then reads as a
-    killed run's (no agents table)."""
+    No wait is unbounded: once about ``QUEUED_ROWS`` trajectory rows wait (in memory, or on the
+    queue: between 4 and 256 calls), the tick waits for the writer, checking it every ``POLL_S``
+    seconds. Every block handed over checks the writer first, and so does the Recorder every
+    ``recording.CHECK_S`` seconds: one that raised is reported (RecordingError, the cause
+    chained) at the next check or within ``POLL_S`` of a wait; one busy with a single call (but
+    ``begin``, which starts a writer process's file) for over ``SLOW_S`` seconds is announced at
+    once (a RecordingWarning, the first time in a recording): within a second the user knows
+    that the disk is slow or blocked, and a slow disk is not taken for a dead writer; one busy
+    with a single call for over ``STALL_S`` seconds is reported as stuck (RecordingError). A
+    process that exits without closing the recording has the writer finish what was handed over
+    first (within ``STALL_S``); the file then reads as a killed run's (no agents table)."""
 
     QUEUED_ROWS = 400_000
     POLL_S = 0.1
@@ -148,11 +123,14 @@ class SinkThread(FrameBatches):
 
     def __init__(self, sink, rows_per_frame: int = 1, path: str | os.PathLike = "", rows_per_block: int = 200_000,
                  process=None):
-        super().__init__(rows_per_frame, rows_per_block)
         self.sink = sink
         self.process = process  # the writer process behind ``sink``, if any (``writer_process.ProcessSink``)
         self.path = os.fspath(path)
-        rows_per_call = max(int(rows_per_frame), 1) * self.batch_frames
+        self.stages = bool(getattr(sink, "stages", False))
+        self.waiting: list[tuple[list[dict], list[tuple]]] = []  # blocks not staged yet (the writer was busy)
+        self.waiting_rows = 0
+        self.finishing = False  # (will_finish)
+        rows_per_call = max(int(rows_per_frame), min(BLOCK_ROWS, max(int(rows_per_block), 1)))
         self.calls: queue.Queue = queue.Queue(maxsize=int(np.clip(self.QUEUED_ROWS // rows_per_call, 4, 256)))
         self.state = WriterState()
         self.failed = self.closing = False
@@ -209,15 +187,68 @@ class SinkThread(FrameBatches):
             except queue.Full:
                 self.check()
 
-    def hand_on(self, frames: list) -> None:
-        self._send("write_frames", frames)
+    def write_blocks(self, blocks: list[dict], events: list[tuple]) -> None:
+        """Hand blocks of frames on. A sink that stages (``stages``) has them staged here, in
+        the tick, while the writer is idle, and only their commit (the disk's work) queued;
+        while the writer is busy they wait in memory (about ``QUEUED_ROWS`` rows, then the
+        tick waits for it, bounded as above) and are staged with the next ones."""
+        if not self.stages:
+            self._send("write_blocks", blocks, events)
+            return
+        self.check()
+        self.waiting.append((blocks, events))
+        self.waiting_rows += sum(block_rows(block) for block in blocks)
+        if (self.finishing or self.calls.unfinished_tasks) and self.waiting_rows <= self.QUEUED_ROWS:
+            return
+        self.stage_waiting()
+
+    def will_finish(self) -> None:
+        """The recording is closing: the blocks handed on from now are staged with its end, in
+        one commit."""
+        self.finishing = True
+
+    def stage_waiting(self, commit: bool = True) -> None:
+        """Stage the blocks waiting and queue their commit (or leave it to the next stage's)."""
+        if self.waiting:
+            waiting, self.waiting, self.waiting_rows = self.waiting, [], 0
+            self._stage("staging the frames", self.sink.stage, [block for blocks, _ in waiting for block in blocks],
+                        [event for _, events in waiting for event in events], commit=commit)
+
+    def _stage(self, what: str, call, *args: Any, commit: bool = True) -> None:
+        """Once the writer is idle (a bounded wait), run ``call(*args)``, the sink's half of a
+        call that stages, here, and queue its commit (or leave it to the next one's)."""
+        done = self.calls.all_tasks_done
+        with done:
+            while self.calls.unfinished_tasks:
+                done.wait(self.POLL_S)
+                self.check()
+        try:
+            call(*args)
+        except Exception as exc:
+            self.failed = True
+            raise RecordingError(f"recording {self.path!r}: {what} failed: {type(exc).__name__}: {exc}") from exc
+        if commit:
+            self._send("commit")
 
     def begin(self, run):
-        self._send("begin", run)
+        """Start the file: a sink that stages its start (SQLite's tables) does so here, in the
+        caller's thread, and the writer commits it with the first block; others begin on the writer (the first
+        Parquet recording of a process imports pyarrow there)."""
+        stage_begin = getattr(self.sink, "stage_begin", None) if self.stages else None
+        if stage_begin is None:
+            self._send("begin", run)
+        else:  # (committed with the first block: one commit less while the World runs)
+            self._stage("starting the file", stage_begin, run, commit=False)
 
     def finish(self, agents, run, events):
-        self.flush()
-        self._send("finish", agents, run, events)
+        """End the file (the agents table, the run's last fields); staged here where the sink
+        stages it, as ``begin``."""
+        stage_finish = getattr(self.sink, "stage_finish", None) if self.stages else None
+        self.stage_waiting(commit=stage_finish is None)
+        if stage_finish is None:
+            self._send("finish", agents, run, events)
+        else:
+            self._stage("ending the file", stage_finish, agents, run, events)
 
     def close(self) -> None:
         """Have the writer write what is queued and close the file; wait for it (bounded as
@@ -227,7 +258,7 @@ class SinkThread(FrameBatches):
         try:
             if not self.failed:
                 if not self.closing:
-                    self.flush()
+                    self.stage_waiting()
                     self._send("close")
                     self.closing = True
                 while self.thread.is_alive():
@@ -258,23 +289,25 @@ class SinkThread(FrameBatches):
 
 
 BATCH_ROWS = 50_000
-BATCH_FRAMES_WRITTEN = 1024
-"""The writer takes the frames waiting on its queue together, up to ``BATCH_ROWS`` trajectory
-rows or ``BATCH_FRAMES_WRITTEN`` frames (or a few more: the calls it takes are whole), and
-writes them as one batch (one SQLite transaction): a call stays well under a second, so one
-that takes longer says something of the disk."""
+"""The writer takes the blocks waiting on its queue together, up to ``BATCH_ROWS`` trajectory
+rows (or a few more: the calls it takes are whole), and writes them at once (one SQLite
+transaction): a call stays well under a second, so one that takes longer says something of
+the disk."""
 
 
 def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
     """The writer thread: run each call taken from ``calls`` on ``sink`` until 'close' (then
-    close the sink) or an exception (kept in ``state``; the sink is closed too). Frames that
-    wait on the queue together go to ``sink.write_frames`` at once."""
+    close the sink) or an exception (kept in ``state``; the sink is closed too), marking each
+    done (``Queue.task_done``: the simulation stages the next blocks once none is unfinished).
+    Blocks that wait on the queue together go to ``sink.write_blocks`` at once."""
     waiting = None
+    taken = 0  # calls taken from the queue and not yet marked done
     try:
         while True:
             if waiting is None:
                 try:
                     waiting = calls.get(timeout=0.5)
+                    taken += 1
                 except queue.Empty:
                     if state.abandoned:
                         break
@@ -287,24 +320,28 @@ def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
             state.busy = (time.monotonic(), state.last_call)
             if method == "close":
                 break
-            if method != "write_frames":
+            if method == "write_blocks":
+                blocks, events = list(args[0]), list(args[1])
+                rows = sum(block_rows(block) for block in blocks)
+                while rows < BATCH_ROWS:
+                    try:
+                        waiting = calls.get_nowait()
+                        taken += 1
+                    except queue.Empty:
+                        break
+                    if waiting[0] != "write_blocks":
+                        break
+                    blocks.extend(waiting[1][0])
+                    events.extend(waiting[1][1])
+                    rows += sum(block_rows(block) for block in waiting[1][0])
+                    waiting = None
+                sink.write_blocks(blocks, events)
+            else:
                 getattr(sink, method)(*args)
-                state.busy = None
-                continue
-            frames = list(args[0])
-            rows = sum(len(frame["entity"]) for frame, _ in frames)
-            while rows < BATCH_ROWS and len(frames) < BATCH_FRAMES_WRITTEN:
-                try:
-                    waiting = calls.get_nowait()
-                except queue.Empty:
-                    break
-                if waiting[0] != "write_frames":
-                    break
-                frames.extend(waiting[1][0])
-                rows += sum(len(frame["entity"]) for frame, _ in waiting[1][0])
-                waiting = None
-            sink.write_frames(frames)
             state.busy = None
+            for _ in range(taken - (waiting is not None)):
+                calls.task_done()
+            taken = 1 if waiting is not None else 0
     except BaseException as exc:  # reported to the simulation (SinkThread.check)
         state.error = exc
     finally:

@@ -6,7 +6,7 @@ back and forth between two busy threads costs more. ``ecs_nav.results.recording.
 one behind its writer thread (``SinkThread``, which bounds every wait and reports a failed,
 stuck or slow writer as for any sink; the nearest-distance tally stays on that thread) for
 SQLite recordings of at least ``PROCESS_ROWS`` rows a frame, where the process can start (not
-in a frozen app).
+in a frozen app) and a core is free for it (``spare_core``).
 
 The process is ``sys.executable`` running ``ecs_nav.results.sqlite_file`` as a script
 (``serve``), which imports no ecs_nav and no main module: it starts in a fraction of a second,
@@ -42,6 +42,18 @@ class WriterEnded(OSError):
 def can_start() -> bool:
     """Whether a writer process can start here: a Python interpreter to run (not a frozen app)."""
     return not getattr(sys, "frozen", False) and bool(sys.executable) and Path(sys.executable).is_file()
+
+
+def spare_core() -> bool:
+    """Whether a core is free for the process: the load average over the last minute (the
+    simulation's own work counts about 1) leaves at least half a core of the machine's idle.
+    Without one, the process's work competes with the simulation's and costs more than the
+    writer thread's staging, which does the least work (``writer.SinkThread``)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # (no load average on this system)
+        return (os.cpu_count() or 1) > 1
+    return load <= (os.cpu_count() or 1) - 0.5
 
 
 class ProcessSink:
@@ -84,8 +96,8 @@ class ProcessSink:
         self.call("open", *self.opening)
         self.call("begin", run)
 
-    def write_frames(self, frames: list) -> None:
-        self.call("write_frames", frames)
+    def write_blocks(self, blocks: list, events: list) -> None:
+        self.call("write_blocks", blocks, events)
 
     def finish(self, agents, run, events) -> None:
         self.call("finish", agents, run, events)

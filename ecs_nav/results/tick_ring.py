@@ -1,0 +1,87 @@
+"""A small table's ticks, kept for the Recorder by one copy a tick (``TickRing``).
+
+Recording a small scene every tick pays for every numpy call and every hand-over it makes per
+tick, so the Recorder of a table of up to ``RING_MAX_ROWS`` rows keeps, each tick, what it
+records and tallies of every live row -- x, y, vx, vy, the heading as a unit vector, elevation,
+max_speed, the layer, follow_state and is_agent -- by one gather of bytes from the table's
+buffer into a row of a ring, and reads them back as columns of all the kept ticks at once
+(``columns``) when it empties the ring: its tallies of hundreds of ticks then take a few numpy
+calls, and its frames go to the sink as one block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RING_MAX_ROWS = 512
+"""Tables of up to this many live rows are kept in a ring; a larger one is tallied from its
+columns each tick and its frames gathered as they come (a gather of every byte costs more per
+row than the few numpy calls a tick it saves)."""
+RING_ROWS = 65536
+RING_TICKS = 8192
+"""A ring holds ``RING_ROWS // rows`` ticks (at most ``RING_TICKS``)."""
+FLOATS = (("pos", 0), ("pos", 1), ("vel", 0), ("vel", 1), ("heading", 0), ("heading", 1), ("elevation", 0),
+          ("max_speed", 0))
+"""The float64 values kept of each row, in this order; a frame's ``floats`` are the first 7."""
+FRAME_FLOATS = 7
+
+
+def byte_offsets(table, name: str, item: int, itemsize: int) -> np.ndarray:
+    """Where the bytes of ``name``'s value number ``item`` lie in ``table.buffer`` for each
+    live row: an (n, itemsize) array of byte offsets."""
+    column = getattr(table, name)
+    width = int(np.prod(column.shape[1:], dtype=np.int64))
+    start = int(table.layout[table.columns.index(name)])
+    rows = np.arange(table.n, dtype=np.int64)
+    return start + (rows * width + item)[:, None] * itemsize + np.arange(itemsize, dtype=np.int64)
+
+
+def frame_float_indices(table) -> np.ndarray:
+    """Where a frame's floats (the first ``FRAME_FLOATS`` of ``FLOATS``) lie in
+    ``table.float_view`` for each live row: (n, 7) indices, one gather a frame."""
+    return np.stack([byte_offsets(table, name, item, 8)[:, 0] // 8 for name, item in FLOATS[:FRAME_FLOATS]],
+                    axis=1)
+
+
+class TickRing:
+    """The kept ticks of a table whose rows stay the same (made anew when they change): row
+    ``k`` of ``data`` holds tick ``ticks[k]``'s values of every live row: ``rows`` x 8
+    float64 (``FLOATS``), ``rows`` int64 layers, ``rows`` follow_state bytes and ``rows``
+    is_agent bytes, padded to a whole number of float64s. ``keep`` copies a tick in;
+    ``columns`` reads the kept ticks back; ``clear`` starts again."""
+
+    def __init__(self, table, capacity: int):
+        self.rows = n = table.n
+        offsets = [byte_offsets(table, name, item, 8) for name, item in FLOATS]
+        at = [np.stack(offsets, axis=1).reshape(-1), byte_offsets(table, "layer", 0, 8).reshape(-1),
+              byte_offsets(table, "follow_state", 0, 1).reshape(-1), byte_offsets(table, "is_agent", 0, 1).reshape(-1)]
+        used = 74 * n
+        width = -(-used // 8) * 8
+        at.append(np.zeros(width - used, np.int64))  # (padding: any byte will do)
+        self.at = np.concatenate(at)
+        self.buffer = table.buffer  # (the table's buffer while its rows stay the same)
+        self.data = np.zeros((max(int(capacity), 1), width), np.uint8)
+        self.capacity = self.data.shape[0]
+        self.ticks = np.zeros(self.capacity, np.int64)
+        self.count = 0
+
+    def keep(self, tick: int) -> None:
+        """Copy the table's values as they are now into the next row, as tick ``tick``."""
+        k = self.count
+        self.buffer.take(self.at, out=self.data[k], mode="clip")
+        self.ticks[k] = tick
+        self.count = k + 1
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Views of the kept ticks: floats (ticks, rows, 8) as ``FLOATS``, layer (ticks, rows)
+        int64, follow_state (ticks, rows) uint8 and is_agent (ticks, rows) bool."""
+        k, n = self.count, self.rows
+        data = self.data[:k]
+        floats = data[:, : 64 * n].view(np.float64).reshape(k, n, 8)
+        layer = data[:, 64 * n: 72 * n].view(np.int64)
+        state = data[:, 72 * n: 73 * n]
+        agent = data[:, 73 * n: 74 * n].view(np.bool_)
+        return floats, layer, state, agent
+
+    def clear(self) -> None:
+        self.count = 0
