@@ -145,6 +145,23 @@ def test_the_moved_modules_table_is_written_from_moved_and_every_new_path_import
 
 # --- components: the guide's tables against the classes -------------------------------------
 
+
+def test_the_field_tables_are_written_from_the_code():
+    """The tables of components' fields are ecs_nav.core.field_docs' rows with the classes'
+    defaults: the site writes them when built, and the pages keep them as written last."""
+    spec = importlib.util.spec_from_file_location("field_tables", DOCS / "hooks" / "field_tables.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    for relative in hook.PAGES:
+        text = page_text(relative)
+        assert hook.MARKED.search(text), relative
+        assert hook.with_tables(text, relative.startswith("guide/")) == text, \
+            f"docs/{relative}: its field tables differ from the code's: run python docs/hooks/field_tables.py"
+    listed = {(row[0].strip("`"), field) for row in table_rows(page_text("reference/components.md"))
+              if len(row) == 6 for field in re.findall(r"`(\w+)`", row[1])}
+    assert listed == {(name, field) for name in COMPONENT_SECTIONS
+                      for field in inspect.signature(component_class(name)).parameters}
+
 COMPONENT_SECTIONS = ("Position", "Velocity", "Agent", "Collider", "SteeringWeights", "Avoidance", "PathRequest",
                       "NavFilter", "Path", "NavMap")
 NEEDS = {"PathRequest": {"goal": (0.0, 0.0)}}
