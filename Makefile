@@ -135,6 +135,8 @@ bench: $(TESTS) $(BENCH_STAMP) $(KERNELS)
 	$(PY) bench/cold_start.py
 	$(PY) bench/render.py
 	$(PY) bench/search_trace.py
+	$(PY) bench/record.py --ticks 900 --inline
+	$(PY) bench/record.py --scene patrol --ticks 1800 --every 1 --inline --repeats 9
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check ecs_nav systems tests bench setup.py
