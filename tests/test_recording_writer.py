@@ -206,6 +206,34 @@ def test_a_slow_begin_on_the_writer_is_not_announced(room, tmp_path, monkeypatch
             rec.close()
 
 
+def test_a_writer_compiling_a_kernel_is_not_announced_as_slow(room, tmp_path, monkeypatch):
+    """The first large recording of an install compiles the nearest-distance kernel on the writer
+    thread: the time a call spends compiling is not the disk's, so it does not count as busy."""
+    from ecs_nav.results import writer
+
+    compiled = [0.0]
+    monkeypatch.setattr(writer, "warmup_seconds", lambda: compiled[0])
+    made = _with_faulty_sink(monkeypatch, frame=1_000_000)
+    real_commit = Faulty.commit
+
+    def compiling_commit(self):
+        if self.committed == 0:
+            for _ in range(13):  # 1.3 s, all of it compiling
+                time.sleep(0.1)
+                compiled[0] += 0.1
+        real_commit(self)
+
+    monkeypatch.setattr(Faulty, "commit", compiling_commit)
+    with ecs_nav.load_scene(room) as world, warnings.catch_warnings():
+        warnings.simplefilter("error", RecordingWarning)
+        rec = record(world, tmp_path / "run.sqlite", every=1)
+        deadline = time.monotonic() + SinkThread.SLOW_S + 0.8
+        while time.monotonic() < deadline:
+            world.step()
+        assert made[0].committed > 0
+        rec.close()
+
+
 def test_a_writer_that_fails_while_closing_is_reported_by_close(room, tmp_path, monkeypatch):
     made = _with_faulty_sink(monkeypatch, frame=1_000_000)
     with ecs_nav.load_scene(room) as world:

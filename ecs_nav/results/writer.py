@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ecs_nav.compile.watch import warmup_seconds
 from ecs_nav.results.sqlite_file import block_rows
 
 
@@ -31,12 +32,12 @@ class RecordingWarning(UserWarning):
 class WriterState:
     """What the writer thread tells the simulation: the exception that ended it (and the call it
     ended in), and ``busy``: since when (``time.monotonic()``) it has been busy with which call,
-    one tuple assigned at once so that a reader never pairs one call's start with another's
-    name (None between calls)."""
+    and the process's compile time then (``warmup_seconds()``), one tuple assigned at once so
+    that a reader never pairs one call's start with another's name (None between calls)."""
 
     def __init__(self):
         self.error: BaseException | None = None
-        self.busy: tuple[float, str] | None = None
+        self.busy: tuple[float, str, float] | None = None
         self.last_call = ""
         self.abandoned = False  # set by the simulation: the writer stops at its next call
 
@@ -159,7 +160,7 @@ class SinkThread:
                                  f"{self.process.process.poll()})")
         self.warn_if_slow()
         busy = state.busy
-        if busy is not None and time.monotonic() - busy[0] > self.STALL_S:
+        if busy is not None and busy_for(busy) > self.STALL_S:
             self.failed = True
             raise RecordingError(f"recording {self.path!r}: the writer is stuck: {busy[1]} has made no "
                                  f"progress for {self.STALL_S:g} s (a blocked disk or file system?)")
@@ -167,10 +168,9 @@ class SinkThread:
     def warn_if_slow(self) -> None:
         """Announce a call busy over ``SLOW_S`` (once per recording)."""
         now_busy = self.state.busy
-        if now_busy is None or self.warned or now_busy[1] == "begin()":  # (begin imports pyarrow: a second or more)
+        if now_busy is None or self.warned or now_busy[1] == "begin()":  # (begin starts a writer process)
             return
-        since, busy_with = now_busy
-        busy = time.monotonic() - since
+        busy_with, busy = now_busy[1], busy_for(now_busy)
         if busy > self.SLOW_S:
             self.warned = True
             warnings.warn(RecordingWarning(
@@ -288,6 +288,13 @@ class SinkThread:
             print(f"ecs_nav: {exc}", file=sys.stderr)
 
 
+def busy_for(busy: tuple[float, str, float]) -> float:
+    """Seconds the writer has been busy with its call (``WriterState.busy``), less the seconds
+    the process has spent compiling kernels meanwhile: the first large recording of an install
+    compiles its nearest-distance kernel on the writer thread, which says nothing of the disk."""
+    return time.monotonic() - busy[0] - (warmup_seconds() - busy[2])
+
+
 BATCH_ROWS = 50_000
 """The writer takes the blocks waiting on its queue together, up to ``BATCH_ROWS`` trajectory
 rows (or a few more: the calls it takes are whole), and writes them at once (one SQLite
@@ -317,7 +324,7 @@ def write_calls(sink, calls: queue.Queue, state: WriterState) -> None:
             if state.abandoned:
                 break
             state.last_call = f"{method}()"
-            state.busy = (time.monotonic(), state.last_call)
+            state.busy = (time.monotonic(), state.last_call, warmup_seconds())
             if method == "close":
                 break
             if method == "write_blocks":
