@@ -311,8 +311,9 @@ def test_a_writer_process_that_dies_is_reported_within_a_second_and_the_world_ru
         rec = record(world, out, every=1)
         deadline = time.monotonic() + 60.0  # (the process starts: imports numpy and ecs_nav)
         state = rec.recorder.sink.state
-        while not (state.last_call == "write_frames()" and state.busy is None) and time.monotonic() < deadline:
+        while not (state.last_call == "write_blocks()" and state.busy is None) and time.monotonic() < deadline:
             world.step()  # until the process has written frames
+        assert state.last_call == "write_blocks()", "the writer process never wrote a block"
         world.run(30)
         ran = world.tick
         rec.recorder.sink.process.process.kill()
@@ -349,8 +350,9 @@ def test_ctrl_c_in_the_terminal_leaves_the_writer_process_to_close_the_recording
         rec = record(world, out, every=1)
         state = rec.recorder.sink.state
         deadline = time.monotonic() + 60.0
-        while not (state.last_call == "write_frames()" and state.busy is None) and time.monotonic() < deadline:
+        while not (state.last_call == "write_blocks()" and state.busy is None) and time.monotonic() < deadline:
             world.step()
+        assert state.last_call == "write_blocks()", "the writer process never wrote a block"
         os.kill(rec.recorder.sink.process.process.pid, signal.SIGINT)  # (as the terminal sends it to the group)
         world.run(10)
         rec.close("interrupted")
