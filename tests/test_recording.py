@@ -357,3 +357,40 @@ def test_a_small_tables_ring_records_what_a_frame_at_a_time_does(room, tmp_path,
     assert len(ring.trajectories) > 0 and ring.trajectories["tick"].max() == 152 // every * every
     assert ring.agents.equals(frames.agents) and ring.events.equals(frames.events)
     assert ring.agents.set_index("entity")["min_distance"].min() > 0.1
+
+
+def test_an_events_fields_are_written_as_json_whatever_they_hold(tmp_path):
+    """An event's fields go to the events table as JSON: numpy numbers and arrays as numbers and
+    lists, a tuple as a list, a dataclass inside it as an object, the entity and tick apart."""
+    import dataclasses
+
+    from ecs_nav import Agent, Position
+
+    @dataclasses.dataclass(frozen=True)
+    class Corner:
+        x: float
+        y: float
+
+    @dataclasses.dataclass(frozen=True)
+    class Noticed:
+        entity: int
+        tick: int
+        where: tuple
+        corner: Corner
+        count: object
+        sizes: object
+
+    class Notice(ecs_nav.System):
+        def update(self, world):
+            world.emit(Noticed(0, world.tick, (1.5, 2.0), Corner(3.0, np.float64(4.25)), np.int64(7),
+                               np.array([1, 2])))
+
+    with ecs_nav.World() as world:
+        world.spawn(Position(0, 0), Agent())
+        world.add_systems(Notice(), before="PhysicsSystem")
+        with record(world, tmp_path / "run.sqlite", every=1):
+            world.run(3)
+    events = read_recording(tmp_path / "run.sqlite").events
+    assert events["type"].tolist() == ["Noticed"] * 3 and events["tick"].tolist() == [0, 1, 2]
+    assert [json.loads(text) for text in events["fields"]] == [
+        {"where": [1.5, 2.0], "corner": {"x": 3.0, "y": 4.25}, "count": 7, "sizes": [1, 2]}] * 3

@@ -188,7 +188,11 @@ class Recorder(System):
             print(f"ecs_nav: recording: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def _keep_event(self, event: Any) -> None:
-        fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else dict(getattr(event, "__dict__", {}))
+        names = EVENT_FIELDS.get(type(event))
+        if names is None:
+            names = EVENT_FIELDS[type(event)] = (tuple(f.name for f in dataclasses.fields(event))
+                                                 if dataclasses.is_dataclass(event) else ())
+        fields = {name: getattr(event, name) for name in names} if names else dict(getattr(event, "__dict__", {}))
         entity = fields.pop("entity", None)
         tick = int(fields.pop("tick", -1))
         kind = type(event).__name__
@@ -197,7 +201,7 @@ class Recorder(System):
                 self.arrival_tick[entity] = tick
             elif kind == "Stuck":
                 self.stuck_events[entity] += 1
-        text = json.dumps({k: _plain(v) for k, v in fields.items()}, allow_nan=True)
+        text = json.dumps(fields, allow_nan=True, default=_plain)
         self.events.append((tick, kind, None if entity is None else int(entity), text))
 
     def _grow(self, top: int) -> None:
@@ -468,6 +472,8 @@ class Recording:
 FOLLOWING = np.zeros(256, bool)
 FOLLOWING[[FOLLOW_SEEK, FOLLOW_ARRIVE]] = True
 """By ``follow_state`` (as uint8): an entity following a path, which counts as stuck when slow."""
+EVENT_FIELDS: dict[type, tuple[str, ...]] = {}
+"""The fields of each dataclass event type seen, in order (an event's row is made from them)."""
 CHECK_S = 0.1
 """The Recorder checks its writer (failed, stuck, slow) at the first tick this many seconds
 after the last check."""
@@ -482,8 +488,12 @@ def scene_digest(scene) -> str | None:
 
 
 def _plain(value: Any) -> Any:
+    """What JSON writes for a value it has no form of: numpy's numbers and arrays, a dataclass's
+    fields (an event's field that is one)."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
-    return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"an event's field of type {type(value).__name__} has no JSON form")
