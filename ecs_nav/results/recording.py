@@ -12,7 +12,7 @@ trajectory rows of every placed entity (the state after that tick: a row with ti
 ``world.table`` holds when ``world.tick == T``) and the nearest distance between agents. The
 tables and formats are listed in ``ecs_nav.results.formats``. Rows go out as the run goes, so
 memory stays flat on a long run. A table of up to ``tick_ring.RING_MAX_ROWS`` rows is copied
-into a ring by one gather a tick (``tick_ring.TickRing``); the ring is tallied and its frames
+into a ring by two gathers a tick (``tick_ring.TickRing``); the ring is tallied and its frames
 handed on as one block when it is full, when its frames hold ``writer.BLOCK_ROWS`` rows (or
 ``rows_per_block``) or ``writer.BLOCK_WAIT_S`` seconds after its first frame, and when the
 rows change. A larger table is tallied from its columns each tick, and each of its frames is
