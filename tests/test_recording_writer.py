@@ -234,6 +234,30 @@ def test_a_writer_compiling_a_kernel_is_not_announced_as_slow(room, tmp_path, mo
         rec.close()
 
 
+def test_staging_that_fails_in_the_tick_is_reported_once_and_the_world_runs_on(room, tmp_path, monkeypatch):
+    """Staging runs in the tick (SQLite's values bound into an open transaction): a failure there
+    (a full disk as SQLite's page cache spills) is the tick's RecordingError, once, as a writer's is."""
+    made = _with_faulty_sink(monkeypatch, frame=1_000_000)
+
+    def full(blocks, events):
+        raise OSError(28, "No space left on device")
+
+    out = tmp_path / "run.sqlite"
+    with ecs_nav.load_scene(room) as world:
+        rec = record(world, out, every=1, rows_per_block=2 * ENTITIES)
+        world.run(5)
+        made[0].stage = full
+        error, _ = _run_until_error(world)
+        assert error is not None and "staging the frames failed" in str(error) and str(out) in str(error)
+        assert isinstance(error.__cause__, OSError) and error.__cause__.errno == 28
+        tick = world.tick
+        world.run(10)  # the recording has ended: the World runs on, and closing does not raise again
+        assert world.tick == tick + 10
+        rec.close()
+    got = read_recording(out)
+    assert got.run["status"] == "running" and 0 < len(got.trajectories)
+
+
 def test_a_writer_that_fails_while_closing_is_reported_by_close(room, tmp_path, monkeypatch):
     made = _with_faulty_sink(monkeypatch, frame=1_000_000)
     with ecs_nav.load_scene(room) as world:
