@@ -230,16 +230,24 @@ def test_a_graph_changed_in_place_is_tested_again():
     assert not is_uniform_octile(graph)
 
 
-def test_a_graph_rebuilt_in_place_with_a_new_wall_is_searched_on_its_new_cells():
-    graph = grid_graph(np.zeros((9, 9), dtype=bool))
-    start, goal = graph.node_at_cell(0, 4), graph.node_at_cell(8, 4)
-    assert jump_point_search(graph, start, goal).cost == 8.0
+def wall_built_in_place(graph: NavGraph) -> NavGraph:
+    """Give a 9 x 9 open grid's ``graph`` a wall down its middle, open only on the top line, in
+    place (its arrays replaced and its version raised, as a rebuild does); returns the walled grid
+    built anew, the reference."""
     walled = np.zeros((9, 9), dtype=bool)
-    walled[1:, 4] = True  # a wall down the middle, open only on the top line
+    walled[1:, 4] = True
     rebuilt = grid_graph(walled)
     for name in ("walkable", "indptr", "indices", "costs", "kinds", "positions"):
         setattr(graph, name, getattr(rebuilt, name))
     graph.version += 1
+    return rebuilt
+
+
+def test_a_graph_rebuilt_in_place_with_a_new_wall_is_searched_on_its_new_cells():
+    graph = grid_graph(np.zeros((9, 9), dtype=bool))
+    start, goal = graph.node_at_cell(0, 4), graph.node_at_cell(8, 4)
+    assert jump_point_search(graph, start, goal).cost == 8.0
+    rebuilt = wall_built_in_place(graph)
     got, reference = jump_point_search(graph, start, goal), astar(rebuilt, start, goal)
     assert got.cost == pytest.approx(reference.cost, rel=1e-12) and got.cost > 8.0
     assert_valid_grid_path(graph, got.nodes, got.cost)

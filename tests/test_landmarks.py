@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.csgraph import dijkstra as scipy_dijkstra
-from test_jump import assert_searches_match_scipy, assert_valid_grid_path
+from test_jump import assert_searches_match_scipy, assert_valid_grid_path, wall_built_in_place
 
 from ecs_nav.nav.graph import EDGE_DROP, NavGraph
 from ecs_nav.nav.grid import grid_graph, load_movingai, read_scenarios
@@ -143,12 +143,7 @@ def test_landmarks_are_made_again_after_the_graph_changes():
     first = prepare_landmarks(graph, 3)
     start, goal = graph.node_at_cell(0, 4), graph.node_at_cell(8, 4)
     assert jump_point_search(graph, start, goal).cost == 8.0
-    walled = np.zeros((9, 9), dtype=bool)
-    walled[1:, 4] = True  # a wall down the middle, open only on the top line
-    rebuilt = grid_graph(walled)
-    for name in ("walkable", "indptr", "indices", "costs", "kinds", "positions"):
-        setattr(graph, name, getattr(rebuilt, name))
-    graph.version += 1
+    rebuilt = wall_built_in_place(graph)
     got = jump_point_search(graph, start, goal)
     assert got.cost == pytest.approx(astar(rebuilt, start, goal).cost, rel=1e-12) and got.cost > 8.0
     again = landmarks_of(graph)
