@@ -1,4 +1,5 @@
-"""Shared fixtures: where the Moving AI benchmark maps live; the hypothesis profile."""
+"""Shared fixtures: where the Moving AI benchmark maps live, an offscreen OpenGL window; the
+hypothesis profile."""
 from __future__ import annotations
 
 import os
@@ -56,3 +57,14 @@ def movingai_dir() -> Path:
     if path is None:
         pytest.skip("Moving AI maps not found: set ECS_NAV_MAPS or put them in ../shared/maps")
     return path
+
+
+@pytest.fixture(scope="module")
+def gl_window():
+    """An offscreen window for rendering tests (skips where no OpenGL context can be made)."""
+    import ecs_nav.systems.render as render
+
+    try:
+        return render.offscreen_window()
+    except render.RenderUnavailable as exc:
+        pytest.skip(f"no OpenGL context here: {exc}")

@@ -19,16 +19,6 @@ from ecs_nav.render.colours import agent_groups
 pytestmark = pytest.mark.render
 
 
-@pytest.fixture(scope="module")
-def gl_window():
-    import ecs_nav.systems.render as render
-
-    try:
-        return render.offscreen_window()
-    except render.RenderUnavailable as exc:
-        pytest.skip(f"no OpenGL context here: {exc}")
-
-
 class DriftPhysics(System):
     """A stand-in physics: random accelerations from the World's RNG, then integration."""
 

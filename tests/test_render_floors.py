@@ -220,16 +220,6 @@ def test_a_floating_box_is_filled_translucent_with_an_opaque_rim_and_a_standing_
 # --- a frame of the overpass scene -----------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def gl_window():
-    import ecs_nav.systems.render as render
-
-    try:
-        return render.offscreen_window()
-    except render.RenderUnavailable as exc:
-        pytest.skip(f"no OpenGL context here: {exc}")
-
-
 def frame(world, camera, layers, selected_rows=()):
     """Render ``world`` offscreen through ``camera`` with ``selected_rows`` selected."""
     import ecs_nav.systems.render as render
