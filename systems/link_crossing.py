@@ -37,22 +37,46 @@ from ecs_nav.motion.link_motion import KIND_CODES, crossing_duration, crossing_p
 
 
 class LinkCrossings:
-    """The follower's agents on a link, by entity (see the module docstring)."""
+    """The follower's agents on a link (see the module docstring), as columns in entity order:
+    ``ents`` ascending, and per crossing its link, kind code, start ``a`` and end ``b`` ((k, 3)
+    m), duration and elapsed time (s), whether its row had a velocity before, and whether its
+    Path is to be re-read on landing."""
 
     def __init__(self) -> None:
-        # entity -> [link, kind code, a (3,), b (3,), duration s, elapsed s, had_velocity, reload]
-        self._on: dict[int, list] = {}
+        self.ents = np.zeros(0, np.int64)
+        self.link = np.zeros(0, np.int64)
+        self.kind = np.zeros(0, np.int64)
+        self.a = np.zeros((0, 3))
+        self.b = np.zeros((0, 3))
+        self.duration = np.zeros(0)
+        self.elapsed = np.zeros(0)
+        self.had_velocity = np.zeros(0, bool)
+        self.reload = np.zeros(0, bool)
+
+    COLUMNS = ("ents", "link", "kind", "a", "b", "duration", "elapsed", "had_velocity", "reload")
 
     def __len__(self) -> int:
-        return len(self._on)
+        return self.ents.size
+
+    def _at(self, entity: int) -> int:
+        """Where ``entity``'s crossing is in the columns, or -1."""
+        i = int(np.searchsorted(self.ents, entity))
+        return i if i < self.ents.size and self.ents[i] == entity else -1
 
     def holds(self, entity: int) -> bool:
         """Whether ``entity`` is crossing a link now."""
-        return entity in self._on
+        return self._at(entity) >= 0
 
     def mark_reload(self, entity: int) -> None:
         """Its Path was rewritten during the crossing: re-read it on landing."""
-        self._on[entity][7] = True
+        i = self._at(entity)
+        if i >= 0:
+            self.reload[i] = True
+
+    def _keep(self, kept: np.ndarray) -> None:
+        """Keep the crossings where ``kept`` (a mask or indices) says."""
+        for name in self.COLUMNS:
+            setattr(self, name, getattr(self, name)[kept])
 
     @staticmethod
     def link_of_step(world, a: np.ndarray, b: np.ndarray) -> int:
@@ -101,71 +125,71 @@ class LinkCrossings:
             b[:2] += offset * normal
         speed = spec.speed if spec.speed is not None else max(float(table.max_speed[row]), 1e-6)
         duration = crossing_duration(spec.kind, a, b, speed)
-        self._on[entity] = [link, KIND_CODES[spec.kind], a, b, duration, 0.0, bool(table.has_velocity[row]), False]
+        i = int(np.searchsorted(self.ents, entity))
+        for name, value in (("ents", entity), ("link", link), ("kind", KIND_CODES[spec.kind]), ("a", a), ("b", b),
+                            ("duration", duration), ("elapsed", 0.0), ("had_velocity", bool(table.has_velocity[row])),
+                            ("reload", False)):
+            setattr(self, name, np.insert(getattr(self, name), i, value, axis=0))
         world.resources.setdefault(LINK_LANDINGS, {})[entity] = tuple(b.tolist())
         table.has_steer_target[row] = False
         world.emit(LinkReached(entity, link, spec.kind, world.tick, tuple(a.tolist()), tuple(b.tolist())))
 
     def entities(self) -> np.ndarray:
         """(k,) int64: the entities crossing a link now, ascending."""
-        return np.array(sorted(self._on), np.int64)
+        return self.ents.copy()
 
     def advance(self, world, follower, pos: np.ndarray) -> None:
         """Move every crossing agent one tick along its link (``pos``: the follower's (m, 2)
         positions of this tick, updated for them); land the ones that arrive. ``follower``: its
         ``ents`` (ascending; an entity no longer among them has its crossing dropped) and their
         table ``rows``, and ``land(world, i, reload)``, told of each landing."""
-        if not self._on:
+        if not self.ents.size:
             return
         table, dt = world.table, float(world.dt)
-        ents = np.fromiter(sorted(self._on), np.int64, len(self._on))
-        at = np.searchsorted(follower.ents, ents)
+        at = np.searchsorted(follower.ents, self.ents)
         here = at < follower.ents.size
-        here[here] = follower.ents[at[here]] == ents[here]
-        for entity in ents[~here].tolist():  # despawned, or its Path taken
-            had_velocity = self._on.pop(entity)[6]
-            world.resources[LINK_LANDINGS].pop(entity, None)
+        here[here] = follower.ents[at[here]] == self.ents[here]
+        for entity, had_velocity in zip(self.ents[~here].tolist(), self.had_velocity[~here].tolist()):
+            world.resources[LINK_LANDINGS].pop(entity, None)  # despawned, or its Path taken
             if table.has(entity):
                 table.has_velocity[table.row_of(entity)] = had_velocity
-        ents, at = ents[here], at[here]
-        if ents.size == 0:
+        self._keep(here)
+        if not self.ents.size:
             return
         # all crossings in one pass over columns: many agents may be on links at once (a flow crowd)
-        records = [self._on[e] for e in ents.tolist()]
-        kind = np.array([r[1] for r in records], np.int64)
-        a = np.array([r[2] for r in records])
-        b = np.array([r[3] for r in records])
-        duration = np.array([r[4] for r in records])
-        elapsed = np.array([r[5] for r in records]) + dt
+        at = at[here]
+        self.elapsed += dt
         rows = follower.rows[at]
-        timed = duration > 0
-        s = np.ones(ents.size)
-        s[timed] = np.minimum(elapsed[timed] / duration[timed], 1.0)
-        p = crossing_points(kind, a, b, s)
+        timed = self.duration > 0
+        s = np.ones(self.ents.size)
+        s[timed] = np.minimum(self.elapsed[timed] / self.duration[timed], 1.0)
+        p = crossing_points(self.kind, self.a, self.b, s)
         table.prev_pos[rows] = table.pos[rows]
         table.pos[rows] = p[:, :2]
         table.elevation[rows] = p[:, 2]
-        ground = b[:, :2] - a[:, :2]
+        ground = self.b[:, :2] - self.a[:, :2]
         length = np.hypot(ground[:, 0], ground[:, 1])
         turn = length > 1e-9
         table.heading[rows[turn]] = ground[turn] / length[turn, None]
         table.vel[rows] = 0.0
         table.has_velocity[rows] = False
         pos[at] = p[:, :2]
-        for record, time in zip(records, elapsed.tolist()):
-            record[5] = time
-        for i in np.flatnonzero(s >= 1.0).tolist():  # landed: in entity order
-            entity = int(ents[i])
-            had_velocity, reload = self._on.pop(entity)[6:8]
-            world.resources[LINK_LANDINGS].pop(entity, None)
-            table.has_velocity[rows[i]] = had_velocity
-            follower.land(world, int(at[i]), reload)
+        landed = np.flatnonzero(s >= 1.0)
+        if not landed.size:
+            return
+        ents, had_velocity, reload = self.ents[landed], self.had_velocity[landed], self.reload[landed]
+        self._keep(s < 1.0)
+        for i, entity, had, again in zip(landed.tolist(), ents.tolist(), had_velocity.tolist(), reload.tolist()):
+            world.resources[LINK_LANDINGS].pop(entity, None)  # landed: in entity order
+            table.has_velocity[rows[i]] = had
+            follower.land(world, int(at[i]), again)
 
     def state(self) -> bytes:
-        """The crossings under way (for ``World.state_digest``); empty when none."""
-        parts = []
-        for entity in sorted(self._on):
-            link, kind, a, b, duration, elapsed, had_velocity, reload = self._on[entity]
-            parts.append(np.array([entity, link, kind, had_velocity, reload], np.int64).tobytes())
-            parts.append(np.concatenate([a, b, [duration, elapsed]]).tobytes())
-        return b"".join(parts)
+        """The crossings under way (for ``World.state_digest``); empty when none: each crossing's
+        entity, link, kind, had_velocity and reload (int64), then its a, b, duration and elapsed."""
+        if not len(self):
+            return b""
+        ints = np.column_stack([self.ents, self.link, self.kind, self.had_velocity, self.reload]).astype(np.int64)
+        floats = np.column_stack([self.a, self.b, self.duration, self.elapsed])
+        return np.concatenate([ints.view(np.uint8).reshape(len(self), -1),
+                               floats.view(np.uint8).reshape(len(self), -1)], axis=1).tobytes()
