@@ -5,7 +5,8 @@ The package's modules moved into packages by concern (``ecs_nav.recording`` is n
 lists them all). Importing an old path gives the module at its new path, the same module object,
 and warns once with the new path. ``ecs_nav.scene`` and ``ecs_nav.geometry`` are packages now;
 the names their old modules held are answered by the packages (``old_name``), with the same
-warning.
+warning. A module whose names moved out to new modules answers them the same way
+(``moved_attribute``: ``ecs_nav.motion.steering``'s obstacle, wall and group behaviours).
 """
 
 from __future__ import annotations
@@ -137,6 +138,15 @@ def old_name(package: str, module: str, name: str):
             _warn(f"{package}.{name}", f"{module}.{name}")
             return getattr(moved_to, name)
     raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+
+def moved_attribute(module: str, moves: dict[str, str], name: str):
+    """``name`` as ``module`` held it in the previous release, now in the module ``moves[name]``,
+    with the warning; raises AttributeError for any other name (``module.__getattr__``'s contract)."""
+    if name in moves:
+        _warn(f"{module}.{name}", f"{moves[name]}.{name}")
+        return getattr(importlib.import_module(moves[name]), name)
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 
 def install() -> None:

@@ -86,6 +86,7 @@ from ecs_nav.compile.aot import pin, same_types
 from ecs_nav.core.system import System
 from ecs_nav.motion import steering as st
 from ecs_nav.motion.steering_flow import NO_FIELD, NOT_FETCHED, FlowInputs, flow_inputs
+from ecs_nav.motion.steering_obstacles import MIN_WALL_LENGTH, obstacle_grid, wall_grid
 from ecs_nav.motion.steering_rows import NEEDS_GEOMETRY, NEEDS_INPUT, WRITTEN, steer_tick
 
 __all__ = ["DITHER_PROBABILITIES", "DITHER_STREAM", "WANDER_STREAM", "SteeringSystem"]
@@ -182,7 +183,7 @@ class SteeringSystem(System):
         if circles:
             c = np.array([ci.center for ci in circles], dtype=np.float64)
             r = np.array([ci.radius for ci in circles], dtype=np.float64)
-            self._circles = (c, r, st.obstacle_grid(c, r, max(4.0, 2.0 * float(r.max()))))
+            self._circles = (c, r, obstacle_grid(c, r, max(4.0, 2.0 * float(r.max()))))
         x0, y0, x1, y1 = gmap.bounds
         corners = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])]
         for box in gmap.boxes:
@@ -192,7 +193,7 @@ class SteeringSystem(System):
         quads = np.stack(corners)
         a = quads.reshape(-1, 2)
         b = np.roll(quads, -1, axis=1).reshape(-1, 2)
-        self._walls = (a, b, st.wall_grid(a, b, 4.0))
+        self._walls = (a, b, wall_grid(a, b, 4.0))
 
     def _wall_inputs(self, world):
         """(walls_a, walls_b, *grid.kernel_args()) of the segments longer than MIN_WALL_LENGTH
@@ -207,10 +208,10 @@ class SteeringSystem(System):
         kept = None
         if walls is not None:
             a, b, grid = walls
-            keep = st.length(b - a) > st.MIN_WALL_LENGTH
+            keep = st.length(b - a) > MIN_WALL_LENGTH
             if not keep.all():
                 a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
-                grid = st.wall_grid(a, b, 4.0)
+                grid = wall_grid(a, b, 4.0)
             if a.shape[0]:
                 kept = (np.ascontiguousarray(a), np.ascontiguousarray(b), *grid.kernel_args())
         self._kernel_walls = (walls, kept)

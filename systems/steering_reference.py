@@ -16,6 +16,7 @@ import numpy as np
 from ecs_nav.core.finite import refuse_non_finite
 from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_SEEK, FOLLOW_STOPPED
 from ecs_nav.motion import steering as st
+from ecs_nav.motion import steering_group, steering_obstacles
 from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.motion.spatial import layer_members
 from ecs_nav.motion.steering_flow import SEARCH_CELLS
@@ -177,12 +178,12 @@ def behaviour_stack(world, srows, sel, geometry, max_neighbours, only=None):
         circles, walls = geometry(world)
         if used[B["obstacle_avoidance"]] and circles is not None:
             i = rows_for(B["obstacle_avoidance"])
-            put(B["obstacle_avoidance"], i, st.obstacle_avoidance(
+            put(B["obstacle_avoidance"], i, steering_obstacles.obstacle_avoidance(
                 pos[i], vel[i], heading[i], col("radius")[i], max_speed[i], circles[0], circles[1],
                 col("detection_box_length")[i], grid=circles[2]))
         if used[B["wall_avoidance"]] and walls is not None:
             i = rows_for(B["wall_avoidance"])
-            put(B["wall_avoidance"], i, st.wall_avoidance(
+            put(B["wall_avoidance"], i, steering_obstacles.wall_avoidance(
                 pos[i], heading[i], walls[0], walls[1], col("feeler_length")[i], grid=walls[2]))
     if any(used[b] for b in GROUP):
         for b, i, f in group_forces(world, srows, on, max_neighbours):
@@ -228,7 +229,7 @@ def group_forces(world, srows, on, max_neighbours):
     forces = {b: np.zeros((radius.size, 2)) for b in GROUP if used[b]}
     for part in layer_members(layer):
         if max_neighbours is None:  # every neighbour counts: one pass, no neighbour lists
-            found = st.flock(gpos[part], gvel[part], gheading[part], gspeed[part], radius[part],
+            found = steering_group.flock(gpos[part], gvel[part], gheading[part], gspeed[part], radius[part],
                              alignment=used[ali_b], cohesion=used[coh_b])
             for b, force in zip(GROUP, found):
                 if used[b]:
@@ -236,11 +237,11 @@ def group_forces(world, srows, on, max_neighbours):
             continue
         offsets, nrows = neighbours_within(gpos[part], radius[part], max_neighbours)
         if used[sep_b]:
-            forces[sep_b][part] = st.separation(gpos[part], offsets, nrows)
+            forces[sep_b][part] = steering_group.separation(gpos[part], offsets, nrows)
         if used[ali_b]:
-            forces[ali_b][part] = st.alignment(gheading[part], offsets, nrows)
+            forces[ali_b][part] = steering_group.alignment(gheading[part], offsets, nrows)
         if used[coh_b]:
-            forces[coh_b][part] = st.cohesion(gpos[part], gvel[part], gspeed[part], offsets, nrows)
+            forces[coh_b][part] = steering_group.cohesion(gpos[part], gvel[part], gspeed[part], offsets, nrows)
     for b, force in forces.items():
         i = np.flatnonzero(on[:, b])
         yield b, i, force[at[i]]

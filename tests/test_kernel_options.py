@@ -8,7 +8,7 @@ import pytest
 
 from ecs_nav.compile.options import NO_REFCOUNT
 from ecs_nav.geometry import kernels as map_kernels
-from ecs_nav.motion import physics, steering
+from ecs_nav.motion import physics, steering_obstacles
 
 
 def test_the_installed_numba_takes_the_option():
@@ -17,7 +17,7 @@ def test_the_installed_numba_takes_the_option():
     assert NO_REFCOUNT == {"_nrt": False}
 
 
-@pytest.mark.parametrize("kernel", [map_kernels.resolve_disc, physics.moves_freely, steering.wall_force])
+@pytest.mark.parametrize("kernel", [map_kernels.resolve_disc, physics.moves_freely, steering_obstacles.wall_force])
 def test_the_hot_helpers_are_compiled_with_it(kernel):
     assert kernel.targetoptions.get("_nrt") is False
 

@@ -40,6 +40,22 @@ def test_the_names_of_the_old_scene_and_geometry_modules_are_answered_by_their_p
     assert "<string>:2: DeprecationWarning: ecs_nav.geometry.MapGeometry moved to ecs_nav.geometry.map" in done.stderr
 
 
+def test_the_steering_behaviours_that_moved_out_are_answered_by_the_old_module():
+    done = run("from ecs_nav.motion.steering import wall_avoidance, flock\n"
+               "import ecs_nav.motion.steering_obstacles as o, ecs_nav.motion.steering_group as g\n"
+               "print(wall_avoidance is o.wall_avoidance, flock is g.flock)")
+    assert done.stdout.split() == ["True", "True"]
+    for old, new in (("wall_avoidance", "steering_obstacles"), ("flock", "steering_group")):
+        assert (f"<string>:1: DeprecationWarning: ecs_nav.motion.steering.{old} moved to "
+                f"ecs_nav.motion.{new}.{old}") in done.stderr
+    import ecs_nav.motion.steering as steering
+    from ecs_nav.motion.steering import MOVED_NAMES
+
+    assert all(hasattr(importlib.import_module(module), name) for name, module in MOVED_NAMES.items())
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        steering.nothing_here  # noqa: B018
+
+
 def test_a_name_no_old_module_had_is_still_an_attribute_error():
     import ecs_nav.scene
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ecs_nav.motion import steering as S
+from ecs_nav.motion import steering_group
 from ecs_nav.motion.neighbours import brute_force_neighbours, neighbours_within
 from ecs_nav.motion.spatial import build_grid, nearest_distances
 
@@ -101,8 +101,9 @@ def test_a_huge_query_radius_clamps_to_the_grid_instead_of_overflowing():
     pos = rng.uniform(0, 10, (50, 2))
     offsets, rows = neighbours_within(pos, 1e20, grid=build_grid(pos, 1.0))
     assert rows.size == 50 * 49
-    sep, _, _ = S.flock(pos, np.zeros((50, 2)), np.tile([1.0, 0.0], (50, 1)), 1.0, 1e20, grid=build_grid(pos, 1.0))
-    np.testing.assert_allclose(sep, S.separation(pos, offsets, rows), atol=1e-9)
+    sep, _, _ = steering_group.flock(pos, np.zeros((50, 2)), np.tile([1.0, 0.0], (50, 1)), 1.0, 1e20,
+                                     grid=build_grid(pos, 1.0))
+    np.testing.assert_allclose(sep, steering_group.separation(pos, offsets, rows), atol=1e-9)
 
 
 def test_long_neighbour_lists_are_sorted_by_distance():

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ecs_nav.motion import steering as S
+from ecs_nav.motion import steering_group, steering_obstacles
 from ecs_nav.motion.neighbours import neighbours_within
 
 A = np.array
@@ -134,15 +135,16 @@ def test_entity_uniforms_look_uniform():
 def test_obstacle_avoidance_hand_case():
     # at rest: box = 10; obstacle r 1 at local (5, 0.5); agent r 0.5 (expanded 1.5)
     # multiplier = 1 + (10 - 5)/10 = 1.5; lateral (1 - 0.5)·1.5 = 0.75; braking (1 - 5)·0.2 = -0.8
-    force = S.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, A([[5.0, 0.5]]), A([1.0]), 10.0)
+    force = steering_obstacles.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, A([[5.0, 0.5]]), A([1.0]), 10.0)
     np.testing.assert_allclose(force, [[-0.8, 0.75]])
     # same situation rotated: heading (0, 1), side (-1, 0); obstacle at world (-0.5, 5)
-    force = S.obstacle_avoidance(row(0, 0), Z, row(0, 1), 0.5, 2.0, A([[-0.5, 5.0]]), A([1.0]), 10.0)
+    force = steering_obstacles.obstacle_avoidance(row(0, 0), Z, row(0, 1), 0.5, 2.0, A([[-0.5, 5.0]]), A([1.0]), 10.0)
     np.testing.assert_allclose(force, [[-0.75, -0.8]], atol=1e-12)
     # at full speed the box doubles: multiplier = 1 + (20 - 5)/20
-    force = S.obstacle_avoidance(row(0, 0), row(2, 0), row(1, 0), 0.5, 2.0, A([[5.0, 0.5]]), A([1.0]), 10.0)
+    force = steering_obstacles.obstacle_avoidance(row(0, 0), row(2, 0), row(1, 0), 0.5, 2.0, A([[5.0, 0.5]]),
+                                                  A([1.0]), 10.0)
     np.testing.assert_allclose(force, [[-0.8, 0.5 * 1.75]])
-    assert S.BRAKING_WEIGHT == 0.2
+    assert steering_obstacles.BRAKING_WEIGHT == 0.2
 
 
 def test_obstacle_avoidance_filters_and_closest_wins():
@@ -152,13 +154,13 @@ def test_obstacle_avoidance_filters_and_closest_wins():
                  [8.0, -0.2],   # intersecting, ip = 8 - sqrt(1.5² - 0.04)
                  [6.0, 1.0]])   # intersecting, ip = 6 - sqrt(1.5² - 1) = 4.88: closest
     radii = np.ones(5)
-    force = S.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, centres, radii, 10.0)
+    force = steering_obstacles.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, centres, radii, 10.0)
     multiplier = 1 + (10 - 6) / 10
     np.testing.assert_allclose(force, [[(1 - 6) * 0.2, (1 - 1) * multiplier]], atol=1e-12)
-    force = S.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, centres[:3], radii[:3], 10.0)
+    force = steering_obstacles.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, centres[:3], radii[:3], 10.0)
     np.testing.assert_array_equal(force, Z)
     # agent inside an obstacle: ip = cx + sqrt(...)
-    force = S.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, A([[0.5, 0.0]]), A([1.0]), 10.0)
+    force = steering_obstacles.obstacle_avoidance(row(0, 0), Z, row(1, 0), 0.5, 2.0, A([[0.5, 0.0]]), A([1.0]), 10.0)
     np.testing.assert_allclose(force, [[(1 - 0.5) * 0.2, 1 * (1 + 9.5 / 10)]])
 
 
@@ -170,7 +172,7 @@ def test_obstacle_avoidance_matches_brute_force_on_many_agents():
     heading = S.normalize(vel)
     centres = rng.uniform(0, 50, (m, 2))
     radii = rng.uniform(0.3, 2.0, m)
-    got = S.obstacle_avoidance(pos, vel, heading, 0.5, 2.0, centres, radii, 3.0)
+    got = steering_obstacles.obstacle_avoidance(pos, vel, heading, 0.5, 2.0, centres, radii, 3.0)
     expected = np.zeros((k, 2))
     for i in range(k):  # Buckland's loop, one agent at a time, every obstacle: no grid
         speed = np.linalg.norm(vel[i])
@@ -200,13 +202,13 @@ def test_obstacle_avoidance_matches_brute_force_on_many_agents():
 def test_wall_avoidance_overshoot_along_facing_normal():
     walls_a, walls_b = A([[3.0, -5.0]]), A([[3.0, 5.0]])
     # ahead feeler (4, 0) crosses x = 3 at 3/4: overshoot 1; side feelers (±1.41) fall short
-    force = S.wall_avoidance(row(0, 0), row(1, 0), walls_a, walls_b, 4.0)
+    force = steering_obstacles.wall_avoidance(row(0, 0), row(1, 0), walls_a, walls_b, 4.0)
     np.testing.assert_allclose(force, [[-1, 0]])
-    force = S.wall_avoidance(row(0, 0), row(1, 0), walls_b, walls_a, 4.0)  # either winding
+    force = steering_obstacles.wall_avoidance(row(0, 0), row(1, 0), walls_b, walls_a, 4.0)  # either winding
     np.testing.assert_allclose(force, [[-1, 0]])
-    np.testing.assert_array_equal(S.wall_avoidance(row(0, 0), row(-1, 0), walls_a, walls_b, 4.0), Z)
+    np.testing.assert_array_equal(steering_obstacles.wall_avoidance(row(0, 0), row(-1, 0), walls_a, walls_b, 4.0), Z)
     # a side feeler: heading (1, 0), wall y = 1 along x; the +45° feeler (length 2) tip at y = 1.414
-    force = S.wall_avoidance(row(0, 0), row(1, 0), A([[-5.0, 1.0]]), A([[5.0, 1.0]]), 4.0)
+    force = steering_obstacles.wall_avoidance(row(0, 0), row(1, 0), A([[-5.0, 1.0]]), A([[5.0, 1.0]]), 4.0)
     np.testing.assert_allclose(force, [[0, -(2 - math.sqrt(2))]], atol=1e-12)
 
 
@@ -215,9 +217,9 @@ def test_wall_avoidance_deepest_feeler_and_closest_wall():
     # length 2, crosses at 0.5·√2 along it: overshoot 2 - 0.707 = 1.29): the deeper one wins
     walls_a = A([[3.0, -5.0], [-5.0, 0.5], [3.5, -5.0]])
     walls_b = A([[3.0, 5.0], [5.0, 0.5], [3.5, 5.0]])  # a second wall behind the first
-    force = S.wall_avoidance(row(0, 0), row(1, 0), walls_a, walls_b, 4.0)
+    force = steering_obstacles.wall_avoidance(row(0, 0), row(1, 0), walls_a, walls_b, 4.0)
     np.testing.assert_allclose(force, [[0, -(2 - 0.5 * math.sqrt(2))]], atol=1e-12)
-    force = S.wall_avoidance(row(0, 0), row(1, 0), walls_a[[0, 2]], walls_b[[0, 2]], 4.0)
+    force = steering_obstacles.wall_avoidance(row(0, 0), row(1, 0), walls_a[[0, 2]], walls_b[[0, 2]], 4.0)
     np.testing.assert_allclose(force, [[-1, 0]])  # closest crossing (x = 3), not x = 3.5
 
 
@@ -227,14 +229,14 @@ def test_separation_alignment_cohesion_hand_case():
     pos = A([[0.0, 0.0], [2.0, 0.0], [0.0, -1.0], [50.0, 50.0]])
     heading = A([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
     offsets, rows = A([0, 2, 2, 2, 2]), A([1, 2])  # agent 0 sees 1 and 2; the others see nobody
-    sep = S.separation(pos, offsets, rows)
+    sep = steering_group.separation(pos, offsets, rows)
     np.testing.assert_allclose(sep, [[-2 / 4, 1 / 1], [0, 0], [0, 0], [0, 0]])
-    np.testing.assert_allclose(S.alignment(heading, offsets, rows), [[-1, 1], [0, 0], [0, 0], [0, 0]])
-    coh = S.cohesion(pos, np.zeros((4, 2)), 5.0, offsets, rows)
+    np.testing.assert_allclose(steering_group.alignment(heading, offsets, rows), [[-1, 1], [0, 0], [0, 0], [0, 0]])
+    coh = steering_group.cohesion(pos, np.zeros((4, 2)), 5.0, offsets, rows)
     np.testing.assert_allclose(coh, [[2 / math.sqrt(5), -1 / math.sqrt(5)], [0, 0], [0, 0], [0, 0]])
     # through the grid
     offsets, rows = neighbours_within(pos, 3.0)
-    np.testing.assert_allclose(S.separation(pos, offsets, rows)[0], sep[0])
+    np.testing.assert_allclose(steering_group.separation(pos, offsets, rows)[0], sep[0])
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -249,10 +251,10 @@ def test_flock_in_one_pass_equals_the_behaviours_over_neighbour_lists(seed):
     max_speed = rng.uniform(1, 3, k)
     radius = rng.choice([0.0, 0.5, 1.5, 3.0], k)
     offsets, rows = neighbours_within(pos, radius)
-    sep, ali, coh = S.flock(pos, vel, heading, max_speed, radius)
-    np.testing.assert_allclose(sep, S.separation(pos, offsets, rows), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(ali, S.alignment(heading, offsets, rows), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(coh, S.cohesion(pos, vel, max_speed, offsets, rows), rtol=1e-9, atol=1e-12)
+    sep, ali, coh = steering_group.flock(pos, vel, heading, max_speed, radius)
+    np.testing.assert_allclose(sep, steering_group.separation(pos, offsets, rows), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ali, steering_group.alignment(heading, offsets, rows), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(coh, steering_group.cohesion(pos, vel, max_speed, offsets, rows), rtol=1e-9, atol=1e-12)
     assert np.count_nonzero(np.diff(offsets)) > k // 2  # the case is not empty
 
 
@@ -336,13 +338,13 @@ def test_no_nan_from_zero_vectors_and_coincident_points(pos, vel, target, other_
         S.pursuit(pos, vel, heading, max_speed, target, other_vel, S.normalize(other_vel)),
         S.evade(pos, vel, max_speed, target, other_vel),
         S.wander(pos, vel, heading, target, 1.0, 2.0, 1.0, 0.1, np.zeros((3, 2)))[0],
-        S.obstacle_avoidance(pos, vel, heading, 0.5, max_speed, target, np.ones(3), 2.0),
-        S.wall_avoidance(pos, heading, target, target + other_vel, 2.0),
+        steering_obstacles.obstacle_avoidance(pos, vel, heading, 0.5, max_speed, target, np.ones(3), 2.0),
+        steering_obstacles.wall_avoidance(pos, heading, target, target + other_vel, 2.0),
         S.follow_flow(vel, S.normalize(other_vel), max_speed),
     ]
     offsets, rows = neighbours_within(pos, 3.0)
-    forces += [S.separation(pos, offsets, rows), S.alignment(heading, offsets, rows),
-               S.cohesion(pos, vel, max_speed, offsets, rows)]
+    forces += [steering_group.separation(pos, offsets, rows), steering_group.alignment(heading, offsets, rows),
+               steering_group.cohesion(pos, vel, max_speed, offsets, rows)]
     stacked = np.stack(forces, axis=1)
     weights = np.ones(stacked.shape[:2])
     for total in (S.combine_weighted_sum(stacked, weights, max_force),

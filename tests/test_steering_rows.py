@@ -15,6 +15,7 @@ from ecs_nav.core.table import FOLLOW_ARRIVE, FOLLOW_NONE, FOLLOW_SEEK, FOLLOW_S
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.motion import steering as st
+from ecs_nav.motion import steering_group, steering_obstacles
 from ecs_nav.nav.grid import grid_graph
 from ecs_nav.testing import Integrate
 
@@ -564,8 +565,8 @@ def test_behaviour_forces_are_the_reference_forces_and_change_nothing():
     np.testing.assert_allclose(forces["separation"], to_other / (to_other @ to_other), atol=1e-12)
     a = np.array([[-20, -20], [20, -20], [20, 20], [-20, 20], [-5, 4.5], [5, 4.5], [5, 5.5], [-5, 5.5]], float)
     b = np.concatenate([np.roll(a[:4], -1, axis=0), np.roll(a[4:], -1, axis=0)])
-    np.testing.assert_allclose(forces["wall_avoidance"],
-                               st.wall_avoidance(pos, t.heading[[row]], a, b, t.feeler_length[row])[0], atol=1e-12)
+    reference = steering_obstacles.wall_avoidance(pos, t.heading[[row]], a, b, t.feeler_length[row])[0]
+    np.testing.assert_allclose(forces["wall_avoidance"], reference, atol=1e-12)
     assert forces["wall_avoidance"][1] < 0
     u = st.entity_uniforms(w.seed, [e], w.tick)
     expected, _ = st.wander(pos, vel, t.heading[[row]], t.wander_target[[row]], t.wander_radius[row],
@@ -768,8 +769,8 @@ def test_a_few_agents_neighbour_sums_equal_the_grid_pass_whether_or_not_one_has_
                                                 float(radius.max()), True)
     assert finite and index.tolist() == list(range(k))
     ox, oy, cell, cols, rows, cell_start, cell_items = bin_into_grid(pos, pos, max(float(radius.max()), 1e-6))
-    grid_count, grid_sums = st.flock_sums(pos, heading, radius, True, ox, oy, 1.0 / cell, cols, rows, cell_start,
-                                          cell_items)
+    grid_count, grid_sums = steering_group.flock_sums(pos, heading, radius, True, ox, oy, 1.0 / cell, cols, rows,
+                                                      cell_start, cell_items)
     np.testing.assert_array_equal(count, grid_count)
     np.testing.assert_array_equal(sums, grid_sums)
     d = np.linalg.norm(pos[:, None] - pos[None], axis=2) + np.diag(np.full(k, np.inf))

@@ -11,6 +11,7 @@ from ecs_nav import Agent, Position, SteeringWeights, Velocity, World
 from ecs_nav.geometry.map import MapGeometry
 from ecs_nav.geometry.shapes import Box, Circle
 from ecs_nav.motion import steering as st
+from ecs_nav.motion import steering_group, steering_obstacles
 from ecs_nav.motion.neighbours import neighbours_within
 from ecs_nav.testing import Integrate
 
@@ -84,9 +85,9 @@ def test_combiners_are_selected_per_row():
     forces[:, st.B["seek"]] = st.seek(pos, vel, (5, 5), 5.0)
     forces[:, st.B["flee"]] = st.flee(pos, vel, (5, 5), 5.0)
     offsets, nrows = neighbours_within(pos, 2.0)
-    forces[:, st.B["separation"]] = st.separation(pos, offsets, nrows)
+    forces[:, st.B["separation"]] = steering_group.separation(pos, offsets, nrows)
     a = np.array([[-2, -2], [10, -2], [10, 10], [-2, 10]], float)
-    forces[:, st.B["wall_avoidance"]] = st.wall_avoidance(pos, heading, a, np.roll(a, -1, axis=0), 3.0)
+    forces[:, st.B["wall_avoidance"]] = steering_obstacles.wall_avoidance(pos, heading, a, np.roll(a, -1, axis=0), 3.0)
     wts = t.weights[rows]
     expected = np.zeros((5, 2))
     expected[[0, 4]] = st.combine_weighted_sum(forces[[0, 4]], wts[[0, 4]], 3.0)

@@ -1,5 +1,7 @@
-"""Steering behaviours and force combiners (seed 001: Buckland, "Programming Game AI by
-Example", ch. 3; seed 004: the steering pipeline), vectorised over all agents.
+"""Steering behaviours of one agent and force combiners (seed 001: Buckland, "Programming Game
+AI by Example", ch. 3; seed 004: the steering pipeline), vectorised over all agents. Obstacle and
+wall avoidance are ``ecs_nav.motion.steering_obstacles``; separation, alignment, cohesion and the
+flock are ``ecs_nav.motion.steering_group``.
 
 Every behaviour is a pure function of columns: arrays in, a (k, 2) steering force out, one row
 per agent. Unit mass: a force is "desired velocity - current velocity". Scalars broadcast to
@@ -24,12 +26,10 @@ import math
 import numpy as np
 
 from ecs_nav.compile.aot import kernel
-from ecs_nav.compile.options import NO_REFCOUNT
 
 # the behaviours' names and columns live in a light module; here for the systems that read them
 from ecs_nav.core.behaviours import BEHAVIOURS as BEHAVIOURS
 from ecs_nav.core.behaviours import B as B
-from ecs_nav.motion.spatial import UniformGrid, build_grid, cell_range
 
 # --- constants (seed 001 / Buckland) ---------------------------------------------------------
 
@@ -49,21 +49,26 @@ TURNAROUND_COEFFICIENT = 0.5
 THREAT_RANGE = 100.0
 """Evade: a pursuer further than this is ignored."""
 
-BRAKING_WEIGHT = 0.2
-"""Obstacle avoidance: weight of the braking (along-heading) force."""
 
-WALL_FEELER_ANGLE = math.pi / 4
-"""Wall avoidance: the side feelers point this far either side of the heading, at half length."""
+MOVED_NAMES = (dict.fromkeys(("BRAKING_WEIGHT", "WALL_FEELER_ANGLE", "MIN_WALL_LENGTH", "obstacle_force",
+                               "obstacle_grid", "obstacle_avoidance", "wall_force", "wall_grid", "wall_avoidance"),
+                              "ecs_nav.motion.steering_obstacles")
+               | dict.fromkeys(("separation", "alignment", "cohesion", "flock_sums", "neighbour_sums", "flock"),
+                               "ecs_nav.motion.steering_group"))
+"""The names this module held in the previous release that moved out, → their module: still
+answered, with a DeprecationWarning, for one release."""
 
-MIN_WALL_LENGTH = 1e-9
-"""Wall avoidance ignores segments shorter than this."""
 
+def __getattr__(name: str):
+    from ecs_nav.moved import moved_attribute
+
+    return moved_attribute(__name__, MOVED_NAMES, name)
 
 
 # --- vector helpers --------------------------------------------------------------------------
 
-def _col(value, k: int) -> np.ndarray:
-    """A scalar or (k,) value as a (k,) float64 column."""
+def column(value, k: int) -> np.ndarray:
+    """A scalar or (k,) value as a (k,) float64 column (a read-only broadcast view)."""
     return np.broadcast_to(np.asarray(value, dtype=np.float64), (k,))
 
 
@@ -112,7 +117,7 @@ def seek(pos, vel, target, max_speed) -> np.ndarray:
     """Seek: ``normalize(target - pos) * max_speed - vel``. At the target: ``-vel`` (stop)."""
     pos = np.asarray(pos, dtype=np.float64)
     k = pos.shape[0]
-    desired = normalize(_points(target, k) - pos) * _col(max_speed, k)[:, None]
+    desired = normalize(_points(target, k) - pos) * column(max_speed, k)[:, None]
     return desired - vel
 
 
@@ -123,8 +128,8 @@ def flee(pos, vel, target, max_speed, panic_distance=math.inf) -> np.ndarray:
     pos = np.asarray(pos, dtype=np.float64)
     k = pos.shape[0]
     away = pos - _points(target, k)
-    desired = normalize(away) * _col(max_speed, k)[:, None]
-    panic = _col(panic_distance, k)
+    desired = normalize(away) * column(max_speed, k)[:, None]
+    panic = column(panic_distance, k)
     inside = (away[:, 0] ** 2 + away[:, 1] ** 2) <= panic * panic
     return np.where(inside[:, None], desired - vel, 0.0)
 
@@ -139,7 +144,7 @@ def arrive(pos, vel, target, max_speed, deceleration=DECELERATION_NORMAL) -> np.
     k = pos.shape[0]
     to_target = _points(target, k) - pos
     dist = length(to_target)
-    speed = np.minimum(dist / (_col(deceleration, k) * DECELERATION_TWEAKER), _col(max_speed, k))
+    speed = np.minimum(dist / (column(deceleration, k) * DECELERATION_TWEAKER), column(max_speed, k))
     per_dist = np.divide(speed, dist, out=np.zeros_like(dist), where=dist > 0)
     force = to_target * per_dist[:, None] - vel
     return np.where((dist > 0)[:, None], force, 0.0)
@@ -170,7 +175,7 @@ def pursuit(pos, vel, heading, max_speed, evader_pos, evader_vel, evader_heading
     relative_heading = np.einsum("ij,ij->i", heading, _points(evader_heading, k))
     ahead = np.einsum("ij,ij->i", to_evader, heading) > 0
     head_on = ahead & (relative_heading < HEAD_ON_RELATIVE_HEADING)
-    closing_speed = _col(max_speed, k) + length(evader_vel)
+    closing_speed = column(max_speed, k) + length(evader_vel)
     look_ahead = np.divide(length(to_evader), closing_speed, out=np.zeros(k), where=closing_speed > 0)
     look_ahead = look_ahead + turnaround_time(pos, heading, evader_pos, turnaround_coefficient)
     look_ahead = np.where(head_on, 0.0, look_ahead)
@@ -187,10 +192,10 @@ def evade(pos, vel, max_speed, pursuer_pos, pursuer_vel, threat_range=THREAT_RAN
     pursuer_vel = _points(pursuer_vel, k)
     to_pursuer = pursuer_pos - pos
     dist = length(to_pursuer)
-    closing_speed = _col(max_speed, k) + length(pursuer_vel)
+    closing_speed = column(max_speed, k) + length(pursuer_vel)
     look_ahead = np.divide(dist, closing_speed, out=np.zeros(k), where=closing_speed > 0)
     force = flee(pos, vel, pursuer_pos + pursuer_vel * look_ahead[:, None], max_speed)
-    threat = _col(threat_range, k)
+    threat = column(threat_range, k)
     return np.where((dist * dist <= threat * threat)[:, None], force, 0.0)
 
 
@@ -239,398 +244,21 @@ def wander(pos, vel, heading, wander_target, wander_radius, wander_distance, wan
     del vel
     pos = np.asarray(pos, dtype=np.float64)
     k = pos.shape[0]
-    radius = _col(wander_radius, k)
-    jitter = (_col(wander_jitter, k) * float(dt))[:, None]
+    radius = column(wander_radius, k)
+    jitter = (column(wander_jitter, k) * float(dt))[:, None]
     target = _points(wander_target, k) + np.asarray(uniforms, dtype=np.float64) * jitter
     target = normalize(target)
     target[length(target) == 0] = (1.0, 0.0)
     target = target * radius[:, None]
-    local = target + np.stack([_col(wander_distance, k), np.zeros(k)], axis=1)
+    local = target + np.stack([column(wander_distance, k), np.zeros(k)], axis=1)
     return to_world_vector(local, np.asarray(heading, dtype=np.float64)), target
-
-
-# --- obstacle and wall avoidance (compiled, with a grid broadphase) ---------------------------
-
-@kernel(**NO_REFCOUNT)
-def obstacle_force(px, py, hx, hy, radius, box, centres, obstacle_radius, ox, oy, inv_cell, cols, rows, cell_start,
-                   cell_items):
-    """One agent's obstacle avoidance force (see ``obstacle_avoidance``) as (fx, fy): the agent at
-    (px, py) heading (hx, hy) with its own ``radius`` and detection box length ``box`` (<= 0: no
-    force); the circles and their grid's kernel args. ``obstacle_avoidance``'s loop and the
-    SteeringSystem's (``ecs_nav.motion.steering_given``) call it per agent."""
-    if box <= 0.0:
-        return 0.0, 0.0
-    # obstacles are binned by their bounding boxes: the cells within box of pos hold every
-    # obstacle whose centre is closer than box + its radius (Buckland's tagging range)
-    c0x, c1x = cell_range(px - box, px + box, ox, inv_cell, cols)
-    c0y, c1y = cell_range(py - box, py + box, oy, inv_cell, rows)
-    best_ip = np.inf
-    best = -1
-    best_x = 0.0
-    best_y = 0.0
-    for cy in range(c0y, c1y + 1):
-        for cx in range(c0x, c1x + 1):
-            c = cy * cols + cx
-            for s in range(cell_start[c], cell_start[c + 1]):
-                j = cell_items[s]
-                dx = centres[j, 0] - px
-                dy = centres[j, 1] - py
-                reach = box + obstacle_radius[j]
-                if dx * dx + dy * dy >= reach * reach:
-                    continue
-                local_x = dx * hx + dy * hy
-                local_y = -dx * hy + dy * hx
-                if local_x < 0.0:
-                    continue
-                expanded = obstacle_radius[j] + radius
-                if abs(local_y) >= expanded:
-                    continue
-                sqrt_part = np.sqrt(expanded * expanded - local_y * local_y)
-                ip = local_x - sqrt_part
-                if ip <= 0.0:
-                    ip = local_x + sqrt_part
-                # closest wins; ties to the lower obstacle index (a cell visit order of
-                # duplicates must not matter)
-                if ip < best_ip or (ip == best_ip and j < best):
-                    best_ip = ip
-                    best = j
-                    best_x = local_x
-                    best_y = local_y
-    if best < 0:
-        return 0.0, 0.0
-    multiplier = 1.0 + (box - best_x) / box
-    lateral = (obstacle_radius[best] - best_y) * multiplier
-    braking = (obstacle_radius[best] - best_x) * BRAKING_WEIGHT
-    return braking * hx - lateral * hy, braking * hy + lateral * hx
-
-
-@kernel
-def _obstacle_avoidance(pos, heading, radius, box_length, centres, obstacle_radius, ox, oy, inv_cell,
-                        cols, rows, cell_start, cell_items):
-    k = pos.shape[0]
-    out = np.zeros((k, 2))
-    for i in range(k):
-        out[i, 0], out[i, 1] = obstacle_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], radius[i],
-                                              box_length[i], centres, obstacle_radius, ox, oy, inv_cell, cols, rows,
-                                              cell_start, cell_items)
-    return out
-
-
-def obstacle_grid(obstacles_centre, obstacles_radius, cell_size: float) -> UniformGrid:
-    """The broadphase grid over circle obstacles (build once for static obstacles)."""
-    c = np.asarray(obstacles_centre, dtype=np.float64).reshape(-1, 2)
-    r = np.asarray(obstacles_radius, dtype=np.float64).reshape(-1, 1)
-    return build_grid(c - r, cell_size, hi=c + r)
-
-
-def obstacle_avoidance(pos, vel, heading, radius, max_speed, obstacles_centre, obstacles_radius,
-                       min_detection_box_length, grid: UniformGrid | None = None) -> np.ndarray:
-    """Obstacle avoidance (Buckland), circles only.
-
-    Detection box length ``L = min_detection_box_length * (1 + speed / max_speed)``. Obstacles
-    closer than ``L + r_obstacle`` are taken into local space; those behind (local x < 0) and
-    those with ``|local y| >= r_obstacle + r_agent`` are dropped; the expanded circle meets the
-    agent's x axis at ``ip = cx - sqrt(r_exp² - cy²)`` (``cx + ...`` when that is <= 0); the
-    smallest ip wins. Force in local space: lateral ``(r_obstacle - local_y) * multiplier``,
-    ``multiplier = 1 + (L - local_x) / L``; braking ``(r_obstacle - local_x) * BRAKING_WEIGHT``.
-
-    ``r_obstacle`` in both force terms is the obstacle's own radius, not the expanded one: so
-    Buckland's code (``ClosestIntersectingObstacle->BRadius()``) and the seed write it. A quirk
-    kept from the source: the lateral term is positive (toward +side) whenever local y < r_obs,
-    so an obstacle slightly to the +side is passed on its far side; it is still avoided.
-
-    Args:
-        pos, vel, heading: (k, 2). radius, max_speed, min_detection_box_length: scalar or (k,).
-        obstacles_centre: (m, 2); obstacles_radius: (m,).
-        grid: ``obstacle_grid(...)`` over the same obstacles, to reuse across ticks.
-    """
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    k = pos.shape[0]
-    centres = np.ascontiguousarray(obstacles_centre, dtype=np.float64).reshape(-1, 2)
-    if k == 0 or centres.shape[0] == 0:
-        return np.zeros((k, 2))
-    obstacle_radius = np.ascontiguousarray(obstacles_radius, dtype=np.float64).reshape(-1)
-    max_speed = _col(max_speed, k)
-    ratio = np.divide(length(np.asarray(vel, dtype=np.float64)), max_speed, out=np.zeros(k),
-                      where=max_speed > 0)
-    box_length = np.ascontiguousarray(_col(min_detection_box_length, k) * (1.0 + ratio))
-    if grid is None:
-        grid = obstacle_grid(centres, obstacle_radius, max(float(box_length.max()), 1e-6))
-    return _obstacle_avoidance(
-        pos, np.ascontiguousarray(heading, dtype=np.float64),
-        np.ascontiguousarray(_col(radius, k)), box_length, centres, obstacle_radius,
-        *grid.kernel_args())
-
-
-@kernel(**NO_REFCOUNT)
-def wall_force(px, py, hx, hy, reach, wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
-    """One agent's wall avoidance force (see ``wall_avoidance``) as (fx, fy): the agent at
-    (px, py) heading (hx, hy) with feelers of ``reach``; walls and their grid's kernel args.
-    ``wall_avoidance``'s loop and the SteeringSystem's (``steering_rows.wall_avoidance_rows``) call
-    it per agent, so it is compiled without reference counting (``NO_REFCOUNT``, see ``ecs_nav.compile.options``): the
-    incref/decref of its four arrays per call made that loop 1.45x slower."""
-    cos_f = np.cos(WALL_FEELER_ANGLE)
-    sin_f = np.sin(WALL_FEELER_ANGLE)
-    c0x, c1x = cell_range(px - reach, px + reach, ox, inv_cell, cols)
-    c0y, c1y = cell_range(py - reach, py + reach, oy, inv_cell, rows)
-    best_overshoot = 0.0
-    out_x = 0.0
-    out_y = 0.0
-    for f in range(3):
-        if f == 0:
-            fx, fy, flen = hx, hy, reach
-        elif f == 1:
-            fx, fy, flen = hx * cos_f - hy * sin_f, hx * sin_f + hy * cos_f, 0.5 * reach
-        else:
-            fx, fy, flen = hx * cos_f + hy * sin_f, -hx * sin_f + hy * cos_f, 0.5 * reach
-        ex, ey = fx * flen, fy * flen  # feeler vector from pos to its tip
-        best_t = np.inf
-        best_wall = -1
-        for cy in range(c0y, c1y + 1):
-            for cx in range(c0x, c1x + 1):
-                c = cy * cols + cx
-                for s in range(cell_start[c], cell_start[c + 1]):
-                    w = cell_items[s]
-                    ax, ay = wall_a[w, 0], wall_a[w, 1]
-                    wx, wy = wall_b[w, 0] - ax, wall_b[w, 1] - ay
-                    denom = ex * wy - ey * wx
-                    if denom == 0.0:
-                        continue  # parallel: no single crossing point
-                    qx, qy = ax - px, ay - py
-                    t = (qx * wy - qy * wx) / denom  # along the feeler
-                    u = (qx * ey - qy * ex) / denom  # along the wall
-                    if t < 0.0 or t > 1.0 or u < 0.0 or u > 1.0:
-                        continue
-                    if t < best_t or (t == best_t and w < best_wall):
-                        best_t = t
-                        best_wall = w
-        if best_wall < 0:
-            continue
-        overshoot = (1.0 - best_t) * flen
-        if overshoot <= best_overshoot:
-            continue
-        wx = wall_b[best_wall, 0] - wall_a[best_wall, 0]
-        wy = wall_b[best_wall, 1] - wall_a[best_wall, 1]
-        wl = np.sqrt(wx * wx + wy * wy)
-        nx, ny = -wy / wl, wx / wl  # Buckland's wall normal: left of a -> b
-        if nx * (px - wall_a[best_wall, 0]) + ny * (py - wall_a[best_wall, 1]) < 0.0:
-            nx, ny = -nx, -ny  # two-sided: the normal faces the agent
-        best_overshoot = overshoot
-        out_x = nx * overshoot
-        out_y = ny * overshoot
-    return out_x, out_y
-
-
-@kernel
-def _wall_avoidance(pos, heading, feeler_length, wall_a, wall_b, ox, oy, inv_cell, cols, rows,
-                    cell_start, cell_items):
-    k = pos.shape[0]
-    out = np.zeros((k, 2))
-    for i in range(k):
-        out[i, 0], out[i, 1] = wall_force(pos[i, 0], pos[i, 1], heading[i, 0], heading[i, 1], feeler_length[i],
-                                          wall_a, wall_b, ox, oy, inv_cell, cols, rows, cell_start, cell_items)
-    return out
-
-
-def wall_grid(walls_a, walls_b, cell_size: float) -> UniformGrid:
-    """The broadphase grid over wall segments (build once for static walls)."""
-    a = np.asarray(walls_a, dtype=np.float64).reshape(-1, 2)
-    b = np.asarray(walls_b, dtype=np.float64).reshape(-1, 2)
-    return build_grid(np.minimum(a, b), cell_size, hi=np.maximum(a, b))
-
-
-def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
-                   grid: UniformGrid | None = None) -> np.ndarray:
-    """Wall avoidance (Buckland): three feelers from the agent -- ahead at ``feeler_length``, and
-    45 degrees either side at half length. Each feeler finds its closest crossing with a wall
-    segment; force = the wall's normal * overshoot (the part of the feeler beyond the wall).
-
-    Two choices where Buckland's code is one-sided or order-dependent: a wall's normal is
-    turned to face the agent (walls are two-sided: box edges and map edges alike, whatever
-    their winding), and where several feelers hit, the deepest overshoot gives the force
-    (Buckland's loop lets the last feeler overwrite the others). Walls
-    walls parallel to a feeler are ignored, and so are segments shorter than MIN_WALL_LENGTH
-    (they have no usable normal).
-
-    Args:
-        pos, heading: (k, 2). walls_a, walls_b: (w, 2) segment end points.
-        feeler_length: scalar or (k,). grid: ``wall_grid(...)`` to reuse across ticks.
-    """
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    k = pos.shape[0]
-    a = np.ascontiguousarray(walls_a, dtype=np.float64).reshape(-1, 2)
-    b = np.ascontiguousarray(walls_b, dtype=np.float64).reshape(-1, 2)
-    keep = length(b - a) > MIN_WALL_LENGTH
-    if not keep.all():
-        a, b = np.ascontiguousarray(a[keep]), np.ascontiguousarray(b[keep])
-        grid = None
-    if k == 0 or a.shape[0] == 0:
-        return np.zeros((k, 2))
-    feeler = np.ascontiguousarray(_col(feeler_length, k))
-    if grid is None:
-        grid = wall_grid(a, b, max(float(feeler.max()), 1e-6))
-    return _wall_avoidance(pos, np.ascontiguousarray(heading, dtype=np.float64), feeler, a, b,
-                           *grid.kernel_args())
-
-
-# --- group behaviours over the neighbour CSR (ecs_nav.motion.neighbours.neighbours_within) -------------
-
-@kernel
-def _separation(pos, offsets, rows):
-    k = pos.shape[0]
-    out = np.zeros((k, 2))
-    for i in range(k):
-        for s in range(offsets[i], offsets[i + 1]):
-            dx = pos[i, 0] - pos[rows[s], 0]
-            dy = pos[i, 1] - pos[rows[s], 1]
-            d2 = dx * dx + dy * dy
-            if d2 > 0.0:
-                out[i, 0] += dx / d2
-                out[i, 1] += dy / d2
-    return out
-
-
-@kernel
-def _neighbour_mean(values, offsets, rows):
-    """(k, 2) mean of ``values`` over each agent's neighbours; (k,) neighbour counts."""
-    k = offsets.shape[0] - 1
-    out = np.zeros((k, 2))
-    count = np.diff(offsets)
-    for i in range(k):
-        if count[i] == 0:
-            continue
-        for s in range(offsets[i], offsets[i + 1]):
-            out[i, 0] += values[rows[s], 0]
-            out[i, 1] += values[rows[s], 1]
-        out[i, 0] /= count[i]
-        out[i, 1] /= count[i]
-    return out, count
-
-
-def _csr(offsets, neighbour_rows):
-    return (np.ascontiguousarray(offsets, dtype=np.int64),
-            np.ascontiguousarray(neighbour_rows, dtype=np.int64))
-
-
-def separation(pos, offsets, neighbour_rows) -> np.ndarray:
-    """Separation (Buckland): sum over neighbours of ``normalize(to_agent) / |to_agent|``
-    (to_agent = pos - neighbour pos), i.e. to_agent / |to_agent|². A coincident neighbour has no
-    direction and adds nothing. ``offsets``/``neighbour_rows``: the CSR of
-    ``ecs_nav.motion.neighbours.neighbours_within``."""
-    return _separation(np.ascontiguousarray(pos, dtype=np.float64), *_csr(offsets, neighbour_rows))
-
-
-def alignment(heading, offsets, neighbour_rows) -> np.ndarray:
-    """Alignment (Buckland): average neighbour heading - own heading; zero with no neighbours."""
-    heading = np.ascontiguousarray(heading, dtype=np.float64)
-    average, count = _neighbour_mean(heading, *_csr(offsets, neighbour_rows))
-    return np.where((count > 0)[:, None], average - heading, 0.0)
-
-
-def cohesion(pos, vel, max_speed, offsets, neighbour_rows) -> np.ndarray:
-    """Cohesion (Buckland): seek the neighbours' centre of mass, normalised to unit length (as
-    Buckland's code does: cohesion is otherwise much stronger than separation and alignment).
-    Zero with no neighbours."""
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    centre, count = _neighbour_mean(pos, *_csr(offsets, neighbour_rows))
-    return np.where((count > 0)[:, None], normalize(seek(pos, vel, centre, max_speed)), 0.0)
-
-
-@kernel
-def _flock_sums(pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows, cell_start, cell_items):
-    """One pass over the grid: per agent the neighbour count and the sums of the separation
-    push, the neighbours' positions and (``with_heading``) their headings; neighbours strictly
-    within radius[i], itself excluded; agents with radius 0 are skipped."""
-    k = pos.shape[0]
-    # the cells of one grid row are one contiguous span of these, read in order
-    near_pos = np.empty((cell_items.shape[0], 2))
-    near_heading = np.zeros((cell_items.shape[0] if with_heading else 0, 2))
-    for s in range(cell_items.shape[0]):  # by element: see kernel_options (no array-to-row copy)
-        j = cell_items[s]
-        near_pos[s, 0], near_pos[s, 1] = pos[j, 0], pos[j, 1]
-        if with_heading:
-            near_heading[s, 0], near_heading[s, 1] = heading[j, 0], heading[j, 1]
-    count = np.zeros(k, np.int64)
-    sums = np.zeros((k, 6))  # push x, y; position x, y; heading x, y
-    for i in range(k):
-        r = radius[i]
-        if r <= 0.0:
-            continue
-        qx, qy = pos[i, 0], pos[i, 1]
-        cx0, cx1 = cell_range(qx - r, qx + r, ox, inv_cell, cols)
-        cy0, cy1 = cell_range(qy - r, qy + r, oy, inv_cell, rows)
-        n = 0
-        px = py = cx = cy_ = hx = hy = 0.0
-        for cy in range(cy0, cy1 + 1):
-            for s in range(cell_start[cy * cols + cx0], cell_start[cy * cols + cx1 + 1]):
-                dx = qx - near_pos[s, 0]
-                dy = qy - near_pos[s, 1]
-                d2 = dx * dx + dy * dy
-                if d2 >= r * r or cell_items[s] == i:
-                    continue
-                n += 1
-                if d2 > 0.0:
-                    px += dx / d2
-                    py += dy / d2
-                cx += near_pos[s, 0]
-                cy_ += near_pos[s, 1]
-                if with_heading:
-                    hx += near_heading[s, 0]
-                    hy += near_heading[s, 1]
-        count[i] = n
-        sums[i, 0], sums[i, 1], sums[i, 2], sums[i, 3], sums[i, 4], sums[i, 5] = px, py, cx, cy_, hx, hy
-    return count, sums
-
-
-flock_sums = _flock_sums
-"""``neighbour_sums``' compiled kernel with the grid's kernel args spread, for other kernels to
-call: (pos, heading, radius, with_heading, ox, oy, inv_cell, cols, rows, cell_start,
-cell_items) -> (count, sums)."""
-
-
-def neighbour_sums(pos, heading, radius, with_heading: bool, grid: UniformGrid):
-    """Per agent over its neighbours strictly within ``radius[i]`` (itself excluded; radius 0:
-    none): the count (k,) int64 and (k, 6) sums -- the separation push (to_agent / |to_agent|²),
-    the neighbours' positions and, with ``with_heading``, their headings (else zero).
-    pos, heading (k, 2) and radius (k,) contiguous float64; ``grid`` is ``build_grid(pos, ...)``."""
-    return _flock_sums(pos, heading, radius, with_heading, *grid.kernel_args())
-
-
-def flock(pos, vel, heading, max_speed, radius, grid: UniformGrid | None = None,
-          alignment: bool = True, cohesion: bool = True):
-    """Separation, alignment and cohesion of every agent over *all* its neighbours within
-    ``radius`` (scalar or (k,); 0 = no neighbours) in one pass over a uniform grid, without
-    building the neighbour lists: the same forces as ``separation``/``alignment``/``cohesion``
-    over ``neighbours_within(pos, radius)`` (up to the order of summation), at about half the
-    cost. With a cap on neighbours use those (the closest are kept).
-
-    Args:
-        grid: ``build_grid(pos, ...)`` of this tick; built with cells of the largest radius
-            when None.
-        alignment, cohesion: compute these too (separation always is).
-
-    Returns:
-        (separation, alignment or None, cohesion or None), each (k, 2).
-    """
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    heading = np.ascontiguousarray(heading, dtype=np.float64)
-    k = pos.shape[0]
-    radius = np.ascontiguousarray(_col(radius, k))
-    if grid is None:
-        grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
-    count, sums = neighbour_sums(pos, heading, radius, bool(alignment), grid)
-    some = (count > 0)[:, None]
-    n = np.maximum(count, 1)[:, None]
-    aligned = np.where(some, sums[:, 4:6] / n - heading, 0.0) if alignment else None
-    cohesive = np.where(some, normalize(seek(pos, vel, sums[:, 2:4] / n, max_speed)), 0.0) if cohesion else None
-    return np.ascontiguousarray(sums[:, 0:2]), aligned, cohesive
 
 
 def follow_flow(vel, field_direction, max_speed) -> np.ndarray:
     """Follow a flow field (seed 003): desired = field direction * max_speed; force = desired - vel.
     ``field_direction`` (k, 2) is the field sampled at each agent (unit or zero)."""
     vel = np.asarray(vel, dtype=np.float64)
-    return np.asarray(field_direction, dtype=np.float64) * _col(max_speed, len(vel))[:, None] - vel
+    return np.asarray(field_direction, dtype=np.float64) * column(max_speed, len(vel))[:, None] - vel
 
 
 # --- combiners and the pipeline --------------------------------------------------------------
@@ -640,7 +268,7 @@ def combine_weighted_sum(forces, weights, max_force) -> np.ndarray:
     behaviours, then truncated to max_force. forces (k, B, 2), weights (k, B) -> (k, 2)."""
     forces = np.asarray(forces, dtype=np.float64)
     total = np.einsum("kbi,kb->ki", forces, np.asarray(weights, dtype=np.float64))
-    return truncate(total, _col(max_force, forces.shape[0]))
+    return truncate(total, column(max_force, forces.shape[0]))
 
 
 @kernel
@@ -677,7 +305,7 @@ def combine_prioritized(forces, weights, max_force) -> np.ndarray:
     forces = np.ascontiguousarray(forces, dtype=np.float64)
     k, n = forces.shape[:2]
     weights = np.ascontiguousarray(np.broadcast_to(np.asarray(weights, dtype=np.float64), (k, n)))
-    return _prioritized(forces, weights, np.ascontiguousarray(_col(max_force, k)))
+    return _prioritized(forces, weights, np.ascontiguousarray(column(max_force, k)))
 
 
 @kernel
@@ -718,7 +346,7 @@ def combine_dithered(forces, weights, probabilities, max_force, uniforms) -> np.
         return np.ascontiguousarray(np.broadcast_to(np.asarray(values, dtype=np.float64), (k, n)))
 
     return _dithered(forces, table(weights), table(probabilities),
-                     np.ascontiguousarray(_col(max_force, k)), table(uniforms))
+                     np.ascontiguousarray(column(max_force, k)), table(uniforms))
 
 
 def apply_steering(vel, force, mass, max_speed, max_force, dt) -> np.ndarray:
@@ -727,8 +355,8 @@ def apply_steering(vel, force, mass, max_speed, max_force, dt) -> np.ndarray:
     Returns the new (k, 2) velocity. Raises ValueError for a mass <= 0."""
     vel = np.asarray(vel, dtype=np.float64)
     k = vel.shape[0]
-    mass = _col(mass, k)
+    mass = column(mass, k)
     if np.any(~(mass > 0)):
         raise ValueError("mass must be > 0")
-    accel = truncate(force, _col(max_force, k)) / mass[:, None]
-    return truncate(vel + accel * float(dt), _col(max_speed, k))
+    accel = truncate(force, column(max_force, k)) / mass[:, None]
+    return truncate(vel + accel * float(dt), column(max_speed, k))

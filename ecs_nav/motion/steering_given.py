@@ -45,7 +45,8 @@ from ecs_nav.core.table_columns import (
     column,
     float_rows,
 )
-from ecs_nav.motion.steering import HEAD_ON_RELATIVE_HEADING, TURNAROUND_COEFFICIENT, obstacle_force
+from ecs_nav.motion.steering import HEAD_ON_RELATIVE_HEADING, TURNAROUND_COEFFICIENT
+from ecs_nav.motion.steering_obstacles import obstacle_force
 
 COMPUTED = ("flee", "pursuit", "evade", "wander", "obstacle_avoidance")
 """The behaviours ``given_forces`` computes, in the order of their slots in ``given``."""

@@ -2,7 +2,7 @@
 neighbours, per ``Collider.layer``, and their ``flock_sums``.
 
 ``neighbour_pass`` gathers the agent rows of the table (``is_agent`` or ``has_steering``) and
-runs ``ecs_nav.motion.steering.flock_sums`` over a grid of their positions; with agents on
+runs ``ecs_nav.motion.steering_group.flock_sums`` over a grid of their positions; with agents on
 several layers ``layer_pass`` runs it per layer, as a world holding only that layer's agents
 would. A few agents none of which has another within its radius (at most ``SMALL_LAYER``) get
 the zero sums without a grid. ``ecs_nav.motion.steering_rows.steer_tick`` calls it; the
@@ -16,7 +16,7 @@ import numpy as np
 from ecs_nav.compile.aot import kernel
 from ecs_nav.core.finite import all_finite
 from ecs_nav.motion.spatial import SMALL_LAYER, bin_into_grid, layer_runs, single_layer
-from ecs_nav.motion.steering import flock_sums
+from ecs_nav.motion.steering_group import flock_sums
 
 
 @kernel(inline="always")

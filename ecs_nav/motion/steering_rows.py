@@ -14,7 +14,7 @@ drawn from the splitmix64 chain of
 ``steering_given.entity_noise`` on the reference path's streams), the latter two from the row's
 unweighted forces in the order the reference path stacks them. It computes seek, arrive,
 separation, alignment and cohesion over every neighbour (from the neighbour sums of
-``ecs_nav.motion.steering.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow
+``ecs_nav.motion.steering_group.flock_sums``), follow_path (seek, arrive or the brake) and follow_flow
 (from the field sampled at each agent beforehand, ``ecs_nav.motion.steering_flow.flow_rows``).
 The behaviours that need noise, a target entity or a search of their own -- flee, pursuit,
 evade, wander, obstacle and wall avoidance, and the group behaviours under a neighbour cap --
@@ -74,12 +74,13 @@ from ecs_nav.core.table_columns import (
     column,
     float_rows,
 )
-from ecs_nav.motion.steering import DECELERATION_TWEAKER, wall_force
+from ecs_nav.motion.steering import DECELERATION_TWEAKER
 from ecs_nav.motion.steering_capped import capped_group_forces
 from ecs_nav.motion.steering_combine import dithered, prioritised, truncate
 from ecs_nav.motion.steering_flow import flow_rows
 from ecs_nav.motion.steering_given import COMPUTED, COMPUTED_BEHAVIOURS, given_forces, keep_wander_targets
 from ecs_nav.motion.steering_neighbours import neighbour_pass
+from ecs_nav.motion.steering_obstacles import wall_force
 
 WRITTEN = 0
 REFUSED = 1
@@ -148,7 +149,7 @@ def steer_rows(n, has_steering, has_velocity, combiner, weights, pos, vel, headi
     written, the rest read. ``given`` (len(GIVEN), n, 2): the GIVEN behaviours' forces by slot
     and table row, read for slot s where ``given_on[s]`` (the other slots may hold anything).
     ``flow`` (n, 2): the flow direction at each agent (empty: no field). ``group_all``:
-    separation, alignment and cohesion over every neighbour from ``ecs_nav.motion.steering.flock_sums``'
+    separation, alignment and cohesion over every neighbour from ``ecs_nav.motion.steering_group.flock_sums``'
     (count, sums) of the agents, row i's at ``group_index[i]``.
 
     Each row is combined by its ``combiner``: 0 the weighted truncated sum, 1 the prioritised
@@ -320,7 +321,7 @@ def steering_survey(has_steering, is_agent, weights, neighbour_radius, group_fir
 
 @kernel
 def wall_avoidance_rows(n, has_steering, weights, pos, heading, feeler_length, walls, out):
-    """Wall avoidance (``ecs_nav.motion.steering.wall_force``) of the steering rows [0, n) with a non-zero
+    """Wall avoidance (``ecs_nav.motion.steering_obstacles.wall_force``) of the steering rows [0, n) with a non-zero
     wall avoidance weight, written to their rows of ``out`` (n, 2) (the other rows are left as
     they are). ``walls``: (walls_a, walls_b, *grid.kernel_args()) of the walls longer than
     ``MIN_WALL_LENGTH``."""
