@@ -111,16 +111,16 @@ def cmd_run(args) -> int:
         run_viewer(args.scene, seed=args.seed, loader=loader)
         return 0
     if args.screenshot or args.record:  # output names and packages: checked before the run, not after it
-        from ecs_nav.render import viewer
+        from ecs_nav.render import capture
         outputs = []  # (names and packages of both first: no folder is made for a run refused)
         if args.screenshot:
-            outputs.append((viewer.check_screenshot_path(args.screenshot), "screenshot"))
+            outputs.append((capture.check_screenshot_path(args.screenshot), "screenshot"))
         if args.record:
-            outputs.append((viewer.check_record_path(args.record, tuple(args.size)), "record"))
+            outputs.append((capture.check_record_path(args.record, tuple(args.size)), "record"))
         for out, _ in outputs:
-            viewer.check_media(out)
+            capture.check_media(out)
         for out, what in outputs:
-            viewer.check_writable(out, what)
+            capture.check_writable(out, what)
     if args.out:
         from ecs_nav.results.formats import check_out_path
 
@@ -144,7 +144,7 @@ def cmd_run(args) -> int:
             for line in unreachable_goals(world):
                 print(f"warning: {line}", file=sys.stderr)
         if args.record:
-            from ecs_nav.render.viewer import record
+            from ecs_nav.render.capture import record
 
             record(world, ticks, args.record, size=tuple(args.size), fps=args.fps)
         else:
@@ -157,7 +157,7 @@ def cmd_run(args) -> int:
     if recording is not None:
         recording.close()
     if args.screenshot:
-        from ecs_nav.render.viewer import screenshot
+        from ecs_nav.render.capture import screenshot
 
         screenshot(world, args.screenshot, size=tuple(args.size))
     summary = {"scene": str(args.scene), "seed": world.seed, **world.summary(),
@@ -429,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from ecs_nav.compile.watch import kernels_compiled, report_progress
-    from ecs_nav.render.viewer import MediaUnavailable
+    from ecs_nav.render.capture import MediaUnavailable
     from ecs_nav.results.formats import ResultsUnavailable
     from ecs_nav.scene.files import SceneError
     from ecs_nav.systems.render import RenderUnavailable

@@ -6,7 +6,8 @@ lists them all). Importing an old path gives the module at its new path, the sam
 and warns once with the new path. ``ecs_nav.scene`` and ``ecs_nav.geometry`` are packages now;
 the names their old modules held are answered by the packages (``old_name``), with the same
 warning. A module whose names moved out to new modules answers them the same way
-(``moved_attribute``: ``ecs_nav.motion.steering``'s obstacle, wall and group behaviours).
+(``moved_attribute``: ``ecs_nav.motion.steering``'s obstacle, wall and group behaviours,
+``ecs_nav.render.viewer``'s captures).
 """
 
 from __future__ import annotations

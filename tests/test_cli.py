@@ -208,7 +208,7 @@ def test_an_output_file_that_cannot_be_written_fails_before_the_run(capsys, no_s
 
 
 def test_checking_an_output_file_leaves_what_was_there_and_nothing_else(tmp_path):
-    from ecs_nav.render.viewer import check_writable
+    from ecs_nav.render.capture import check_writable
 
     there = tmp_path / "there.png"
     there.write_bytes(b"an image already")
@@ -260,12 +260,12 @@ def test_a_first_run_prints_its_compile_progress_on_stderr_only(capsys, monkeypa
 def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatch, tmp_path):
     from ecs_nav.systems.render import RenderUnavailable
 
-    import ecs_nav.render.viewer
+    import ecs_nav.render.capture
 
     def no_gl(*args, **kwargs):
         raise RenderUnavailable("cannot create an OpenGL context (headless EGL): no EGL here")
 
-    monkeypatch.setattr(ecs_nav.render.viewer, "screenshot", no_gl)
+    monkeypatch.setattr(ecs_nav.render.capture, "screenshot", no_gl)
     assert main(["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]) == 3
     assert errors_past_compiling(capsys) == [
         "ecs-nav: error: cannot create an OpenGL context (headless EGL): no EGL here"]
@@ -273,7 +273,7 @@ def test_no_opengl_is_exit_3_and_other_runtime_errors_are_not(capsys, monkeypatc
     def bug(*args, **kwargs):
         raise RuntimeError("a bug, not a missing display")
 
-    monkeypatch.setattr(ecs_nav.render.viewer, "screenshot", bug)
+    monkeypatch.setattr(ecs_nav.render.capture, "screenshot", bug)
     args = ["run", "chase", "--headless", "--ticks", "1", "--screenshot", str(tmp_path / "x.png")]
     assert main(args) == 70  # an internal error: one line naming the version, not exit 3
     (line,) = errors_past_compiling(capsys)

@@ -133,10 +133,10 @@ def test_recording_progress_reaches_its_last_frame_only_once_the_file_is_closed(
     before it: no silent wait after "eta 0.0s"."""
     pytest.importorskip("imageio")
     from ecs_nav.core.world import World
-    from ecs_nav.render import gif, viewer
+    from ecs_nav.render import capture, gif
 
     frames = iter(moving_square(11))
-    monkeypatch.setattr(viewer, "render_frame", lambda *args, **kwargs: next(frames))
+    monkeypatch.setattr(capture, "render_frame", lambda *args, **kwargs: next(frames))
     events = []
     close = gif.GifWriter.close
 
@@ -146,7 +146,7 @@ def test_recording_progress_reaches_its_last_frame_only_once_the_file_is_closed(
 
     monkeypatch.setattr(gif.GifWriter, "close", closing)
     world = World()
-    viewer.record(world, 20, tmp_path / "run.gif", size=(64, 40), fps=30, progress=True)
+    capture.record(world, 20, tmp_path / "run.gif", size=(64, 40), fps=30, progress=True)
     assert world.tick == 20
     assert "10/11 frames" in events[0]
     assert "11/11 frames" in capsys.readouterr().err

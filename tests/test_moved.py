@@ -56,6 +56,17 @@ def test_the_steering_behaviours_that_moved_out_are_answered_by_the_old_module()
         steering.nothing_here  # noqa: B018
 
 
+def test_the_captures_that_moved_out_of_the_viewer_are_answered_by_it():
+    done = run("from ecs_nav.render.viewer import render_frame\nimport ecs_nav.render.capture as c\n"
+               "print(render_frame is c.render_frame)")
+    assert done.stdout.split() == ["True"]
+    assert ("<string>:1: DeprecationWarning: ecs_nav.render.viewer.render_frame moved to "
+            "ecs_nav.render.capture.render_frame") in done.stderr
+    from ecs_nav.render.viewer import MOVED_NAMES
+
+    assert all(hasattr(importlib.import_module(module), name) for name, module in MOVED_NAMES.items())
+
+
 def test_a_name_no_old_module_had_is_still_an_attribute_error():
     import ecs_nav.scene
 

@@ -63,7 +63,7 @@ def test_a_captured_side_view_shows_tiles_platforms_and_characters_where_they_ar
         render.offscreen_window()
     except render.RenderUnavailable as exc:
         pytest.skip(f"no OpenGL context here: {exc}")
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world, side = scene()
     camera = draw.Camera(width=640, height=320)
@@ -249,7 +249,7 @@ def test_a_captured_side_view_shows_labels_goal_rings_and_the_panel_beside_the_l
         render.offscreen_window()
     except render.RenderUnavailable as exc:
         pytest.skip(f"no OpenGL context here: {exc}")
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world, side = scene(60)
     names = names_of(world)

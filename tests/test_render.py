@@ -61,7 +61,7 @@ def close_to(image, rc, colour, tol=12) -> bool:
 
 
 def test_frame_has_the_size_and_the_colours_where_the_world_puts_them(gl_window):
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     size = (640, 360)
@@ -83,7 +83,7 @@ def test_frame_has_the_size_and_the_colours_where_the_world_puts_them(gl_window)
 
 
 def test_layers_can_be_left_out(gl_window):
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     camera = draw.Camera(width=320, height=180)
@@ -98,7 +98,7 @@ def test_layers_can_be_left_out(gl_window):
 
 
 def test_flow_field_and_heat_map_are_drawn_when_present(gl_window):
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     graph = world.nav_graph
@@ -115,7 +115,7 @@ def test_a_shared_flow_field_is_drawn_the_selected_agents_first(gl_window):
     from ecs_nav.systems.render import shared_field_view
 
     from ecs_nav.nav.fields import FIELDS
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
     from ecs_nav.scene.files import build_world, scene_from_dict
 
     def group(goal, count):
@@ -148,7 +148,7 @@ def test_a_shared_flow_field_is_drawn_the_selected_agents_first(gl_window):
 
 def test_chase_scene_frame(gl_window):
     import ecs_nav
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = ecs_nav.load_scene("chase")
     world.run(5)
@@ -186,7 +186,7 @@ def test_screenshot_and_record(gl_window, tmp_path, capsys):
     import imageio.v2 as iio2
     import imageio.v3 as iio
 
-    from ecs_nav.render.viewer import record, screenshot
+    from ecs_nav.render.capture import record, screenshot
 
     world = scene_world()
     world.add_systems(DriftPhysics())
@@ -423,7 +423,7 @@ def test_missing_font_libraries_fail_in_one_line(gl_window, monkeypatch):
 
 
 def test_agents_wider_than_a_point_sprite_are_drawn_as_quads(gl_window):
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     npc = world.table.pos[0].copy()
@@ -456,7 +456,7 @@ def test_chase_scene_digest_is_the_same_with_and_without_the_render_system(gl_wi
 
 
 def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     camera = draw.Camera(center=(0.0, 0.0), scale=1.0, width=320, height=180)  # a 0.8 m agent: 0.8 px
@@ -472,7 +472,7 @@ def test_agents_zoomed_far_out_are_still_min_agent_pixels_wide(gl_window):
 
 def test_a_path_radius_band_tints_the_floor_within_the_radius_in_the_agents_colour(gl_window):
     from ecs_nav.core.components import Name
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = World(seed=1)
     world.map = MapGeometry((-20, -12, 20, 12))
@@ -491,7 +491,7 @@ def test_a_path_radius_band_tints_the_floor_within_the_radius_in_the_agents_colo
 
 def test_the_side_panel_sits_beside_the_map_and_labels_are_drawn_by_their_agents(gl_window):
     from ecs_nav.core.components import Name
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     world.add_component(world.entities()[0], Name("npc"))
@@ -517,7 +517,7 @@ def test_the_search_layer_shades_the_nodes_the_traced_agents_search_expanded(gl_
 
     from ecs_nav.core.resource_names import SEARCH_TRACE
     from ecs_nav.nav.search_trace import trace_entity
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     world = scene_world()
     npc = world.entities()[0]

@@ -37,7 +37,7 @@ RENDER_SIZE = (640, 480)
 
 def render_rgb(batch: NavBatch, size: tuple[int, int] = RENDER_SIZE) -> np.ndarray:
     """The viewer's frame of the batch's World, rendered offscreen: (height, width, 3) uint8."""
-    from ecs_nav.render.viewer import render_frame
+    from ecs_nav.render.capture import render_frame
 
     return render_frame(batch.world, size=size)
 
