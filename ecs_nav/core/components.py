@@ -71,7 +71,7 @@ class Column:
         table = obj._table
         if table is None:
             return obj._local[self.name]
-        arr = table._columns[self.column]
+        arr = getattr(table, self.column)
         value = arr[obj._row] if self.index is None else arr[obj._row, self.index]
         return value.item() if isinstance(value, np.generic) else value
 
@@ -82,7 +82,7 @@ class Column:
         if table is None:
             obj._local[self.name] = value
             return
-        arr = table._columns[self.column]
+        arr = getattr(table, self.column)
         if self.index is None:
             arr[obj._row] = value
         else:
@@ -105,7 +105,7 @@ class TableView:
     def bound(self) -> bool:
         return self._table is not None
 
-    def _bind(self, table, row: int) -> None:
+    def bind_row(self, table, row: int) -> None:
         """Write the held values into ``row`` and read through the table from now on."""
         values = {name: getattr(self, name) for name in self._fields}
         self._table, self._row = table, row
@@ -113,7 +113,7 @@ class TableView:
             setattr(self, name, value)
         table.bind(row, self)
 
-    def _unbind(self) -> None:
+    def unbind_row(self) -> None:
         """Copy the row's values back into own storage (called when the row goes away)."""
         values = {name: getattr(self, name) for name in self._fields}
         type(self)._keep_more([self], self._table, np.array([self._row]))
@@ -122,7 +122,7 @@ class TableView:
 
     @staticmethod
     def unbind_all(views: list[TableView]) -> None:
-        """``_unbind`` for many bound views at once (a bulk despawn): each field is read for
+        """``unbind_row`` for many bound views at once (a bulk despawn): each field is read for
         all the views of one class in one column gather, not one descriptor call each."""
         by_class: dict[type, list[TableView]] = {}
         for view in views:
@@ -144,7 +144,7 @@ class TableView:
 
     @classmethod
     def _keep_more(cls, views: list[TableView], table, rows: np.ndarray) -> None:
-        """What a class keeps beyond its fields when its views unbind (``_unbind`` and
+        """What a class keeps beyond its fields when its views unbind (``unbind_row`` and
         ``unbind_all``), read for all ``views`` (bound to ``rows``) at once. Nothing here."""
 
     def __eq__(self, other):
@@ -404,9 +404,9 @@ class Avoidance(TableView):
     def side(self, name: str) -> None:
         self.side_code = _side_value(name)
 
-    def _bind(self, table, row: int) -> None:
+    def bind_row(self, table, row: int) -> None:
         table.add_columns(avoidance_columns())  # (once per table: a World without Avoidance never has them)
-        super()._bind(table, row)
+        super().bind_row(table, row)
 
     def __repr__(self):
         body = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields if f != "side_code")
@@ -559,9 +559,9 @@ class SteeringWeights(TableView):
         row = self._table.weights[self._row] if self.bound else self._weights_local
         row[BEHAVIOURS.index(behaviour)] = w
 
-    def _bind(self, table, row: int) -> None:
+    def bind_row(self, table, row: int) -> None:
         local = self._weights_local.copy()
-        super()._bind(table, row)
+        super().bind_row(table, row)
         table.weights[row] = local
         table.has_steering[row] = True
         if self.target is not None:

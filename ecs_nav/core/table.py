@@ -259,7 +259,7 @@ class AgentTable:
         row = self.row_of(entity)
         self._row_by_entity[entity] = -1
         for view in self._views[row]:
-            view._unbind()
+            view.unbind_row()
         last = self.n - 1
         if row != last:
             for arr in self._columns.values():

@@ -151,7 +151,7 @@ class World:
             table = self.table
             row = table.add_row(entity)
             for view in views:
-                view._bind(table, row)
+                view.bind_row(table, row)
             present = set(types)
             table.has_velocity[row] = Velocity in present
             table.has_collider[row] = Collider in present
