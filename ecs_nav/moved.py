@@ -5,9 +5,9 @@ The package's modules moved into packages by concern (``ecs_nav.recording`` is n
 lists them all). Importing an old path gives the module at its new path, the same module object,
 and warns once with the new path. ``ecs_nav.scene`` and ``ecs_nav.geometry`` are packages now;
 the names their old modules held are answered by the packages (``old_name``), with the same
-warning. A module whose names moved out to new modules answers them the same way
-(``moved_attribute``: ``ecs_nav.motion.steering``'s obstacle, wall and group behaviours,
-``ecs_nav.render.viewer``'s captures).
+warning. A module some of whose names moved out to new modules answers them the same way
+(``MOVED_NAMES``, ``moved_attribute``: ``ecs_nav.motion.steering``'s obstacle, wall and group
+behaviours, ``ecs_nav.render.viewer``'s captures).
 """
 
 from __future__ import annotations
@@ -83,6 +83,22 @@ MOVED = {
 """Old module path (below ``ecs_nav.``) → new one. ``scene`` and ``geometry`` are packages now:
 their old modules' names are answered by ``old_name``."""
 
+MOVED_NAMES = {
+    "motion.steering": {
+        **dict.fromkeys(("BRAKING_WEIGHT", "WALL_FEELER_ANGLE", "MIN_WALL_LENGTH", "obstacle_force", "obstacle_grid",
+                         "obstacle_avoidance", "wall_force", "wall_grid", "wall_avoidance"),
+                        "motion.steering_obstacles"),
+        **dict.fromkeys(("separation", "alignment", "cohesion", "flock_sums", "neighbour_sums", "flock"),
+                        "motion.steering_group"),
+    },
+    "render.viewer": dict.fromkeys(("render_frame", "screenshot", "record", "MediaUnavailable", "IMAGE_EXTENSIONS",
+                                    "VIDEO_EXTENSIONS", "check_screenshot_path", "check_record_path", "check_media",
+                                    "check_writable"), "render.capture"),
+}
+"""Names that moved out of a module that is still there (paths below ``ecs_nav.``): module →
+{name: the module that holds it now}. The old module answers them (its ``__getattr__`` calls
+``moved_attribute``)."""
+
 _PACKAGE = __name__.rpartition(".")[0]
 
 
@@ -141,12 +157,14 @@ def old_name(package: str, module: str, name: str):
     raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
 
-def moved_attribute(module: str, moves: dict[str, str], name: str):
-    """``name`` as ``module`` held it in the previous release, now in the module ``moves[name]``,
-    with the warning; raises AttributeError for any other name (``module.__getattr__``'s contract)."""
-    if name in moves:
-        _warn(f"{module}.{name}", f"{moves[name]}.{name}")
-        return getattr(importlib.import_module(moves[name]), name)
+def moved_attribute(module: str, name: str):
+    """``name`` as the module ``module`` held it in the previous release, now in the module
+    ``MOVED_NAMES`` gives it, with the warning; raises AttributeError for any other name (the
+    module's ``__getattr__`` contract)."""
+    new = MOVED_NAMES.get(module.removeprefix(_PACKAGE + "."), {}).get(name)
+    if new is not None:
+        _warn(f"{module}.{name}", f"{_PACKAGE}.{new}.{name}")
+        return getattr(importlib.import_module(f"{_PACKAGE}.{new}"), name)
     raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 

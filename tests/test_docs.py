@@ -129,18 +129,22 @@ def test_the_docs_and_readme_speak_of_the_product_alone():
             assert not pattern.search(line), f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
 
 
-def test_the_moved_modules_table_is_written_from_moved_and_every_new_path_imports():
-    from ecs_nav.moved import MOVED
+def test_the_moved_tables_are_written_from_moved_and_every_new_path_imports():
+    from ecs_nav.moved import MOVED, MOVED_NAMES
 
     spec = importlib.util.spec_from_file_location("moved_table", DOCS / "hooks" / "moved_table.py")
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
-    assert hook.MARKER in page_text("moved.md")
-    page = hook.on_page_markdown(page_text("moved.md"), page=None, config=None, files=None)
-    rows = [tuple(cell.strip("`") for cell in row) for row in table_rows(page)]
+    text = page_text("moved.md")
+    assert hook.MARKER in text and hook.NAMES_MARKER in text
+    modules, names = hook.on_page_markdown(text, page=None, config=None, files=None).split("## Moved names")
+    rows = [tuple(cell.strip("`") for cell in row) for row in table_rows(modules)]
     assert rows == [(f"ecs_nav.{old}", f"ecs_nav.{new}") for old, new in MOVED.items()]
     for _, new in rows:
         assert importlib.util.find_spec(new) is not None, new
+    rows = [tuple(cell.strip("`") for cell in row) for row in table_rows(names)]
+    assert rows == [(f"ecs_nav.{old}.{name}", f"ecs_nav.{new}.{name}")
+                    for old, moved in MOVED_NAMES.items() for name, new in moved.items()]
 
 
 # --- components: the guide's tables against the classes -------------------------------------

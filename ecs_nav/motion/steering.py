@@ -50,19 +50,12 @@ THREAT_RANGE = 100.0
 """Evade: a pursuer further than this is ignored."""
 
 
-MOVED_NAMES = (dict.fromkeys(("BRAKING_WEIGHT", "WALL_FEELER_ANGLE", "MIN_WALL_LENGTH", "obstacle_force",
-                               "obstacle_grid", "obstacle_avoidance", "wall_force", "wall_grid", "wall_avoidance"),
-                              "ecs_nav.motion.steering_obstacles")
-               | dict.fromkeys(("separation", "alignment", "cohesion", "flock_sums", "neighbour_sums", "flock"),
-                               "ecs_nav.motion.steering_group"))
-"""The names this module held in the previous release that moved out, → their module: still
-answered, with a DeprecationWarning, for one release."""
-
-
 def __getattr__(name: str):
+    """The names that moved out of this module (``ecs_nav.moved.MOVED_NAMES``), answered with a
+    DeprecationWarning for one release."""
     from ecs_nav.moved import moved_attribute
 
-    return moved_attribute(__name__, MOVED_NAMES, name)
+    return moved_attribute(__name__, name)
 
 
 # --- vector helpers --------------------------------------------------------------------------

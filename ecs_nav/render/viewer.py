@@ -102,17 +102,12 @@ side view (a [level] scene): A/D walk, W jump (hold: higher), S drop
 DRAG_THRESHOLD = 4.0
 """Pixels the mouse may move between press and release and still count as a click."""
 
-MOVED_NAMES = dict.fromkeys(("render_frame", "screenshot", "record", "MediaUnavailable", "IMAGE_EXTENSIONS",
-                             "VIDEO_EXTENSIONS", "check_screenshot_path", "check_record_path", "check_media",
-                             "check_writable"), "ecs_nav.render.capture")
-"""The capture names this module held in the previous release, → their module: still answered,
-with a DeprecationWarning, for one release."""
-
-
 def __getattr__(name: str):
+    """The names that moved out of this module (``ecs_nav.moved.MOVED_NAMES``), answered with a
+    DeprecationWarning for one release."""
     from ecs_nav.moved import moved_attribute
 
-    return moved_attribute(__name__, MOVED_NAMES, name)
+    return moved_attribute(__name__, name)
 
 
 def _render_module():
