@@ -40,7 +40,10 @@ class LinkCrossings:
     """The follower's agents on a link (see the module docstring), as columns in entity order:
     ``ents`` ascending, and per crossing its link, kind code, start ``a`` and end ``b`` ((k, 3)
     m), duration and elapsed time (s), whether its row had a velocity before, and whether its
-    Path is to be re-read on landing."""
+    Path is to be re-read on landing. Crossings started since the columns were last read wait in
+    ``started`` (a tuple each, in ``COLUMNS`` order) and join them, in entity order, at the next
+    read (``merged``): a crowd starting many crossings a tick pays for one merge, not a copy of
+    every column per start."""
 
     def __init__(self) -> None:
         self.ents = np.zeros(0, np.int64)
@@ -52,16 +55,28 @@ class LinkCrossings:
         self.elapsed = np.zeros(0)
         self.had_velocity = np.zeros(0, bool)
         self.reload = np.zeros(0, bool)
+        self.started: list[tuple] = []
 
     COLUMNS = ("ents", "link", "kind", "a", "b", "duration", "elapsed", "had_velocity", "reload")
 
     def __len__(self) -> int:
-        return self.ents.size
+        return self.merged().ents.size
+
+    def merged(self) -> LinkCrossings:
+        """The columns with the crossings started since joined, in entity order (this object)."""
+        if self.started:
+            started, self.started = self.started, []
+            for name, values in zip(self.COLUMNS, zip(*started)):
+                column = getattr(self, name)
+                setattr(self, name, np.concatenate([column, np.array(values, column.dtype)]))
+            self._keep(np.argsort(self.ents, kind="stable"))
+        return self
 
     def _at(self, entity: int) -> int:
         """Where ``entity``'s crossing is in the columns, or -1."""
-        i = int(np.searchsorted(self.ents, entity))
-        return i if i < self.ents.size and self.ents[i] == entity else -1
+        ents = self.merged().ents
+        i = int(np.searchsorted(ents, entity))
+        return i if i < ents.size and ents[i] == entity else -1
 
     def holds(self, entity: int) -> bool:
         """Whether ``entity`` is crossing a link now."""
@@ -125,35 +140,34 @@ class LinkCrossings:
             b[:2] += offset * normal
         speed = spec.speed if spec.speed is not None else max(float(table.max_speed[row]), 1e-6)
         duration = crossing_duration(spec.kind, a, b, speed)
-        i = int(np.searchsorted(self.ents, entity))
-        for name, value in (("ents", entity), ("link", link), ("kind", KIND_CODES[spec.kind]), ("a", a), ("b", b),
-                            ("duration", duration), ("elapsed", 0.0), ("had_velocity", bool(table.has_velocity[row])),
-                            ("reload", False)):
-            setattr(self, name, np.insert(getattr(self, name), i, value, axis=0))
+        self.started.append((entity, link, KIND_CODES[spec.kind], a, b, duration, 0.0,
+                             bool(table.has_velocity[row]), False))  # (in COLUMNS order)
         world.resources.setdefault(LINK_LANDINGS, {})[entity] = tuple(b.tolist())
         table.has_steer_target[row] = False
         world.emit(LinkReached(entity, link, spec.kind, world.tick, tuple(a.tolist()), tuple(b.tolist())))
 
     def entities(self) -> np.ndarray:
-        """(k,) int64: the entities crossing a link now, ascending."""
-        return self.ents.copy()
+        """(k,) int64: the entities crossing a link now, ascending (read only)."""
+        return self.merged().ents
 
     def advance(self, world, follower, pos: np.ndarray) -> None:
         """Move every crossing agent one tick along its link (``pos``: the follower's (m, 2)
         positions of this tick, updated for them); land the ones that arrive. ``follower``: its
         ``ents`` (ascending; an entity no longer among them has its crossing dropped) and their
         table ``rows``, and ``land(world, i, reload)``, told of each landing."""
-        if not self.ents.size:
+        if not len(self):
             return
         table, dt = world.table, float(world.dt)
         at = np.searchsorted(follower.ents, self.ents)
         here = at < follower.ents.size
         here[here] = follower.ents[at[here]] == self.ents[here]
-        for entity, had_velocity in zip(self.ents[~here].tolist(), self.had_velocity[~here].tolist()):
-            world.resources[LINK_LANDINGS].pop(entity, None)  # despawned, or its Path taken
-            if table.has(entity):
-                table.has_velocity[table.row_of(entity)] = had_velocity
-        self._keep(here)
+        if not here.all():
+            gone = self.ents[~here]
+            for entity in gone.tolist():
+                world.resources[LINK_LANDINGS].pop(entity, None)  # despawned, or its Path taken
+            rows = table.rows_of(gone)
+            table.has_velocity[rows[rows >= 0]] = self.had_velocity[~here][rows >= 0]
+            self._keep(here)
         if not self.ents.size:
             return
         # all crossings in one pass over columns: many agents may be on links at once (a flow crowd)
@@ -179,9 +193,9 @@ class LinkCrossings:
             return
         ents, had_velocity, reload = self.ents[landed], self.had_velocity[landed], self.reload[landed]
         self._keep(s < 1.0)
-        for i, entity, had, again in zip(landed.tolist(), ents.tolist(), had_velocity.tolist(), reload.tolist()):
+        table.has_velocity[rows[landed]] = had_velocity
+        for i, entity, again in zip(landed.tolist(), ents.tolist(), reload.tolist()):
             world.resources[LINK_LANDINGS].pop(entity, None)  # landed: in entity order
-            table.has_velocity[rows[i]] = had
             follower.land(world, int(at[i]), again)
 
     def state(self) -> bytes:
