@@ -113,6 +113,11 @@ class TableView:
             setattr(self, name, value)
         table.bind(row, self)
 
+    def move_to_row(self, row: int) -> None:
+        """Read ``row`` of the same table from now on: the table moved this view's values there
+        (a removal fills the gap it leaves with the last row)."""
+        self._row = row
+
     def unbind_row(self) -> None:
         """Copy the row's values back into own storage (called when the row goes away)."""
         values = {name: getattr(self, name) for name in self._fields}

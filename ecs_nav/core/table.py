@@ -268,7 +268,7 @@ class AgentTable:
             self._row_by_entity[moved] = row
             self._views[row] = self._views[last]
             for view in self._views[row]:
-                view._row = row
+                view.move_to_row(row)
         self._views[last] = []
         self.n = last
         self.row_version += 1
@@ -315,7 +315,7 @@ class AgentTable:
             for d, row_views in zip(dst.tolist(), moved_views):
                 views[d] = row_views
                 for view in row_views:
-                    view._row = d
+                    view.move_to_row(d)
         for row in range(last + 1, self.n):  # the tail rows given up (their data moved or gone)
             views[row] = []
         self.n = last + 1
