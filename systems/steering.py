@@ -18,7 +18,8 @@ randomised worlds to 1e-12, and their state digests):
   steering row. The map's walls and circles and the flow field are handed in from the first
   tick a row uses them on (that tick the kernel asks for them, writing nothing, and is called
   again).
-* the reference path: ``ecs_nav.motion.steering``'s vectorised functions, each behaviour computed for
+* the reference path: the vectorised functions of ``ecs_nav.motion.steering``, ``steering_obstacles``
+  and ``steering_group``, each behaviour computed for
   the rows whose weight for it is non-zero, stacked (k, B, 2) and combined per row. It serves
   a tick the kernel refuses (a non-finite value, a mass <= 0 or an unknown combiner code: the
   reference path then raises the precise error), ``compiled=False`` and ``behaviour_forces``.

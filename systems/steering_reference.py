@@ -1,9 +1,10 @@
-"""The SteeringSystem's reference path: every steering row through ``ecs_nav.motion.steering``'s
-vectorised functions (Buckland's formulas, one numpy pass per behaviour). It serves the rows the
-row kernel (``ecs_nav.motion.steering_rows``) leaves to it -- refusals of non-finite values and
-unknown combiner codes -- ``SteeringSystem(compiled=False)``, the inputs the kernel is
-handed by column (flee, pursuit, evade, wander, capped group behaviours) and
-``SteeringSystem.behaviour_forces``. See ``systems/steering.py`` for what each behaviour reads.
+"""The SteeringSystem's reference path: every steering row through the vectorised functions of
+``ecs_nav.motion.steering``, ``steering_obstacles`` and ``steering_group`` (Buckland's formulas,
+one numpy pass per behaviour). It serves the rows the row kernel (``ecs_nav.motion.steering_rows``)
+leaves to it -- refusals of non-finite values and unknown combiner codes --
+``SteeringSystem(compiled=False)``, the inputs the kernel is handed by column (flee, pursuit,
+evade, wander, capped group behaviours) and ``SteeringSystem.behaviour_forces``. See
+``systems/steering.py`` for what each behaviour reads.
 
 ``geometry(world)`` is the system's cached static geometry: ((centres, radii, grid) or None,
 (wall a, wall b, grid) or None); ``max_neighbours`` its cap on neighbours (None: all).
@@ -33,7 +34,8 @@ SUM_ORDER = tuple(B[b] for b in ("seek", "arrive", "flee", "pursuit", "evade", "
 
 
 def reference_update(world, geometry, max_neighbours, system_name: str = "SteeringSystem") -> None:
-    """The vectorised path: every steering row through ``ecs_nav.motion.steering``'s functions."""
+    """The vectorised path: every steering row through the functions of ``ecs_nav.motion.steering``,
+    ``steering_obstacles`` and ``steering_group``."""
     table = world.table
     n = table.n
     steering = table.has_steering[:n]

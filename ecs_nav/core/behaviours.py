@@ -1,6 +1,6 @@
 """The steering behaviours' names and their order: a light module (no numba), so that components
 and the World know the behaviours without loading the kernels (``import ecs_nav`` stays fast).
-``ecs_nav.motion.steering`` computes them."""
+``ecs_nav.motion.steering``, ``steering_obstacles`` and ``steering_group`` compute them."""
 
 BEHAVIOURS = (
     "wall_avoidance",

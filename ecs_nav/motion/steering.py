@@ -60,7 +60,7 @@ def __getattr__(name: str):
 
 # --- vector helpers --------------------------------------------------------------------------
 
-def column(value, k: int) -> np.ndarray:
+def per_agent(value, k: int) -> np.ndarray:
     """A scalar or (k,) value as a (k,) float64 column (a read-only broadcast view)."""
     return np.broadcast_to(np.asarray(value, dtype=np.float64), (k,))
 
@@ -110,7 +110,7 @@ def seek(pos, vel, target, max_speed) -> np.ndarray:
     """Seek: ``normalize(target - pos) * max_speed - vel``. At the target: ``-vel`` (stop)."""
     pos = np.asarray(pos, dtype=np.float64)
     k = pos.shape[0]
-    desired = normalize(_points(target, k) - pos) * column(max_speed, k)[:, None]
+    desired = normalize(_points(target, k) - pos) * per_agent(max_speed, k)[:, None]
     return desired - vel
 
 
@@ -121,8 +121,8 @@ def flee(pos, vel, target, max_speed, panic_distance=math.inf) -> np.ndarray:
     pos = np.asarray(pos, dtype=np.float64)
     k = pos.shape[0]
     away = pos - _points(target, k)
-    desired = normalize(away) * column(max_speed, k)[:, None]
-    panic = column(panic_distance, k)
+    desired = normalize(away) * per_agent(max_speed, k)[:, None]
+    panic = per_agent(panic_distance, k)
     inside = (away[:, 0] ** 2 + away[:, 1] ** 2) <= panic * panic
     return np.where(inside[:, None], desired - vel, 0.0)
 
@@ -137,7 +137,7 @@ def arrive(pos, vel, target, max_speed, deceleration=DECELERATION_NORMAL) -> np.
     k = pos.shape[0]
     to_target = _points(target, k) - pos
     dist = length(to_target)
-    speed = np.minimum(dist / (column(deceleration, k) * DECELERATION_TWEAKER), column(max_speed, k))
+    speed = np.minimum(dist / (per_agent(deceleration, k) * DECELERATION_TWEAKER), per_agent(max_speed, k))
     per_dist = np.divide(speed, dist, out=np.zeros_like(dist), where=dist > 0)
     force = to_target * per_dist[:, None] - vel
     return np.where((dist > 0)[:, None], force, 0.0)
@@ -168,7 +168,7 @@ def pursuit(pos, vel, heading, max_speed, evader_pos, evader_vel, evader_heading
     relative_heading = np.einsum("ij,ij->i", heading, _points(evader_heading, k))
     ahead = np.einsum("ij,ij->i", to_evader, heading) > 0
     head_on = ahead & (relative_heading < HEAD_ON_RELATIVE_HEADING)
-    closing_speed = column(max_speed, k) + length(evader_vel)
+    closing_speed = per_agent(max_speed, k) + length(evader_vel)
     look_ahead = np.divide(length(to_evader), closing_speed, out=np.zeros(k), where=closing_speed > 0)
     look_ahead = look_ahead + turnaround_time(pos, heading, evader_pos, turnaround_coefficient)
     look_ahead = np.where(head_on, 0.0, look_ahead)
@@ -185,10 +185,10 @@ def evade(pos, vel, max_speed, pursuer_pos, pursuer_vel, threat_range=THREAT_RAN
     pursuer_vel = _points(pursuer_vel, k)
     to_pursuer = pursuer_pos - pos
     dist = length(to_pursuer)
-    closing_speed = column(max_speed, k) + length(pursuer_vel)
+    closing_speed = per_agent(max_speed, k) + length(pursuer_vel)
     look_ahead = np.divide(dist, closing_speed, out=np.zeros(k), where=closing_speed > 0)
     force = flee(pos, vel, pursuer_pos + pursuer_vel * look_ahead[:, None], max_speed)
-    threat = column(threat_range, k)
+    threat = per_agent(threat_range, k)
     return np.where((dist * dist <= threat * threat)[:, None], force, 0.0)
 
 
@@ -237,13 +237,13 @@ def wander(pos, vel, heading, wander_target, wander_radius, wander_distance, wan
     del vel
     pos = np.asarray(pos, dtype=np.float64)
     k = pos.shape[0]
-    radius = column(wander_radius, k)
-    jitter = (column(wander_jitter, k) * float(dt))[:, None]
+    radius = per_agent(wander_radius, k)
+    jitter = (per_agent(wander_jitter, k) * float(dt))[:, None]
     target = _points(wander_target, k) + np.asarray(uniforms, dtype=np.float64) * jitter
     target = normalize(target)
     target[length(target) == 0] = (1.0, 0.0)
     target = target * radius[:, None]
-    local = target + np.stack([column(wander_distance, k), np.zeros(k)], axis=1)
+    local = target + np.stack([per_agent(wander_distance, k), np.zeros(k)], axis=1)
     return to_world_vector(local, np.asarray(heading, dtype=np.float64)), target
 
 
@@ -251,7 +251,7 @@ def follow_flow(vel, field_direction, max_speed) -> np.ndarray:
     """Follow a flow field (seed 003): desired = field direction * max_speed; force = desired - vel.
     ``field_direction`` (k, 2) is the field sampled at each agent (unit or zero)."""
     vel = np.asarray(vel, dtype=np.float64)
-    return np.asarray(field_direction, dtype=np.float64) * column(max_speed, len(vel))[:, None] - vel
+    return np.asarray(field_direction, dtype=np.float64) * per_agent(max_speed, len(vel))[:, None] - vel
 
 
 # --- combiners and the pipeline --------------------------------------------------------------
@@ -261,7 +261,7 @@ def combine_weighted_sum(forces, weights, max_force) -> np.ndarray:
     behaviours, then truncated to max_force. forces (k, B, 2), weights (k, B) -> (k, 2)."""
     forces = np.asarray(forces, dtype=np.float64)
     total = np.einsum("kbi,kb->ki", forces, np.asarray(weights, dtype=np.float64))
-    return truncate(total, column(max_force, forces.shape[0]))
+    return truncate(total, per_agent(max_force, forces.shape[0]))
 
 
 @kernel
@@ -298,7 +298,7 @@ def combine_prioritized(forces, weights, max_force) -> np.ndarray:
     forces = np.ascontiguousarray(forces, dtype=np.float64)
     k, n = forces.shape[:2]
     weights = np.ascontiguousarray(np.broadcast_to(np.asarray(weights, dtype=np.float64), (k, n)))
-    return _prioritized(forces, weights, np.ascontiguousarray(column(max_force, k)))
+    return _prioritized(forces, weights, np.ascontiguousarray(per_agent(max_force, k)))
 
 
 @kernel
@@ -339,7 +339,7 @@ def combine_dithered(forces, weights, probabilities, max_force, uniforms) -> np.
         return np.ascontiguousarray(np.broadcast_to(np.asarray(values, dtype=np.float64), (k, n)))
 
     return _dithered(forces, table(weights), table(probabilities),
-                     np.ascontiguousarray(column(max_force, k)), table(uniforms))
+                     np.ascontiguousarray(per_agent(max_force, k)), table(uniforms))
 
 
 def apply_steering(vel, force, mass, max_speed, max_force, dt) -> np.ndarray:
@@ -348,8 +348,8 @@ def apply_steering(vel, force, mass, max_speed, max_force, dt) -> np.ndarray:
     Returns the new (k, 2) velocity. Raises ValueError for a mass <= 0."""
     vel = np.asarray(vel, dtype=np.float64)
     k = vel.shape[0]
-    mass = column(mass, k)
+    mass = per_agent(mass, k)
     if np.any(~(mass > 0)):
         raise ValueError("mass must be > 0")
-    accel = truncate(force, column(max_force, k)) / mass[:, None]
-    return truncate(vel + accel * float(dt), column(max_speed, k))
+    accel = truncate(force, per_agent(max_force, k)) / mass[:, None]
+    return truncate(vel + accel * float(dt), per_agent(max_speed, k))

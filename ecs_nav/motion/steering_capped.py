@@ -4,7 +4,7 @@ every neighbour within its radius.
 
 ``systems/steering_reference.py``'s ``group_forces`` is the reference: per ``Collider.layer``, a
 grid over that layer's agents, the neighbour lists (closest first, ties by ascending row), then
-``ecs_nav.motion.steering``'s ``separation``, ``alignment`` and ``cohesion`` over the lists. The
+``ecs_nav.motion.steering_group``'s ``separation``, ``alignment`` and ``cohesion`` over the lists. The
 kernel here does the same steps in the same order of floating-point operations, so the
 SteeringSystem's compiled path gives the reference path's forces bit for bit (tests compare the
 two). It writes into the slots of the forces the row kernel sums (``steering_rows.GIVEN``).

@@ -2,7 +2,7 @@
 pursuit and evade (a target entity's row), wander (per-entity noise) and obstacle avoidance (the
 map's circles).
 
-``ecs_nav.motion.steering`` holds them as vectorised functions (the reference: Buckland's
+``ecs_nav.motion.steering`` and ``steering_obstacles`` hold them as vectorised functions (the reference: Buckland's
 formulas, tested on their own). The kernels here do the same arithmetic one row at a time, in
 the same order of floating-point operations, so that the SteeringSystem's compiled path
 (``ecs_nav.motion.steering_rows``) gives the reference path's forces, velocities and wander

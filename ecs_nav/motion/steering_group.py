@@ -14,7 +14,7 @@ import numpy as np
 
 from ecs_nav.compile.aot import kernel
 from ecs_nav.motion.spatial import UniformGrid, build_grid, cell_range
-from ecs_nav.motion.steering import column, normalize, seek
+from ecs_nav.motion.steering import normalize, per_agent, seek
 
 
 @kernel
@@ -157,7 +157,7 @@ def flock(pos, vel, heading, max_speed, radius, grid: UniformGrid | None = None,
     pos = np.ascontiguousarray(pos, dtype=np.float64)
     heading = np.ascontiguousarray(heading, dtype=np.float64)
     k = pos.shape[0]
-    radius = np.ascontiguousarray(column(radius, k))
+    radius = np.ascontiguousarray(per_agent(radius, k))
     if grid is None:
         grid = build_grid(pos, max(float(radius.max(initial=0.0)), 1e-6))
     count, sums = neighbour_sums(pos, heading, radius, bool(alignment), grid)

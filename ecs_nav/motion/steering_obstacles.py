@@ -17,7 +17,7 @@ import numpy as np
 from ecs_nav.compile.aot import kernel
 from ecs_nav.compile.options import NO_REFCOUNT
 from ecs_nav.motion.spatial import UniformGrid, build_grid, cell_range
-from ecs_nav.motion.steering import column, length
+from ecs_nav.motion.steering import length, per_agent
 
 BRAKING_WEIGHT = 0.2
 """Obstacle avoidance: weight of the braking (along-heading) force."""
@@ -128,15 +128,15 @@ def obstacle_avoidance(pos, vel, heading, radius, max_speed, obstacles_centre, o
     if k == 0 or centres.shape[0] == 0:
         return np.zeros((k, 2))
     obstacle_radius = np.ascontiguousarray(obstacles_radius, dtype=np.float64).reshape(-1)
-    max_speed = column(max_speed, k)
+    max_speed = per_agent(max_speed, k)
     ratio = np.divide(length(np.asarray(vel, dtype=np.float64)), max_speed, out=np.zeros(k),
                       where=max_speed > 0)
-    box_length = np.ascontiguousarray(column(min_detection_box_length, k) * (1.0 + ratio))
+    box_length = np.ascontiguousarray(per_agent(min_detection_box_length, k) * (1.0 + ratio))
     if grid is None:
         grid = obstacle_grid(centres, obstacle_radius, max(float(box_length.max()), 1e-6))
     return _obstacle_avoidance(
         pos, np.ascontiguousarray(heading, dtype=np.float64),
-        np.ascontiguousarray(column(radius, k)), box_length, centres, obstacle_radius,
+        np.ascontiguousarray(per_agent(radius, k)), box_length, centres, obstacle_radius,
         *grid.kernel_args())
 
 
@@ -227,7 +227,7 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
     turned to face the agent (walls are two-sided: box edges and map edges alike, whatever
     their winding), and where several feelers hit, the deepest overshoot gives the force
     (Buckland's loop lets the last feeler overwrite the others). Walls
-    walls parallel to a feeler are ignored, and so are segments shorter than MIN_WALL_LENGTH
+    parallel to a feeler are ignored, and so are segments shorter than MIN_WALL_LENGTH
     (they have no usable normal).
 
     Args:
@@ -244,7 +244,7 @@ def wall_avoidance(pos, heading, walls_a, walls_b, feeler_length,
         grid = None
     if k == 0 or a.shape[0] == 0:
         return np.zeros((k, 2))
-    feeler = np.ascontiguousarray(column(feeler_length, k))
+    feeler = np.ascontiguousarray(per_agent(feeler_length, k))
     if grid is None:
         grid = wall_grid(a, b, max(float(feeler.max()), 1e-6))
     return _wall_avoidance(pos, np.ascontiguousarray(heading, dtype=np.float64), feeler, a, b,

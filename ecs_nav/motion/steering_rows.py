@@ -1,12 +1,12 @@
 """The SteeringSystem's compiled path: every steering row's behaviours, their weighted truncated
 sum and seed 004's velocity update in one pass over the agent table's columns.
 
-``ecs_nav.motion.steering`` holds the behaviours as vectorised functions (the reference: Buckland's
-formulas, tested on their own); this kernel does the same arithmetic one row at a time, in the
-same order of operations, so that its forces and velocities equal the reference path's
-(``SteeringSystem(compiled=False)``; tests compare the two). It exists for speed at both ends:
-a small world pays one kernel call instead of a few hundred numpy calls, a crowd pays no
-(k, 2) temporaries per behaviour.
+``ecs_nav.motion.steering``, ``steering_obstacles`` and ``steering_group`` hold the behaviours as
+vectorised functions (the reference: Buckland's formulas, tested on their own); this kernel does
+the same arithmetic one row at a time, in the same order of operations, so that its forces and
+velocities equal the reference path's (``SteeringSystem(compiled=False)``; tests compare the two).
+It exists for speed at both ends: a small world pays one kernel call instead of a few hundred numpy
+calls, a crowd pays no (k, 2) temporaries per behaviour.
 
 It combines each row as its combiner says (``ecs_nav.motion.steering_combine``): the weighted
 truncated sum (code 0), the prioritised running sum (1) or prioritised dithering (2, its numbers
