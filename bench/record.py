@@ -10,8 +10,8 @@ median wall-clock ms per tick of the chunks, plain and recorded, and the median 
 per-chunk ratios (these move with the machine's load); the seconds ``close()`` takes (the
 writer's backlog and the summary tables); the bytes written. The writer thread's work is not in
 the Recorder's time, but it shares the process and its GIL with both worlds: it runs on during
-the plain chunks too, so the chunk ratio understates what it costs. The last column times them
-apart: ``--ticks`` ticks of a plain World, then of a recorded one up to the end of ``close()``
+the plain chunks too, so the chunk ratio understates what it costs. The last two columns time
+them apart: ``--ticks`` ticks of a plain World, then of a recorded one up to the end of ``close()``
 (the writer's backlog, the summary tables), each in a fresh World, ``--repeats`` times in turn
 (a plain run, one with the writer on its thread and, with ``--inline``, one writing in the
 tick); the best recorded time over the best plain time, less one, is what recording costs a run,

@@ -22,7 +22,7 @@ run            scene, scene_digest, seed, version, dt, every, ticks, final_diges
   ``ecs_nav_events``, ``ecs_nav_agents``, ``ecs_nav_run``. A frame is ``tick // every``.
   Each transaction holds whole recorded ticks: one, or several (small frames are handed on in
   blocks, ``ecs_nav.results.writer.BLOCK_ROWS``, and a background writer takes together the
-  ones it finds waiting), their rows in one statement a table.
+  ones it finds waiting), their rows in statements of up to 256 rows.
 * ``.parquet``: a folder: ``trajectories/part-NNNNNN.parquet`` and ``events/part-...`` (each
   part written whole, then renamed into place), ``agents.parquet``, ``run.parquet``.
 * ``.csv``: a folder: ``trajectories.csv``, ``events.csv`` (appended a block at a time),
@@ -122,8 +122,9 @@ class NearestTally:
     """Wraps a sink: for each frame, the centre distance from every agent to its nearest other
     agent of its layer (``motion.spatial.nearest_distances`` per layer: ``Collider.layer``), kept as a running
     minimum per entity and written as the agents table's ``min_distance`` (NaN: never two agents
-    of one layer in a frame). It runs where the sink runs, so a background writer takes this
-    work off the tick too."""
+    of one layer in a frame). It runs with the sink's first half: where the sink stages (SQLite,
+    Parquet, CSV), as the rows are staged, in the tick; behind a writer process, in that
+    process."""
 
     def __init__(self, sink):
         self.sink = sink

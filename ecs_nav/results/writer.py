@@ -231,9 +231,9 @@ class SinkThread:
             self._send("commit")
 
     def begin(self, run):
-        """Start the file: a sink that stages its start (SQLite's tables) does so here, in the
-        caller's thread, and the writer commits it with the first block; others begin on the writer (the first
-        Parquet recording of a process imports pyarrow there)."""
+        """Start the file: a sink that stages its start (SQLite's tables, the folder formats' run
+        table) does so here, in the caller's thread, and the writer commits it with the first
+        block; a writer process's sink begins on the writer (it starts the process)."""
         stage_begin = getattr(self.sink, "stage_begin", None) if self.stages else None
         if stage_begin is None:
             self._send("begin", run)
@@ -290,8 +290,9 @@ class SinkThread:
 
 def busy_for(busy: tuple[float, str, float]) -> float:
     """Seconds the writer has been busy with its call (``WriterState.busy``), less the seconds
-    the process has spent compiling kernels meanwhile: the first large recording of an install
-    compiles its nearest-distance kernel on the writer thread, which says nothing of the disk."""
+    the process has spent compiling kernels meanwhile, in any thread: a compile holds the
+    interpreter lock the writer needs (the first large recording of an install compiles its
+    nearest-distance kernel as it stages), which says nothing of the disk."""
     return time.monotonic() - busy[0] - (warmup_seconds() - busy[2])
 
 
