@@ -36,9 +36,10 @@ from ecs_nav.compile.manifest import (
     scene_entries,
     signature_of,
 )
-from ecs_nav.compile.precompile import MAX_WORKERS, WORKERS_VARIABLE, cgroup_cpus, worker_count
+from ecs_nav.compile.precompile import MAX_WORKERS, WORKERS_VARIABLE, worker_count
 from ecs_nav.compile.split import WORKER_START_S, function_seconds, shares, units
 from ecs_nav.compile.watch import PROGRESS_HEADER
+from ecs_nav.cpus import cgroup_cpus, usable_cpus
 from ecs_nav.scene.files import builtin_scenes, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +81,24 @@ def test_worker_count_comes_from_the_environment_or_the_cpus(monkeypatch):
     quota = cgroup_cpus()
     if quota is not None:
         cpus = min(cpus, max(math.ceil(quota), 1))
-    assert worker_count() == min(cpus - 1, MAX_WORKERS)
+    assert worker_count() == min(cpus - 1, MAX_WORKERS) and usable_cpus() == cpus
+
+
+def test_the_usable_cpus_are_at_most_a_containers_quota_and_the_writer_process_asks_them(monkeypatch):
+    """A container limited to 1.5 CPUs on a larger host: two CPUs to use, and a writer process
+    starts only while the load leaves half of one of them idle."""
+    from ecs_nav import cpus
+    from ecs_nav.results import writer_process
+
+    monkeypatch.setattr(cpus.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    monkeypatch.setattr(cpus, "cgroup_cpus", lambda: 1.5)
+    assert cpus.usable_cpus() == 2
+    monkeypatch.setattr(cpus, "cgroup_cpus", lambda: None)
+    assert cpus.usable_cpus() == 64
+    monkeypatch.setattr(writer_process, "usable_cpus", lambda: 2)
+    for load, spare in ((1.0, True), (1.5, True), (1.6, False), (40.0, False)):
+        monkeypatch.setattr(writer_process.os, "getloadavg", lambda load=load: (load, load, load))
+        assert writer_process.spare_core() is spare, load
 
 
 def test_a_containers_cpu_quota_is_read_from_cgroup_v2_or_v1(tmp_path):

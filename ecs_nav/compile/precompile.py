@@ -26,7 +26,6 @@ without this module.
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from ecs_nav.compile import aot
 from ecs_nav.compile.manifest import KernelEntry, dispatcher_of, scene_entries, signature_of
 from ecs_nav.compile.split import shares, units
 from ecs_nav.compile.watch import PROGRESS_HEADER, count_compiled_elsewhere, kernels_compiled, progress, watch
+from ecs_nav.cpus import usable_cpus
 
 WORKERS_VARIABLE = "ECS_NAV_COMPILE_WORKERS"
 MAX_WORKERS = 7
@@ -63,7 +63,7 @@ NOTHING = PrecompileReport(0, 0, 0)
 
 def worker_count() -> int:
     """Processes to start beside this one: ``$ECS_NAV_COMPILE_WORKERS``, else one fewer than the
-    CPUs this process may use (its affinity mask, and a container's CPU quota, ``cgroup_cpus``),
+    CPUs this process may use (``ecs_nav.cpus.usable_cpus``),
     at most ``MAX_WORKERS``.
 
     Raises:
@@ -74,31 +74,7 @@ def worker_count() -> int:
             return max(int(value), 0)
         except ValueError:
             raise ValueError(f"{WORKERS_VARIABLE}: expected a whole number of processes, got {value!r}") from None
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    quota = cgroup_cpus()
-    if quota is not None:
-        cpus = min(cpus, max(math.ceil(quota), 1))
-    return min(cpus - 1, MAX_WORKERS)
-
-
-def cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """The CPUs a container's CPU quota allows (Linux cgroup v2 ``cpu.max``, else v1
-    ``cpu/cpu.cfs_quota_us`` over ``cpu.cfs_period_us``), or None when there is no quota (the
-    CPU affinity mask, what ``os.sched_getaffinity`` reads, does not show one)."""
-    try:
-        text = (root / "cpu.max").read_text().split()
-        quota, period = (None, None) if text[0] == "max" else (int(text[0]), int(text[1]))
-    except (OSError, ValueError, IndexError):
-        try:
-            quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
-            period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
-        except (OSError, ValueError):
-            return None
-        if quota <= 0:  # -1: none
-            return None
-    if quota is None or not period or period <= 0:
-        return None
-    return quota / period
+    return min(usable_cpus() - 1, MAX_WORKERS)
 
 
 def compile_entries(entries: Sequence[KernelEntry]) -> int:

@@ -1,8 +1,8 @@
 """Where a sweep's runs execute. Each engine takes the list of run specs and yields
 ``(index, row)`` as runs finish, in any order.
 
-* ``local``: processes on this machine (``concurrent.futures.ProcessPoolExecutor``, one per core
-  unless ``workers`` says otherwise).
+* ``local``: processes on this machine (``concurrent.futures.ProcessPoolExecutor``, one per CPU
+  this process may use, ``ecs_nav.cpus.usable_cpus``, unless ``workers`` says otherwise).
 * ``dask``: a Dask ``distributed`` cluster: ``scheduler="tcp://host:8786"`` connects to a running
   scheduler; without one, a ``LocalCluster`` of ``workers`` processes is started and closed here.
 * ``ray``: a Ray cluster: ``address="ray://host:10001"`` (or ``"auto"``) connects to one; without
@@ -14,10 +14,10 @@ same path: the runs read it there.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ecs_nav.cpus import usable_cpus
 from ecs_nav.results.formats import SPAWNED_MAIN, require
 
 ENGINES = ("local", "dask", "ray")
@@ -42,7 +42,7 @@ def run_local(fn: Callable[..., dict], specs: list[tuple], workers: int | None) 
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    workers = workers or os.cpu_count() or 1
+    workers = workers or usable_cpus()
     context = multiprocessing.get_context("spawn")  # no fork of a process that holds numba's threads
     with ProcessPoolExecutor(max_workers=min(workers, max(len(specs), 1)), mp_context=context) as pool:
         futures = {pool.submit(fn, *spec): index for index, spec in enumerate(specs)}
@@ -61,7 +61,7 @@ def run_dask(fn: Callable[..., dict], specs: list[tuple], workers: int | None,
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=workers or usable_cpus(), threads_per_worker=1, processes=True,
                                dashboard_address=None)
     client = Client(cluster if cluster is not None else scheduler)
     try:
@@ -82,7 +82,7 @@ def run_ray(fn: Callable[..., dict], specs: list[tuple], workers: int | None,
 
     started = not ray.is_initialized()
     if started:
-        options: dict[str, Any] = {"address": address} if address else {"num_cpus": workers or os.cpu_count() or 1}
+        options: dict[str, Any] = {"address": address} if address else {"num_cpus": workers or usable_cpus()}
         ray.init(**options, include_dashboard=False, log_to_driver=False)
     try:
         remote = ray.remote(num_cpus=1)(fn)

@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ecs_nav.cpus import usable_cpus
+
 PROCESS_ROWS = 4096
 """SQLite recordings of at least this many rows a frame are written by a process (below, the
 process's start, half a second or more, would cost more than it saves)."""
@@ -46,14 +48,16 @@ def can_start() -> bool:
 
 def spare_core() -> bool:
     """Whether a core is free for the process: the load average over the last minute (the
-    simulation's own work counts about 1) leaves at least half a core of the machine's idle.
+    simulation's own work counts about 1) leaves at least half of one of the CPUs this process
+    may use (``ecs_nav.cpus.usable_cpus``) idle.
     Without one, the process's work competes with the simulation's and costs more than the
     writer thread's staging, which does the least work (``writer.SinkThread``)."""
+    cpus = usable_cpus()
     try:
         load = os.getloadavg()[0]
     except OSError:  # (no load average on this system)
-        return (os.cpu_count() or 1) > 1
-    return load <= (os.cpu_count() or 1) - 0.5
+        return cpus > 1
+    return load <= cpus - 0.5
 
 
 class ProcessSink:
