@@ -55,6 +55,7 @@ from ecs_nav.results import writer_process
 from ecs_nav.results.formats import NearestTally, check_out_path, format_of, open_sink
 from ecs_nav.results.tick_ring import (
     FRAME_FLOATS,
+    MAX_SPEED,
     RING_MAX_ROWS,
     RING_ROWS,
     RING_TICKS,
@@ -131,9 +132,8 @@ class Recorder(System):
         if self.closed:
             return
         tick = world.tick + 1  # the state after this tick
-        if world.events:
-            for event in world.events:
-                self._keep_event(event)
+        for event in world.events:
+            self._keep_event(event)
         self.dt = world.dt
         try:
             table = world.table
@@ -302,7 +302,9 @@ class Recorder(System):
         its speed."""
         if pos.shape[0] == 0 or pos.shape[1] == 0:
             return
-        delta = np.diff(pos, axis=0, prepend=self.row_last_pos[None])
+        # (a tick at a time, as a large table is tallied: its step from the last position without
+        # a copy of both)
+        delta = pos - self.row_last_pos if pos.shape[0] == 1 else np.diff(pos, axis=0, prepend=self.row_last_pos[None])
         delta *= delta
         step = np.sqrt(delta[..., 0] + delta[..., 1])  # (ticks, rows)
         if step.shape[0] == 1:
@@ -326,7 +328,7 @@ class Recorder(System):
             return
         floats, layer, state, agent = ring.columns()
         first = self.tally_from
-        self.tally(floats[first:, :, :2], floats[first:, :, 7], state[first:], agent[first:])
+        self.tally(floats[first:, :, :2], floats[first:, :, MAX_SPEED], state[first:], agent[first:])
         picked = np.flatnonzero(ring.ticks[: ring.count] % self.every == 0)
         ticks, layers, agents = ring.ticks[picked], layer[picked], agent[picked]
         frames = floats[picked, :, :FRAME_FLOATS]

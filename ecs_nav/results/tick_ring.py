@@ -24,6 +24,8 @@ FLOATS = (("pos", 0), ("pos", 1), ("vel", 0), ("vel", 1), ("heading", 0), ("head
           ("max_speed", 0))
 """The float64 values kept of each row, in this order; a frame's ``floats`` are the first 7."""
 FRAME_FLOATS = 7
+MAX_SPEED = FLOATS.index(("max_speed", 0))
+"""Where ``max_speed`` is among a kept row's floats (the tallies read it; frames do not)."""
 
 
 def byte_offsets(table, name: str, item: int, itemsize: int) -> np.ndarray:
