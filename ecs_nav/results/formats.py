@@ -150,17 +150,13 @@ class NearestTally:
             self.tally(block)
         self.sink.stage(blocks, events)
 
-    @property
-    def stage_begin(self):
-        """The sink's ``stage_begin`` (``begin`` less its commit), where it has one; else None."""
-        return getattr(self.sink, "stage_begin", None)
+    def stage_begin(self, run: dict[str, Any]) -> None:
+        """``begin`` less its commit (a sink that stages)."""
+        self.sink.stage_begin(run)
 
-    @property
-    def stage_finish(self):
-        """``finish`` less its commit, where the sink has one (``stage_finish``); else None."""
-        if getattr(self.sink, "stage_finish", None) is None:
-            return None
-        return lambda agents, run, events: self.sink.stage_finish(self.final(agents), run, events)
+    def stage_finish(self, agents: dict[str, np.ndarray], run: dict[str, Any], events: list[tuple]) -> None:
+        """``finish`` less its commit (a sink that stages)."""
+        self.sink.stage_finish(self.final(agents), run, events)
 
     def commit(self) -> None:
         self.sink.commit()

@@ -234,21 +234,19 @@ class SinkThread:
         """Start the file: a sink that stages its start (SQLite's tables, the folder formats' run
         table) does so here, in the caller's thread, and the writer commits it with the first
         block; a writer process's sink begins on the writer (it starts the process)."""
-        stage_begin = getattr(self.sink, "stage_begin", None) if self.stages else None
-        if stage_begin is None:
+        if self.stages:  # (committed with the first block: one commit less while the World runs)
+            self._stage("starting the file", self.sink.stage_begin, run, commit=False)
+        else:
             self._send("begin", run)
-        else:  # (committed with the first block: one commit less while the World runs)
-            self._stage("starting the file", stage_begin, run, commit=False)
 
     def finish(self, agents, run, events):
         """End the file (the agents table, the run's last fields); staged here where the sink
         stages it, as ``begin``."""
-        stage_finish = getattr(self.sink, "stage_finish", None) if self.stages else None
-        self.stage_waiting(commit=stage_finish is None)
-        if stage_finish is None:
-            self._send("finish", agents, run, events)
+        self.stage_waiting(commit=not self.stages)
+        if self.stages:
+            self._stage("ending the file", self.sink.stage_finish, agents, run, events)
         else:
-            self._stage("ending the file", stage_finish, agents, run, events)
+            self._send("finish", agents, run, events)
 
     def close(self) -> None:
         """Have the writer write what is queued and close the file; wait for it (bounded as
